@@ -1,0 +1,886 @@
+/* The analyzer's driver: parse with libclang, read the directives from the token stream, find the
+ * nests to schedule, build each, and decide which loops are parallel. */
+#include <clang-c/CXCompilationDatabase.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/walk.h"
+
+/* ---- compiler arguments ---------------------------------------------------------------------- */
+
+typedef struct sp_args {
+  char **v;
+  int n, cap;
+} sp_args;
+
+static void sp_args_push(sp_args *a, const char *s) {
+  if (a->n == a->cap) {
+    int cap = a->cap ? a->cap * 2 : 16;
+    char **v = realloc(a->v, (size_t)cap * sizeof *v);
+    if (!v) return;
+    a->v = v;
+    a->cap = cap;
+  }
+  char *copy = strdup(s);
+  if (copy) a->v[a->n++] = copy;
+}
+
+static void sp_args_free(sp_args *a) {
+  for (int i = 0; i < a->n; i++) free(a->v[i]);
+  free(a->v);
+}
+
+/* Keeps what matters to parsing (defines, include paths, language standard); drops GPU compiler
+ * flags clang 14 does not know (-fopenacc, -acc, -gpu=..., -Minfo, -foffload=...). */
+static void sp_args_filter(sp_args *out, const char *const *in, int n, const char *skip_file) {
+  for (int i = 0; i < n; i++) {
+    const char *a = in[i];
+    if (skip_file && strcmp(a, skip_file) == 0) continue;
+    bool two = strcmp(a, "-I") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "-U") == 0 ||
+               strcmp(a, "-isystem") == 0 || strcmp(a, "-include") == 0 ||
+               strcmp(a, "-iquote") == 0 || strcmp(a, "-idirafter") == 0;
+    if (two && i + 1 < n) {
+      sp_args_push(out, a);
+      sp_args_push(out, in[++i]);
+    } else if (strncmp(a, "-D", 2) == 0 || strncmp(a, "-U", 2) == 0 ||
+               strncmp(a, "-I", 2) == 0 || strncmp(a, "-std=", 5) == 0 ||
+               strncmp(a, "-isystem", 8) == 0 || strcmp(a, "-m32") == 0 ||
+               strcmp(a, "-m64") == 0 || strncmp(a, "--sysroot", 9) == 0 ||
+               strncmp(a, "-working-directory", 18) == 0) {
+      sp_args_push(out, a);
+    } else if (strcmp(a, "-o") == 0 || strcmp(a, "-MF") == 0 || strcmp(a, "-MT") == 0) {
+      i++;
+    }
+  }
+}
+
+/* ---- the token stream: directives and integer macros ----------------------------------------- */
+
+static int64_t sp_resolve_name(sp_az *az, const char *text, bool *ok) {
+  char name[128];
+  const char *colon = strchr(text, ':');
+  const char *s = colon ? colon + 1 : text;
+  while (isspace((unsigned char)*s)) s++;
+  size_t n = 0;
+  while ((isalnum((unsigned char)s[n]) || s[n] == '_') && n < sizeof name - 1) {
+    name[n] = s[n];
+    n++;
+  }
+  name[n] = 0;
+  *ok = false;
+  if (!n) return -1;
+  int64_t v;
+  if (sp_lookup_param(az, name, &v)) {
+    *ok = true;
+    return v;
+  }
+  for (int i = az->nmacros - 1; i >= 0; i--)
+    if (strcmp(az->macros[i].name, name) == 0) {
+      *ok = true;
+      return az->macros[i].value;
+    }
+  return -1;
+}
+
+static void sp_add_macro(sp_az *az, const char *name, size_t len, const char *value) {
+  while (*value == '(' || isspace((unsigned char)*value)) value++;
+  char *end;
+  long long v = strtoll(value, &end, 0);
+  if (end == value) return;
+  while (*end == ')' || *end == 'u' || *end == 'U' || *end == 'l' || *end == 'L' ||
+         isspace((unsigned char)*end))
+    end++;
+  if (*end) return;
+  sp_macro *m = realloc(az->macros, (size_t)(az->nmacros + 1) * sizeof *m);
+  if (!m) return;
+  az->macros = m;
+  m[az->nmacros].name = strndup(name, len);
+  m[az->nmacros].value = v;
+  if (m[az->nmacros].name) az->nmacros++;
+}
+
+/* The directive's text from its "#" to the end of the line, continuation lines joined. */
+static char *sp_directive_text(const char *src, size_t len, size_t begin, size_t *end_out) {
+  char *buf = malloc(len - begin + 1);
+  if (!buf) return NULL;
+  size_t n = 0, i = begin;
+  while (i < len && src[i] != '\n') {
+    if (src[i] == '\\' && i + 1 < len && (src[i + 1] == '\n' || src[i + 1] == '\r')) {
+      i += src[i + 1] == '\r' && i + 2 < len && src[i + 2] == '\n' ? 3 : 2;
+      buf[n++] = ' ';
+      continue;
+    }
+    if (src[i] == '/' && i + 1 < len && src[i + 1] == '/') break; /* trailing comment */
+    buf[n++] = src[i] == '\t' || src[i] == '\r' ? ' ' : src[i];
+    i++;
+  }
+  buf[n] = 0;
+  *end_out = i;
+  return buf;
+}
+
+static void sp_scan_directives(sp_az *az) {
+  CXSourceRange all = clang_getRange(clang_getLocationForOffset(az->tu, az->file, 0),
+                                     clang_getLocationForOffset(az->tu, az->file,
+                                                                (unsigned)az->contents_len));
+  CXToken *toks = NULL;
+  unsigned ntoks = 0;
+  clang_tokenize(az->tu, all, &toks, &ntoks);
+  for (unsigned i = 0; i + 1 < ntoks; i++) {
+    if (clang_getTokenKind(toks[i]) != CXToken_Punctuation) continue;
+    CXString s = clang_getTokenSpelling(az->tu, toks[i]);
+    bool hash = strcmp(clang_getCString(s), "#") == 0;
+    clang_disposeString(s);
+    if (!hash) continue;
+    CXString w = clang_getTokenSpelling(az->tu, toks[i + 1]);
+    char word[16];
+    snprintf(word, sizeof word, "%s", clang_getCString(w));
+    clang_disposeString(w);
+    unsigned line, col, off;
+    clang_getSpellingLocation(clang_getTokenLocation(az->tu, toks[i]), NULL, &line, &col, &off);
+    size_t end;
+    char *text = sp_directive_text(az->contents, az->contents_len, off, &end);
+    if (!text) continue;
+    if (strcmp(word, "define") == 0) {
+      const char *p = strstr(text, "define") + 6;
+      while (isspace((unsigned char)*p)) p++;
+      const char *name = p;
+      while (isalnum((unsigned char)*p) || *p == '_') p++;
+      if (p > name && *p != '(') sp_add_macro(az, name, (size_t)(p - name), p);
+    } else if (strcmp(word, "pragma") == 0) {
+      sp_directive d;
+      const char *after = strstr(text, "pragma") + 6;
+      if (sp_directive_parse(after, &d)) {
+        d.begin_offset = off;
+        d.end_offset = (unsigned)end;
+        d.line = line;
+        d.col = col;
+        const char *t = text + 1;
+        while (isspace((unsigned char)*t)) t++;
+        d.clauses.directive = sp_xasprintf("#%s", t);
+        d.clauses.directive_loc = (sp_srcloc){az->filename, line, col};
+        sp_directive *grown = realloc(az->dirs, (size_t)(az->ndirs + 1) * sizeof *grown);
+        if (grown) {
+          az->dirs = grown;
+          az->dirs[az->ndirs++] = d;
+        } else {
+          sp_clauses_free(&d.clauses);
+          free(d.unknown);
+        }
+      }
+    }
+    free(text);
+  }
+  if (toks) clang_disposeTokens(az->tu, toks, ntoks);
+  /* -D definitions count as macros too (after the file's, so they win in lookups) */
+  for (int i = 0; i < az->opt->nclang_args; i++) {
+    const char *a = az->opt->clang_args[i];
+    if (strncmp(a, "-D", 2) || !a[2]) continue;
+    const char *eq = strchr(a + 2, '=');
+    if (eq) sp_add_macro(az, a + 2, (size_t)(eq - a - 2), eq + 1);
+    else sp_add_macro(az, a + 2, strlen(a + 2), "1");
+  }
+  /* fold named clause arguments: vector_length(VL), num_gangs(n) */
+  for (int i = 0; i < az->ndirs; i++) {
+    sp_clauses *c = &az->dirs[i].clauses;
+    int64_t *fields[] = {&c->gang_arg, &c->worker_arg, &c->vector_arg, &c->num_gangs,
+                         &c->num_workers, &c->vector_length};
+    const char *names[] = {"gang", "worker", "vector", "num_gangs", "num_workers",
+                           "vector_length"};
+    for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) {
+      if (*fields[f] != -1) continue;
+      const char *p = strstr(c->directive, names[f]);
+      if (!p) continue;
+      p = strchr(p, '(');
+      bool ok = false;
+      if (p) {
+        int64_t v = sp_resolve_name(az, p + 1, &ok);
+        if (ok) *fields[f] = v;
+      }
+    }
+  }
+}
+
+/* ---- statements -------------------------------------------------------------------------------- */
+
+static enum CXChildVisitResult sp_collect_stmts(CXCursor c, CXCursor parent, CXClientData d) {
+  sp_az *az = d;
+  if (!clang_Location_isFromMainFile(clang_getCursorLocation(c))) return CXChildVisit_Continue;
+  if (clang_isStatement(clang_getCursorKind(c))) {
+    if (az->nstmts == az->cap_stmts) {
+      int cap = az->cap_stmts ? az->cap_stmts * 2 : 256;
+      CXCursor *s = realloc(az->stmts, (size_t)cap * sizeof *s);
+      unsigned *b = realloc(az->stmt_begin, (size_t)cap * sizeof *b);
+      if (s) az->stmts = s;
+      if (b) az->stmt_begin = b;
+      if (!s || !b) return CXChildVisit_Break;
+      az->cap_stmts = cap;
+    }
+    az->stmts[az->nstmts] = c;
+    sp_cursor_range(c, &az->stmt_begin[az->nstmts], &(unsigned){0});
+    az->nstmts++;
+  }
+  return CXChildVisit_Recurse;
+}
+
+/* Pre-order keeps a parent before its children; a stable merge by begin offset keeps that. */
+static void sp_sort_stmts(sp_az *az) {
+  int n = az->nstmts;
+  int *idx = malloc((size_t)n * sizeof *idx), *tmp = malloc((size_t)n * sizeof *tmp);
+  if (!idx || !tmp) goto out;
+  for (int i = 0; i < n; i++) idx[i] = i;
+  for (int w = 1; w < n; w *= 2)
+    for (int lo = 0; lo < n; lo += 2 * w) {
+      int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int a = lo, b = mid, k = lo;
+      while (a < mid && b < hi)
+        tmp[k++] = az->stmt_begin[idx[b]] < az->stmt_begin[idx[a]] ? idx[b++] : idx[a++];
+      while (a < mid) tmp[k++] = idx[a++];
+      while (b < hi) tmp[k++] = idx[b++];
+      memcpy(idx + lo, tmp + lo, (size_t)(hi - lo) * sizeof *idx);
+    }
+  CXCursor *s = malloc((size_t)n * sizeof *s);
+  unsigned *b = malloc((size_t)n * sizeof *b);
+  if (s && b) {
+    for (int i = 0; i < n; i++) {
+      s[i] = az->stmts[idx[i]];
+      b[i] = az->stmt_begin[idx[i]];
+    }
+    free(az->stmts);
+    free(az->stmt_begin);
+    az->stmts = s;
+    az->stmt_begin = b;
+    s = NULL;
+    b = NULL;
+  }
+  free(s);
+  free(b);
+out:
+  free(idx);
+  free(tmp);
+}
+
+static void sp_attach_directives(sp_az *az) {
+  az->dir_target = malloc((size_t)(az->ndirs ? az->ndirs : 1) * sizeof *az->dir_target);
+  az->dir_used = calloc((size_t)(az->ndirs ? az->ndirs : 1), sizeof *az->dir_used);
+  if (!az->dir_target || !az->dir_used) return;
+  for (int d = 0; d < az->ndirs; d++) {
+    int lo = 0, hi = az->nstmts;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (az->stmt_begin[mid] < az->dirs[d].end_offset) lo = mid + 1;
+      else hi = mid;
+    }
+    az->dir_target[d] = lo < az->nstmts ? lo : -1;
+  }
+}
+
+/* The same statement reached by two traversals: libclang's cursors may differ in the parent
+ * declaration they carry, so compare kind and extent. */
+static bool sp_same_stmt(CXCursor a, CXCursor b) {
+  return clang_getCursorKind(a) == clang_getCursorKind(b) &&
+         clang_equalRanges(clang_getCursorExtent(a), clang_getCursorExtent(b));
+}
+
+int sp_directives_of(sp_az *az, CXCursor stmt, int *out, int max) {
+  int n = 0;
+  if (!az->dir_target) return 0;
+  for (int d = 0; d < az->ndirs && n < max; d++)
+    if (az->dir_target[d] >= 0 && sp_same_stmt(az->stmts[az->dir_target[d]], stmt))
+      out[n++] = d;
+  return n;
+}
+
+/* ---- nests ------------------------------------------------------------------------------------- */
+
+typedef struct sp_region {
+  sp_construct construct;
+  int directive; /* index of the region's directive, or -1 */
+} sp_region;
+
+static bool sp_in_clause_list(const char *list, const char *name) {
+  if (!list) return false;
+  size_t n = strlen(name);
+  for (const char *p = strstr(list, name); p; p = strstr(p + 1, name)) {
+    bool start = p == list || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+    bool end = !(isalnum((unsigned char)p[n]) || p[n] == '_');
+    if (start && end) return true;
+  }
+  return false;
+}
+
+/* A scalar updated in loop k and read before written in its body carries a dependence. */
+static int sp_scalar_dependence(sp_nb *nb, int k, const sp_clauses *construct) {
+  sp_nest *n = nb->nest;
+  for (int i = 0; i < nb->nevents; i++) {
+    sp_scalar_event *ev = &nb->events[i];
+    if (!(ev->loopmask & (1u << k))) continue;
+    bool first_of_var = true;
+    for (int j = 0; j < i; j++)
+      if ((nb->events[j].loopmask & (1u << k)) && clang_equalCursors(nb->events[j].decl, ev->decl))
+        first_of_var = false;
+    if (!first_of_var) continue;
+    unsigned decl_off;
+    sp_cursor_range(ev->decl, &decl_off, &(unsigned){0});
+    if (decl_off >= nb->loop_begin[k] && decl_off < nb->loop_end[k]) continue; /* private */
+    bool written = false;
+    for (int j = i; j < nb->nevents; j++)
+      if ((nb->events[j].loopmask & (1u << k)) && nb->events[j].write &&
+          clang_equalCursors(nb->events[j].decl, ev->decl))
+        written = true;
+    if (!written || (ev->write && !ev->read)) continue;
+    bool covered = sp_in_clause_list(construct->reduction, ev->name) ||
+                   sp_in_clause_list(construct->private_vars, ev->name);
+    for (int l = k; l >= 0 && !covered; l = n->loops[l].parent)
+      covered = sp_in_clause_list(n->loops[l].clauses.reduction, ev->name) ||
+                sp_in_clause_list(n->loops[l].clauses.private_vars, ev->name);
+    if (!covered) return i;
+  }
+  return -1;
+}
+
+static char *sp_ref_where(const sp_nest *n, int r) {
+  const sp_ref *ref = &n->refs[r];
+  return sp_xasprintf("%s %s at %u:%u", ref->access == SP_WRITE ? "write" : "read",
+                      ref->text ? ref->text : "?", ref->loc.line, ref->loc.col);
+}
+
+static void sp_decide_parallel(sp_nb *nb, const sp_clauses *construct) {
+  sp_nest *n = nb->nest;
+  sp_az *az = nb->az;
+  for (int k = 0; k < n->nloops; k++) {
+    sp_loop *L = &n->loops[k];
+    const sp_loop *owner = L->collapsed_into >= 0 ? &n->loops[L->collapsed_into] : L;
+    unsigned fl = owner->clauses.flags;
+    bool has_dir = owner->clauses.directive != NULL;
+    enum { DECL_PAR, DECL_SEQ, DEF_SEQ, TEST } how;
+    if (fl & SP_CL_SEQ) how = DECL_SEQ;
+    else if (fl & (SP_CL_INDEPENDENT | SP_CL_GANG | SP_CL_WORKER | SP_CL_VECTOR)) how = DECL_PAR;
+    else if (fl & SP_CL_AUTO) how = TEST;
+    else if (has_dir && n->construct == SP_CONSTRUCT_ACC_PARALLEL) how = DECL_PAR;
+    else if (has_dir && n->construct == SP_CONSTRUCT_OMP_TARGET) how = DECL_PAR;
+    else if (!has_dir && (n->construct == SP_CONSTRUCT_ACC_PARALLEL ||
+                          n->construct == SP_CONSTRUCT_OMP_TARGET))
+      how = DEF_SEQ;
+    else how = TEST;
+
+    sp_dep_info dep = sp_dep_test_loop(n, k);
+    int scalar = sp_scalar_dependence(nb, k, construct);
+    char *why = NULL;
+    if (dep.result != SP_DEP_NONE) {
+      char *a = sp_ref_where(n, dep.ref_a), *b = sp_ref_where(n, dep.ref_b);
+      if (dep.result == SP_DEP_PROVEN)
+        why = sp_xasprintf("%s and %s touch the same element %lld iteration(s) of '%s' apart",
+                           a, b, (long long)(dep.distance < 0 ? -dep.distance : dep.distance),
+                           L->index);
+      else
+        why = sp_xasprintf("possible dependence between %s and %s (the test cannot exclude it)",
+                           a, b);
+      free(a);
+      free(b);
+    } else if (scalar >= 0) {
+      sp_scalar_event *ev = &nb->events[scalar];
+      why = sp_xasprintf("scalar '%s' is updated across iterations at %u:%u (a reduction or "
+                         "recurrence); add reduction(op:%s) if it is one",
+                         ev->name, ev->line, ev->col, ev->name);
+    }
+    switch (how) {
+      case DECL_PAR:
+        L->parallel = true;
+        L->parallel_reason = SP_PAR_DECLARED;
+        if (dep.result == SP_DEP_PROVEN || scalar >= 0) {
+          sp_diag_report(az->diag, SP_WARNING, az->filename, L->loc.line, L->loc.col,
+                         "loop '%s' is declared parallel but carries a dependence: %s; the "
+                         "results may differ from the sequential program",
+                         L->index, why);
+          L->dependence = why;
+          why = NULL;
+        }
+        break;
+      case DECL_SEQ:
+      case DEF_SEQ:
+        L->parallel = false;
+        L->parallel_reason = how == DECL_SEQ ? SP_PAR_DECLARED_SEQ : SP_PAR_DEFAULT_SEQ;
+        L->dependence = why;
+        why = NULL;
+        break;
+      case TEST:
+        L->parallel = dep.result == SP_DEP_NONE && scalar < 0;
+        L->parallel_reason = L->parallel ? SP_PAR_TEST_PROVED : SP_PAR_TEST_DEPENDENT;
+        if (!L->parallel) {
+          sp_diag_report(az->diag, SP_REMARK, az->filename, L->loc.line, L->loc.col,
+                         "loop '%s' is kept sequential: %s", L->index, why);
+          L->dependence = why;
+          why = NULL;
+        }
+        break;
+    }
+    free(why);
+  }
+}
+
+static int64_t sp_floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+static void sp_trip_counts(sp_nest *n) {
+  int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
+  if (!sp_loop_ranges(n, lo, hi)) return;
+  for (int k = 0; k < n->nloops; k++) {
+    sp_loop *L = &n->loops[k];
+    __int128 bmin[2], bmax[2];
+    const sp_affine *b[2] = {&L->lower, &L->upper};
+    for (int s = 0; s < 2; s++) {
+      bmin[s] = bmax[s] = b[s]->constant;
+      for (int j = 0; j < k; j++) {
+        __int128 c = b[s]->coef[j];
+        if (c) {
+          bmin[s] += c * (c > 0 ? lo[j] : hi[j]);
+          bmax[s] += c * (c > 0 ? hi[j] : lo[j]);
+        }
+      }
+    }
+    __int128 step = L->step, span_max, span_min;
+    if (step > 0) {
+      span_max = bmax[1] - bmin[0];
+      span_min = bmin[1] - bmax[0];
+    } else {
+      span_max = bmax[0] - bmin[1];
+      span_min = bmin[0] - bmax[1];
+      step = -step;
+    }
+    __int128 tmax = span_max < 0 ? 0 : span_max / step + 1;
+    __int128 tmin = span_min < 0 ? 0 : span_min / step + 1;
+    L->trip_max = tmax > INT64_MAX ? INT64_MAX : (int64_t)tmax;
+    L->trip_min = tmin > INT64_MAX ? INT64_MAX : (int64_t)tmin;
+  }
+}
+
+/* Band iteration count: exact by enumeration where inner band bounds depend on an outer index,
+ * within a work budget; otherwise from the per-loop trip counts. */
+static double sp_band_count(const sp_nest *n, int k, int nband, int64_t *vals, long *budget,
+                            bool *exact) {
+  if (k >= nband) return 1;
+  if (--*budget < 0) {
+    *exact = false;
+    return 0;
+  }
+  const sp_loop *L = &n->loops[k];
+  int64_t first, last;
+  if (!sp_affine_eval(&L->lower, vals, &first) || !sp_affine_eval(&L->upper, vals, &last)) {
+    *exact = false;
+    return 0;
+  }
+  int64_t trip = L->step > 0 ? (last < first ? 0 : sp_floor_div(last - first, L->step) + 1)
+                             : (last > first ? 0 : sp_floor_div(first - last, -L->step) + 1);
+  bool inner_depends = false;
+  for (int j = k + 1; j < nband; j++)
+    if (n->loops[j].lower.coef[k] || n->loops[j].upper.coef[k]) inner_depends = true;
+  if (!inner_depends) {
+    vals[k] = first;
+    return (double)trip * sp_band_count(n, k + 1, nband, vals, budget, exact);
+  }
+  double total = 0;
+  for (int64_t t = 0; t < trip && *exact; t++) {
+    vals[k] = first + t * L->step;
+    total += sp_band_count(n, k + 1, nband, vals, budget, exact);
+  }
+  return total;
+}
+
+static void sp_band_iterations(sp_nest *n) {
+  int nband = 0;
+  while (nband < n->nloops && n->loops[nband].band) nband++;
+  int64_t vals[SP_MAX_LOOPS] = {0};
+  long budget = 20 * 1000 * 1000;
+  bool exact = true;
+  double c = sp_band_count(n, 0, nband, vals, &budget, &exact);
+  if (!exact) {
+    c = 1;
+    for (int k = 0; k < nband; k++)
+      c *= ((double)n->loops[k].trip_min + (double)n->loops[k].trip_max) / 2;
+  }
+  n->band_iterations = c;
+  n->band_iterations_exact = exact;
+}
+
+static bool sp_push_nest(sp_program *p, sp_nest *nest) {
+  sp_nest *grown = realloc(p->nests, (size_t)(p->nnests + 1) * sizeof *grown);
+  if (!grown) return false;
+  p->nests = grown;
+  p->nests[p->nnests++] = *nest;
+  return true;
+}
+
+static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_directive) {
+  sp_nest nest;
+  memset(&nest, 0, sizeof nest);
+  nest.construct = region.construct;
+  nest.function = strdup(az->function ? az->function : "?");
+  unsigned line, col;
+  sp_cursor_loc(f, &line, &col, NULL);
+  nest.loc = (sp_srcloc){az->filename, line, col};
+  int cd = own_directive >= 0 ? own_directive : region.directive;
+  if (cd >= 0) {
+    const sp_clauses *src = &az->dirs[cd].clauses;
+    nest.construct_clauses.num_gangs = src->num_gangs;
+    nest.construct_clauses.num_workers = src->num_workers;
+    nest.construct_clauses.vector_length = src->vector_length;
+    nest.construct_clauses.reduction = sp_strdup_or_null(src->reduction);
+    nest.construct_clauses.private_vars = sp_strdup_or_null(src->private_vars);
+    nest.construct_clauses.directive = sp_strdup_or_null(src->directive);
+    nest.construct_clauses.directive_loc = src->directive_loc;
+    az->dir_used[cd] = true;
+  }
+  sp_nb nb;
+  memset(&nb, 0, sizeof nb);
+  nb.az = az;
+  nb.nest = &nest;
+  sp_cursor_range(f, &nb.top_begin, &nb.top_end);
+  sp_nb_walk_loop(&nb, f, -1, false);
+  if (nb.skip || nb.value_error || nest.nloops == 0) {
+    if (!nb.value_error)
+      sp_diag_report(az->diag, SP_WARNING, az->filename, line, col,
+                     "loop nest in '%s' skipped: it cannot be modeled (see above)",
+                     nest.function);
+    sp_nb_free(&nb);
+    sp_nest_free(&nest);
+    return;
+  }
+  nest.loops[0].band = true;
+  for (int k = 1; k < nest.nloops; k++)
+    nest.loops[k].band = nb.loop_sole_child[k] && nest.loops[nest.loops[k].parent].band;
+  sp_trip_counts(&nest);
+  sp_band_iterations(&nest);
+  sp_nb_finish_arrays(&nb);
+  sp_decide_parallel(&nb, &nest.construct_clauses);
+  sp_nb_free(&nb);
+  if (!sp_push_nest(az->prog, &nest)) sp_nest_free(&nest);
+}
+
+static sp_construct sp_construct_of(sp_directive_kind k) {
+  switch (k) {
+    case SP_DIR_ACC_PARALLEL:
+    case SP_DIR_ACC_PARALLEL_LOOP: return SP_CONSTRUCT_ACC_PARALLEL;
+    case SP_DIR_ACC_KERNELS:
+    case SP_DIR_ACC_KERNELS_LOOP: return SP_CONSTRUCT_ACC_KERNELS;
+    case SP_DIR_ACC_SERIAL:
+    case SP_DIR_ACC_SERIAL_LOOP: return SP_CONSTRUCT_ACC_SERIAL;
+    case SP_DIR_OMP_TARGET:
+    case SP_DIR_OMP_TARGET_LOOP:
+    case SP_DIR_OMP_LOOP: return SP_CONSTRUCT_OMP_TARGET;
+    default: return SP_CONSTRUCT_NONE;
+  }
+}
+
+static void sp_walk_region(sp_az *az, CXCursor s, sp_region region);
+
+static void sp_walk_children(sp_az *az, CXCursor s, sp_region region) {
+  CXCursor *kids = malloc(4096 * sizeof *kids);
+  if (!kids) return;
+  int n = sp_children(s, kids, 4096);
+  for (int i = 0; i < n && i < 4096; i++)
+    if (clang_isStatement(clang_getCursorKind(kids[i]))) sp_walk_region(az, kids[i], region);
+  free(kids);
+}
+
+static void sp_walk_region(sp_az *az, CXCursor s, sp_region region) {
+  int dirs[8];
+  int nd = sp_directives_of(az, s, dirs, 8);
+  int loop_dir = -1;
+  for (int i = 0; i < nd; i++) {
+    sp_directive_kind k = az->dirs[dirs[i]].kind;
+    if (k == SP_DIR_ACC_PARALLEL || k == SP_DIR_ACC_KERNELS || k == SP_DIR_ACC_SERIAL ||
+        k == SP_DIR_OMP_TARGET) {
+      region.construct = sp_construct_of(k);
+      region.directive = dirs[i];
+      az->dir_used[dirs[i]] = true;
+    } else if (k != SP_DIR_OTHER) {
+      loop_dir = dirs[i];
+    }
+  }
+  if (clang_getCursorKind(s) != CXCursor_ForStmt) {
+    sp_walk_children(az, s, region);
+    return;
+  }
+  bool top = false;
+  sp_region nest_region = region;
+  if (loop_dir >= 0) {
+    sp_directive_kind k = az->dirs[loop_dir].kind;
+    if (k == SP_DIR_ACC_LOOP) {
+      if (region.construct == SP_CONSTRUCT_NONE) {
+        unsigned line = az->dirs[loop_dir].line, col = az->dirs[loop_dir].col;
+        sp_diag_report(az->diag, SP_NOTE, az->filename, line, col,
+                       "'acc loop' outside a compute construct (orphaned, e.g. in a routine): "
+                       "modeled as in a parallel construct");
+        nest_region.construct = SP_CONSTRUCT_ACC_PARALLEL;
+      }
+      top = true;
+    } else if (k == SP_DIR_OMP_LOOP) {
+      top = region.construct == SP_CONSTRUCT_OMP_TARGET || az->opt->all_loops;
+      if (region.construct != SP_CONSTRUCT_OMP_TARGET) nest_region.construct = SP_CONSTRUCT_NONE;
+    } else {
+      nest_region.construct = sp_construct_of(k);
+      nest_region.directive = -1;
+      top = true;
+    }
+  } else if (region.construct == SP_CONSTRUCT_ACC_KERNELS ||
+             region.construct == SP_CONSTRUCT_ACC_SERIAL) {
+    top = true;
+  } else if (region.construct == SP_CONSTRUCT_NONE && az->opt->all_loops) {
+    top = true;
+  }
+  if (top) {
+    sp_build_nest(az, s, nest_region, loop_dir >= 0 && nest_region.directive < 0 ? loop_dir : -1);
+    return;
+  }
+  /* a loop that is not scheduled (host loop, or redundant in a parallel region): its index is
+   * a value for the nests inside, taken at its first iteration */
+  if (az->nhost >= SP_MAX_LOOPS) {
+    sp_walk_children(az, s, region);
+    return;
+  }
+  sp_host_loop *h = &az->host[az->nhost];
+  memset(h, 0, sizeof *h);
+  h->var = clang_getNullCursor();
+  CXCursor kids[4];
+  int nk = sp_children(s, kids, 4);
+  if (nk >= 1) {
+    CXCursor init = kids[0], var = clang_getNullCursor(), first = clang_getNullCursor();
+    if (clang_getCursorKind(init) == CXCursor_DeclStmt) {
+      CXCursor v[2];
+      if (sp_children(init, v, 2) == 1) {
+        var = v[0];
+        CXCursor e[4];
+        int ne = sp_children(var, e, 4);
+        if (ne >= 1) first = e[ne > 4 ? 3 : ne - 1];
+      }
+    } else if (clang_getCursorKind(init) == CXCursor_BinaryOperator) {
+      CXCursor e[2];
+      if (sp_children(init, e, 2) == 2 &&
+          clang_getCursorKind(sp_strip(e[0])) == CXCursor_DeclRefExpr) {
+        var = clang_getCursorReferenced(sp_strip(e[0]));
+        first = e[1];
+      }
+    }
+    if (!clang_Cursor_isNull(var)) {
+      h->var = var;
+      sp_affine v;
+      if (!clang_Cursor_isNull(first) && sp_expr_affine(az, NULL, first, &v, NULL) == SP_AFF_OK &&
+          sp_affine_is_const(&v)) {
+        h->known = true;
+        h->first = v.constant;
+      }
+      sp_cursor_loc(s, &h->line, &h->col, NULL);
+    }
+  }
+  az->nhost++;
+  sp_walk_children(az, s, region);
+  az->nhost--;
+}
+
+static enum CXChildVisitResult sp_visit_function(CXCursor c, CXCursor parent, CXClientData d) {
+  sp_az *az = d;
+  if (clang_getCursorKind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) ||
+      !clang_Location_isFromMainFile(clang_getCursorLocation(c)))
+    return CXChildVisit_Continue;
+  CXCursor kids[64];
+  int n = sp_children(c, kids, 64);
+  CXString name = clang_getCursorSpelling(c);
+  az->function = clang_getCString(name);
+  for (int i = 0; i < n && i < 64; i++)
+    if (clang_getCursorKind(kids[i]) == CXCursor_CompoundStmt)
+      sp_walk_region(az, kids[i], (sp_region){SP_CONSTRUCT_NONE, -1});
+  az->function = NULL;
+  clang_disposeString(name);
+  return CXChildVisit_Continue;
+}
+
+/* ---- files ------------------------------------------------------------------------------------- */
+
+static int sp_check_readable(const char *path, sp_diag *diag, const sp_analyzer_options *opt) {
+  if (opt->unsaved_contents) return SP_EXIT_OK;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    sp_diag_report(diag, SP_ERROR, path, 0, 0, "cannot read the file: %s", strerror(errno));
+    return SP_EXIT_INPUT;
+  }
+  unsigned char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  bool err = ferror(f);
+  fclose(f);
+  if (err) {
+    sp_diag_report(diag, SP_ERROR, path, 0, 0, "cannot read the file (is it a directory?)");
+    return SP_EXIT_INPUT;
+  }
+  if (memchr(buf, 0, n)) {
+    sp_diag_report(diag, SP_ERROR, path, 0, 0,
+                   "this is not a C source file (it holds binary data); give a .c file");
+    return SP_EXIT_INPUT;
+  }
+  return SP_EXIT_OK;
+}
+
+static void sp_az_free(sp_az *az) {
+  for (int i = 0; i < az->ndirs; i++) {
+    sp_clauses_free(&az->dirs[i].clauses);
+    free(az->dirs[i].unknown);
+  }
+  free(az->dirs);
+  free(az->dir_target);
+  free(az->dir_used);
+  free(az->stmts);
+  free(az->stmt_begin);
+  for (int i = 0; i < az->nmacros; i++) free(az->macros[i].name);
+  free(az->macros);
+}
+
+static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_options *opt,
+                           sp_diag *diag, sp_program *prog) {
+  int rc = sp_check_readable(path, diag, opt);
+  if (rc) return rc;
+  sp_args args = {0};
+  if (opt->compdb_dir) {
+    CXCompilationDatabase_Error dberr;
+    CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(opt->compdb_dir, &dberr);
+    if (dberr != CXCompilationDatabase_NoError) {
+      sp_diag_report(diag, SP_ERROR, opt->compdb_dir, 0, 0,
+                     "no readable compile_commands.json in this directory (-p DIR names the "
+                     "build directory that holds it)");
+      return SP_EXIT_USAGE;
+    }
+    char *abs = realpath(path, NULL);
+    CXCompileCommands cmds = clang_CompilationDatabase_getCompileCommands(db, abs ? abs : path);
+    unsigned ncmds = cmds ? clang_CompileCommands_getSize(cmds) : 0;
+    if (ncmds == 0) {
+      sp_diag_report(diag, SP_WARNING, path, 0, 0,
+                     "not found in %s/compile_commands.json: analyzed with the arguments "
+                     "after -- only", opt->compdb_dir);
+    } else {
+      CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
+      unsigned na = clang_CompileCommand_getNumArgs(cmd);
+      char **raw = calloc(na + 1, sizeof *raw);
+      CXString dir = clang_CompileCommand_getDirectory(cmd);
+      for (unsigned i = 1; raw && i < na; i++) {
+        CXString a = clang_CompileCommand_getArg(cmd, i);
+        raw[i - 1] = strdup(clang_getCString(a));
+        clang_disposeString(a);
+      }
+      char *wd = sp_xasprintf("-working-directory=%s", clang_getCString(dir));
+      clang_disposeString(dir);
+      if (raw) {
+        if (wd) sp_args_push(&args, wd);
+        CXString file = clang_CompileCommand_getFilename(cmd);
+        sp_args_filter(&args, (const char *const *)raw, (int)na - 1, clang_getCString(file));
+        clang_disposeString(file);
+        for (unsigned i = 0; i < na; i++) free(raw[i]);
+      }
+      free(raw);
+      free(wd);
+    }
+    if (cmds) clang_CompileCommands_dispose(cmds);
+    clang_CompilationDatabase_dispose(db);
+    free(abs);
+  }
+  sp_args_filter(&args, opt->clang_args, opt->nclang_args, NULL);
+
+  sp_az az;
+  memset(&az, 0, sizeof az);
+  az.opt = opt;
+  az.diag = diag;
+  az.prog = prog;
+  az.filename = sp_strpool_intern(&prog->pool, path);
+  struct CXUnsavedFile unsaved = {path, opt->unsaved_contents, (unsigned long)opt->unsaved_length};
+  enum CXErrorCode perr = clang_parseTranslationUnit2(
+      index, path, (const char *const *)args.v, args.n, opt->unsaved_contents ? &unsaved : NULL,
+      opt->unsaved_contents ? 1 : 0, CXTranslationUnit_KeepGoing, &az.tu);
+  sp_args_free(&args);
+  if (perr != CXError_Success || !az.tu) {
+    sp_diag_report(diag, SP_ERROR, path, 0, 0, "libclang could not parse the file (error %d)",
+                   (int)perr);
+    return SP_EXIT_INPUT;
+  }
+  unsigned ndiag = clang_getNumDiagnostics(az.tu), nerr = 0;
+  for (unsigned i = 0; i < ndiag; i++) {
+    CXDiagnostic d = clang_getDiagnostic(az.tu, i);
+    enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+    if (sev >= CXDiagnostic_Error) {
+      CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
+                                                 CXDiagnostic_DisplayColumn);
+      if (diag->stream) fprintf(diag->stream, "%s\n", clang_getCString(s));
+      clang_disposeString(s);
+      if (nerr++ < 1) diag->count[SP_ERROR]++;
+    }
+    clang_disposeDiagnostic(d);
+  }
+  if (nerr) {
+    sp_diag_report(diag, SP_ERROR, path, 0, 0,
+                   "%u error(s) from the C parser: fix them, or pass the include paths and "
+                   "definitions the file needs after -- (e.g. -- -I include -DN=1024) or with -p",
+                   nerr);
+    clang_disposeTranslationUnit(az.tu);
+    return SP_EXIT_INPUT;
+  }
+  az.file = clang_getFile(az.tu, path);
+  size_t len = 0;
+  az.contents = az.file ? clang_getFileContents(az.tu, az.file, &len) : NULL;
+  az.contents_len = len;
+  if (!az.contents) {
+    sp_diag_report(diag, SP_ERROR, path, 0, 0, "libclang lost the file's contents");
+    clang_disposeTranslationUnit(az.tu);
+    return SP_EXIT_INPUT;
+  }
+  sp_scan_directives(&az);
+  clang_visitChildren(clang_getTranslationUnitCursor(az.tu), sp_collect_stmts, &az);
+  sp_sort_stmts(&az);
+  sp_attach_directives(&az);
+  for (int d = 0; d < az.ndirs; d++)
+    if (az.dirs[d].unknown)
+      sp_diag_report(diag, SP_WARNING, az.filename, az.dirs[d].line, az.dirs[d].col,
+                     "clause(s) %s not understood: ignored", az.dirs[d].unknown);
+  clang_visitChildren(clang_getTranslationUnitCursor(az.tu), sp_visit_function, &az);
+  for (int d = 0; d < az.ndirs; d++) {
+    sp_directive_kind k = az.dirs[d].kind;
+    if (k == SP_DIR_OTHER || (az.dir_used && az.dir_used[d])) continue;
+    if (k == SP_DIR_OMP_LOOP && !opt->all_loops) continue; /* host OpenMP */
+    if (az.dir_target && az.dir_target[d] >= 0 &&
+        clang_getCursorKind(az.stmts[az.dir_target[d]]) == CXCursor_ForStmt)
+      continue; /* its nest was reported when it was skipped */
+    sp_diag_report(diag, SP_WARNING, az.filename, az.dirs[d].line, az.dirs[d].col,
+                   "'%s' directive is not followed by a for loop the analyzer could attach it to: "
+                   "ignored", sp_directive_kind_name(k));
+  }
+  rc = az.status;
+  sp_az_free(&az);
+  clang_disposeTranslationUnit(az.tu);
+  return rc;
+}
+
+int sp_analyze(const char *const *files, int nfiles, const sp_analyzer_options *opt,
+               sp_diag *diag, sp_program *out) {
+  CXIndex index = clang_createIndex(0, 0);
+  int worst = SP_EXIT_OK;
+  for (int i = 0; i < nfiles; i++) {
+    char **grown = realloc(out->files, (size_t)(out->nfiles + 1) * sizeof *grown);
+    if (grown) {
+      out->files = grown;
+      out->files[out->nfiles] = strdup(files[i]);
+      if (out->files[out->nfiles]) out->nfiles++;
+    }
+    int rc = sp_analyze_file(index, files[i], opt, diag, out);
+    if (rc > worst) worst = rc;
+  }
+  clang_disposeIndex(index);
+  if (worst == SP_EXIT_OK && out->nnests == 0) {
+    sp_diag_report(diag, SP_ERROR, nfiles == 1 ? files[0] : NULL, 0, 0,
+                   "no loop nest to schedule: mark loops with '#pragma acc parallel loop' (or "
+                   "kernels, or omp target teams distribute), or pass --all-loops");
+    worst = SP_EXIT_NO_NESTS;
+  }
+  return worst;
+}

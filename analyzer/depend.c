@@ -1,0 +1,204 @@
+/* Dependence test on the nest's affine references: GCD test and Banerjee-style bounds per
+ * direction, exact for uniform pairs (same coefficients), where the distance is proven. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/internal.h"
+
+typedef __int128 sp_i128;
+
+/* Range of every loop's index over the whole nest (interval hull of the bounds). */
+bool sp_loop_ranges(const sp_nest *nest, int64_t *lo, int64_t *hi) {
+  for (int k = 0; k < SP_MAX_LOOPS; k++) lo[k] = hi[k] = 0;
+  for (int k = 0; k < nest->nloops; k++) {
+    const sp_loop *L = &nest->loops[k];
+    sp_i128 bmin[2], bmax[2];
+    const sp_affine *b[2] = {&L->lower, &L->upper};
+    for (int s = 0; s < 2; s++) {
+      bmin[s] = bmax[s] = b[s]->constant;
+      for (int j = 0; j < k; j++) {
+        sp_i128 c = b[s]->coef[j];
+        if (!c) continue;
+        bmin[s] += c * (c > 0 ? lo[j] : hi[j]);
+        bmax[s] += c * (c > 0 ? hi[j] : lo[j]);
+      }
+    }
+    sp_i128 l, h;
+    if (L->step > 0) {
+      l = bmin[0];
+      h = bmax[1] < l ? l : bmax[1]; /* an empty loop keeps a one-point range */
+    } else {
+      h = bmax[0];
+      l = bmin[1] > h ? h : bmin[1];
+    }
+    if (l < INT64_MIN || h > INT64_MAX) return false;
+    lo[k] = (int64_t)l;
+    hi[k] = (int64_t)h;
+  }
+  return true;
+}
+
+static int64_t sp_gcd(int64_t a, int64_t b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static bool sp_encloses(const sp_ref *r, int loop) {
+  for (int i = 0; i < r->nloops; i++)
+    if (r->loops[i] == loop) return true;
+  return false;
+}
+
+static bool sp_is_ancestor(const sp_nest *n, int anc, int loop) {
+  for (int l = loop; l >= 0; l = n->loops[l].parent)
+    if (l == anc) return true;
+  return false;
+}
+
+typedef enum { SP_DIR_EQ, SP_DIR_LT, SP_DIR_GT, SP_DIR_ANY, SP_ONLY_A, SP_ONLY_B } sp_dirn;
+
+/* min/max of a*x - b*y over lo<=x,y<=hi under the direction (x<y, x>y, x=y or free). */
+static void sp_term_bounds(sp_i128 a, sp_i128 b, int64_t lo, int64_t hi, sp_dirn d, sp_i128 *mn,
+                           sp_i128 *mx) {
+  sp_i128 v[4];
+  int nv = 0;
+  switch (d) {
+    case SP_DIR_EQ:
+      v[nv++] = (a - b) * lo;
+      v[nv++] = (a - b) * hi;
+      break;
+    case SP_DIR_LT: /* triangle lo <= x < y <= hi: vertices (lo,lo+1) (lo,hi) (hi-1,hi) */
+      v[nv++] = a * lo - b * (lo + 1);
+      v[nv++] = a * lo - b * hi;
+      v[nv++] = a * (hi - 1) - b * hi;
+      break;
+    case SP_DIR_GT:
+      v[nv++] = a * (lo + 1) - b * lo;
+      v[nv++] = a * hi - b * lo;
+      v[nv++] = a * hi - b * (hi - 1);
+      break;
+    default:
+      v[nv++] = a * lo - b * lo;
+      v[nv++] = a * lo - b * hi;
+      v[nv++] = a * hi - b * lo;
+      v[nv++] = a * hi - b * hi;
+  }
+  *mn = *mx = v[0];
+  for (int i = 1; i < nv; i++) {
+    if (v[i] < *mn) *mn = v[i];
+    if (v[i] > *mx) *mx = v[i];
+  }
+}
+
+/* Can A(x) and B(y) overlap with x_L <dir> y_L, equal indices in L's ancestors? */
+static bool sp_pair_may_depend(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
+                               sp_dirn dir, const int64_t *lo, const int64_t *hi) {
+  /* overlap of [oa, oa+sa) and [ob, ob+sb): oa - ob in [-(sa-1), sb-1]... written as
+   * sum(a x) - sum(b y) in [cb - ca - (sa - 1), cb - ca + (sb - 1)] */
+  sp_i128 tlo = (sp_i128)B->offset.constant - A->offset.constant - (A->size - 1);
+  sp_i128 thi = (sp_i128)B->offset.constant - A->offset.constant + (B->size - 1);
+  sp_i128 mn = 0, mx = 0;
+  int64_t g = 0;
+  for (int k = 0; k < n->nloops; k++) {
+    sp_i128 a = A->offset.coef[k], b = B->offset.coef[k];
+    bool inA = sp_encloses(A, k), inB = sp_encloses(B, k);
+    if (!a && !b) continue;
+    sp_dirn d;
+    if (k == L) d = dir;
+    else if (inA && inB && sp_is_ancestor(n, k, L)) d = SP_DIR_EQ;
+    else d = SP_DIR_ANY;
+    if (!inB) { d = SP_ONLY_A; b = 0; }
+    if (!inA) { d = SP_ONLY_B; a = 0; }
+    sp_i128 tmn, tmx;
+    if (d == SP_ONLY_A || d == SP_ONLY_B) {
+      sp_term_bounds(a, b, lo[k], hi[k], SP_DIR_ANY, &tmn, &tmx);
+      /* only one side varies: a*x over the range (b = 0), or -b*y (a = 0) */
+    } else {
+      sp_term_bounds(a, b, lo[k], hi[k], d, &tmn, &tmx);
+    }
+    mn += tmn;
+    mx += tmx;
+    if (d == SP_DIR_EQ) g = sp_gcd(g, (int64_t)(a - b));
+    else {
+      g = sp_gcd(g, (int64_t)a);
+      g = sp_gcd(g, (int64_t)b);
+    }
+  }
+  if (mx < tlo || mn > thi) return false; /* bounds test */
+  if (g > 1) {                           /* GCD test: some t in [tlo, thi] divisible by g */
+    sp_i128 r = tlo % g;
+    sp_i128 first = r == 0 ? tlo : r > 0 ? tlo + (g - r) : tlo - r;
+    if (first > thi) return false;
+  }
+  return true;
+}
+
+/* Uniform pair: same coefficients everywhere; then the distance along L is exact. */
+static bool sp_pair_distance(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
+                             const int64_t *lo, const int64_t *hi, int64_t *dist) {
+  if (A->nguards || B->nguards || A->size != B->size) return false;
+  for (int k = 0; k < SP_MAX_LOOPS; k++)
+    if (A->offset.coef[k] != B->offset.coef[k]) return false;
+  int64_t a = A->offset.coef[L];
+  if (!a) return false;
+  for (int k = 0; k < n->nloops; k++)
+    if (A->offset.coef[k] && (!sp_encloses(A, k) || !sp_encloses(B, k))) return false;
+  int64_t diff = A->offset.constant - B->offset.constant; /* A at x, B at x + d: a*d = diff */
+  if (diff % a) return false;
+  int64_t d = diff / a;
+  int64_t step = n->loops[L].step < 0 ? -n->loops[L].step : n->loops[L].step;
+  if (d == 0 || d % step) return false;
+  if ((d < 0 ? -d : d) > hi[L] - lo[L]) return false;
+  /* every other index can be taken equal in both iterations only if the inner loops run at
+   * least once; trip_min guards that */
+  for (int k = 0; k < n->nloops; k++)
+    if (n->loops[k].trip_min < 1) return false;
+  *dist = d;
+  return true;
+}
+
+sp_dep_info sp_dep_test_loop(const sp_nest *n, int L) {
+  sp_dep_info info = {SP_DEP_NONE, -1, -1, 0};
+  int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
+  if (!sp_loop_ranges(n, lo, hi)) {
+    info.result = SP_DEP_POSSIBLE;
+    return info;
+  }
+  if (hi[L] - lo[L] < (n->loops[L].step < 0 ? -n->loops[L].step : n->loops[L].step))
+    return info; /* at most one iteration */
+  for (int i = 0; i < n->nrefs; i++) {
+    const sp_ref *A = &n->refs[i];
+    if (!sp_encloses(A, L)) continue;
+    for (int j = i; j < n->nrefs; j++) {
+      const sp_ref *B = &n->refs[j];
+      if (B->array != A->array || !sp_encloses(B, L)) continue;
+      if (A->access != SP_WRITE && B->access != SP_WRITE) continue;
+      bool dep;
+      if (A->irregular || B->irregular) dep = true;
+      else
+        dep = sp_pair_may_depend(n, A, B, L, SP_DIR_LT, lo, hi) ||
+              sp_pair_may_depend(n, A, B, L, SP_DIR_GT, lo, hi);
+      if (!dep) continue;
+      int64_t d;
+      if (!A->irregular && !B->irregular && sp_pair_distance(n, A, B, L, lo, hi, &d)) {
+        info.result = SP_DEP_PROVEN;
+        info.ref_a = i;
+        info.ref_b = j;
+        info.distance = d;
+        return info;
+      }
+      if (info.result == SP_DEP_NONE) {
+        info.result = SP_DEP_POSSIBLE;
+        info.ref_a = i;
+        info.ref_b = j;
+      }
+    }
+  }
+  return info;
+}

@@ -1,0 +1,1054 @@
+/* Walks one loop nest's statements in program order: loops, memory references, guards, and the
+ * scalar updates the dependence test needs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/walk.h"
+
+#define SP_GROW(ptr, n, cap)                                                   \
+  ((n) < (cap) ? true                                                          \
+               : ((cap) = (cap) ? (cap) * 2 : 8,                               \
+                  sp_grow_raw((void **)&(ptr), (size_t)(cap), sizeof *(ptr))))
+
+static bool sp_grow_raw(void **p, size_t n, size_t size) {
+  void *q = realloc(*p, n * size);
+  if (!q) return false;
+  *p = q;
+  return true;
+}
+
+static void sp_nb_vnote(sp_nb *nb, CXCursor at, sp_severity sev, const char *fmt, va_list ap) {
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  unsigned line = 0, col = 0;
+  if (!clang_Cursor_isNull(at)) sp_cursor_loc(at, &line, &col, NULL);
+  sp_nest *n = nb->nest;
+  for (int i = 0; i < n->nnotes; i++) /* the same treatment at the same place once */
+    if (n->notes[i].loc.line == line && n->notes[i].loc.col == col &&
+        strcmp(n->notes[i].message, msg) == 0)
+      return;
+  sp_diag_report(nb->az->diag, sev, nb->az->filename, line, col, "%s", msg);
+  if (!SP_GROW(n->notes, n->nnotes, nb->cap_notes)) return;
+  n->notes[n->nnotes].loc = (sp_srcloc){nb->az->filename, line, col};
+  n->notes[n->nnotes].message = strdup(msg);
+  n->nnotes++;
+}
+
+void sp_nb_note(sp_nb *nb, CXCursor at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sp_nb_vnote(nb, at, SP_NOTE, fmt, ap);
+  va_end(ap);
+}
+
+void sp_nb_skip(sp_nb *nb, CXCursor at, const char *fmt, ...) {
+  if (nb->skip) return;
+  va_list ap;
+  va_start(ap, fmt);
+  sp_nb_vnote(nb, at, SP_WARNING, fmt, ap);
+  va_end(ap);
+  nb->skip = true;
+}
+
+void sp_nb_free(sp_nb *nb) {
+  free(nb->array_decl);
+  for (int i = 0; i < nb->nevents; i++) free(nb->events[i].name);
+  free(nb->events);
+  free(nb->locals);
+}
+
+static bool sp_value_ok(sp_nb *nb, sp_aff_status st, const sp_aff_err *err, const char *what) {
+  if (st == SP_AFF_OK) return true;
+  if (st == SP_AFF_UNKNOWN || st == SP_AFF_OVERFLOW) {
+    sp_report_value_error(nb->az, st, err, what);
+    nb->value_error = true;
+  }
+  return false;
+}
+
+static unsigned sp_stack_mask(const sp_nb *nb) {
+  unsigned m = 0;
+  for (int i = 0; i < nb->nstack; i++) m |= 1u << nb->stack[i];
+  return m;
+}
+
+/* ---- arrays ---------------------------------------------------------------------------------- */
+
+static bool sp_is_array_type(CXType t) {
+  return t.kind == CXType_ConstantArray || t.kind == CXType_IncompleteArray ||
+         t.kind == CXType_VariableArray || t.kind == CXType_DependentSizedArray;
+}
+
+static bool sp_is_pointerish(CXType t) {
+  t = clang_getCanonicalType(t);
+  return t.kind == CXType_Pointer || sp_is_array_type(t);
+}
+
+static char *sp_type_name(CXType t) {
+  CXString s = clang_getTypeSpelling(t);
+  const char *c = clang_getCString(s);
+  static const char *const quals[] = {"const ", "volatile ", "restrict ", "__restrict "};
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t i = 0; i < sizeof quals / sizeof *quals; i++)
+      if (strncmp(c, quals[i], strlen(quals[i])) == 0) {
+        c += strlen(quals[i]);
+        again = true;
+      }
+  }
+  char *r = strdup(c);
+  clang_disposeString(s);
+  return r;
+}
+
+/* Declared dimensions of a variable; VLA extents come from the size expressions that libclang
+ * lists as the declaration's children, innermost first. */
+static void sp_array_shape(sp_nb *nb, CXCursor decl, sp_array *a) {
+  CXType t = clang_getCursorType(decl);
+  CXCursor kids[SP_MAX_LOOPS + 4];
+  int nk = sp_children(decl, kids, SP_MAX_LOOPS + 4);
+  if (nk > SP_MAX_LOOPS + 4) nk = SP_MAX_LOOPS + 4;
+  CXCursor sizes[SP_MAX_LOOPS];
+  int nsizes = 0;
+  for (int i = nk - 1; i >= 0 && nsizes < SP_MAX_LOOPS; i--)
+    if (clang_isExpression(clang_getCursorKind(kids[i]))) sizes[nsizes++] = kids[i];
+  a->ndims = 0;
+  if (clang_getCanonicalType(t).kind == CXType_Pointer) {
+    a->dims[a->ndims++] = -1;
+    t = clang_getPointeeType(clang_getCanonicalType(t));
+  }
+  /* sizes[] holds one size expression per written array level, outermost first (a variable
+   * with an initializer has it last among its children, so first here: skip it) */
+  int level = 0, first_size = nsizes > 0 && clang_getCursorKind(sizes[0]) == CXCursor_InitListExpr;
+  while (sp_is_array_type(t) && a->ndims < SP_MAX_LOOPS) {
+    int64_t d = -1;
+    if (t.kind == CXType_ConstantArray) {
+      d = clang_getArraySize(t);
+    } else if (t.kind == CXType_VariableArray && first_size + level < nsizes) {
+      sp_affine v;
+      sp_aff_err err;
+      memset(&err, 0, sizeof err);
+      sp_aff_status st = sp_expr_affine(nb->az, NULL, sizes[first_size + level], &v, &err);
+      if (st == SP_AFF_OK && sp_affine_is_const(&v)) d = v.constant;
+      else sp_value_ok(nb, st, &err, "the array dimension");
+    }
+    a->dims[a->ndims++] = d;
+    level++;
+    t = clang_getArrayElementType(t);
+  }
+  if (a->ndims == 0) a->dims[a->ndims++] = -1;
+  a->elem_size = clang_Type_getSizeOf(t);
+  a->elem_type = sp_type_name(t);
+}
+
+static int sp_array_for_decl(sp_nb *nb, CXCursor decl, const char *path, CXCursor at) {
+  sp_nest *n = nb->nest;
+  for (int i = 0; i < n->narrays; i++) {
+    if (path ? (clang_Cursor_isNull(nb->array_decl[i]) && strcmp(n->arrays[i].name, path) == 0)
+             : clang_equalCursors(nb->array_decl[i], decl))
+      return i;
+  }
+  if (!SP_GROW(n->arrays, n->narrays, nb->cap_arrays)) return -1;
+  nb->array_decl = realloc(nb->array_decl, (size_t)nb->cap_arrays * sizeof *nb->array_decl);
+  if (!nb->array_decl) return -1;
+  sp_array *a = &n->arrays[n->narrays];
+  memset(a, 0, sizeof *a);
+  unsigned line, col;
+  if (path) {
+    nb->array_decl[n->narrays] = clang_getNullCursor();
+    a->name = strdup(path);
+    CXType t = clang_getCanonicalType(clang_getCursorType(at));
+    CXType elem = t.kind == CXType_Pointer ? clang_getPointeeType(t) : clang_getArrayElementType(t);
+    a->elem_type = sp_type_name(elem);
+    a->elem_size = clang_Type_getSizeOf(elem);
+    a->ndims = 1;
+    a->dims[0] = -1;
+    a->is_pointer = true;
+    sp_cursor_loc(at, &line, &col, NULL);
+  } else {
+    nb->array_decl[n->narrays] = decl;
+    CXString s = clang_getCursorSpelling(decl);
+    a->name = strdup(clang_getCString(s));
+    clang_disposeString(s);
+    sp_array_shape(nb, decl, a);
+    a->is_pointer = clang_getCursorKind(decl) == CXCursor_ParmDecl ||
+                    clang_getCanonicalType(clang_getCursorType(decl)).kind == CXType_Pointer;
+    sp_cursor_loc(decl, &line, &col, NULL);
+  }
+  if (a->elem_size <= 0) a->elem_size = 1;
+  a->decl_loc = (sp_srcloc){nb->az->filename, line, col};
+  return n->narrays++;
+}
+
+/* ---- addresses ------------------------------------------------------------------------------- */
+
+typedef struct sp_addr {
+  int array;
+  int level; /* subscripts applied from the root so far (for VLA strides) */
+  sp_affine offset;
+  bool irregular;
+  char why[200];
+} sp_addr;
+
+static void sp_walk_expr(sp_nb *nb, CXCursor e);
+static bool sp_lvalue_addr(sp_nb *nb, CXCursor e, sp_addr *a);
+
+static void sp_mark_irregular(sp_addr *a, const char *fmt, const char *text) {
+  if (a->irregular) return;
+  a->irregular = true;
+  snprintf(a->why, sizeof a->why, fmt, text);
+}
+
+/* Bytes one step of subscript `level` moves, from the declared shape when sizeof cannot tell. */
+static int64_t sp_stride(sp_nb *nb, const sp_addr *a, CXCursor subscript) {
+  int64_t size = clang_Type_getSizeOf(clang_getCursorType(subscript));
+  if (size > 0) return size;
+  const sp_array *arr = &nb->nest->arrays[a->array];
+  int64_t s = arr->elem_size;
+  for (int d = a->level + 1; d < arr->ndims; d++) {
+    if (arr->dims[d] < 0) return -1;
+    if (__builtin_mul_overflow(s, arr->dims[d], &s)) return -1;
+  }
+  return s;
+}
+
+static void sp_add_scaled(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at) {
+  sp_walk_expr(nb, idx); /* the index's own loads come first */
+  sp_affine v;
+  sp_aff_err err;
+  memset(&err, 0, sizeof err);
+  sp_aff_status st = sp_expr_affine(nb->az, nb, idx, &v, &err);
+  if (st == SP_AFF_OK && scale > 0 && sp_affine_scale(&v, &v, scale) &&
+      sp_affine_add(&a->offset, &a->offset, &v))
+    return;
+  if (st == SP_AFF_UNKNOWN) {
+    sp_value_ok(nb, st, &err, "the subscript");
+    return;
+  }
+  if (st == SP_AFF_OK || st == SP_AFF_OVERFLOW) {
+    err.at = at;
+    snprintf(err.why, sizeof err.why, "byte offset of the access");
+    sp_value_ok(nb, SP_AFF_OVERFLOW, &err, "the byte offset");
+    return;
+  }
+  char *text = sp_cursor_text(nb->az, idx);
+  bool indirect = strstr(err.why, "memory") != NULL;
+  char *why = sp_xasprintf("%s subscript %s (%s)", indirect ? "indirect" : "non-affine",
+                           text ? text : "?", err.why);
+  sp_mark_irregular(a, "%s", why ? why : "non-affine subscript");
+  free(why);
+  free(text);
+}
+
+static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
+  e = sp_strip(e);
+  enum CXCursorKind k = clang_getCursorKind(e);
+  CXType t = clang_getCanonicalType(clang_getCursorType(e));
+  if (k == CXCursor_CStyleCastExpr) {
+    CXCursor kids[3];
+    int n = sp_children(e, kids, 3);
+    return n >= 1 && sp_pointer_addr(nb, kids[n > 3 ? 2 : n - 1], a);
+  }
+  if (k == CXCursor_DeclRefExpr) {
+    CXCursor decl = clang_getCursorReferenced(e);
+    enum CXCursorKind dk = clang_getCursorKind(decl);
+    if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl) return false;
+    a->array = sp_array_for_decl(nb, decl, NULL, e);
+    a->level = 0;
+    sp_affine_zero(&a->offset);
+    return a->array >= 0;
+  }
+  if (sp_is_array_type(t) && (k == CXCursor_ArraySubscriptExpr || k == CXCursor_MemberRefExpr))
+    return sp_lvalue_addr(nb, e, a);
+  if (k == CXCursor_BinaryOperator) {
+    char op[8];
+    sp_operator(nb->az, e, op, sizeof op);
+    CXCursor kids[2];
+    if (sp_children(e, kids, 2) != 2 || (strcmp(op, "+") && strcmp(op, "-"))) goto opaque;
+    int p = sp_is_pointerish(clang_getCursorType(kids[0])) ? 0 : 1;
+    if (!sp_pointer_addr(nb, kids[p], a)) return false;
+    int64_t elem = clang_Type_getSizeOf(clang_getPointeeType(t));
+    if (elem <= 0) elem = 1;
+    if (strcmp(op, "-") == 0) elem = -elem;
+    sp_add_scaled(nb, a, kids[1 - p], elem > 0 ? elem : -elem, e);
+    if (elem < 0 && !a->irregular) { /* p - k: undo the + and subtract */
+      sp_affine idx;
+      if (sp_expr_affine(nb->az, nb, kids[1 - p], &idx, NULL) == SP_AFF_OK &&
+          sp_affine_scale(&idx, &idx, -2 * elem) && sp_affine_sub(&a->offset, &a->offset, &idx))
+        return true;
+      sp_mark_irregular(a, "%s", "pointer subtraction");
+    }
+    return true;
+  }
+opaque:;
+  /* A pointer loaded from memory (s->data, rows[i]) or computed: a root of its own. */
+  char *text = sp_cursor_text(nb->az, e);
+  if (k == CXCursor_ArraySubscriptExpr || k == CXCursor_UnaryOperator) {
+    sp_walk_expr(nb, e); /* the pointer itself is loaded */
+    char *path = sp_xasprintf("%s[*]", text ? text : "?");
+    a->array = sp_array_for_decl(nb, clang_getNullCursor(), path ? path : "?", e);
+    free(path);
+    sp_affine_zero(&a->offset);
+    sp_mark_irregular(a, "base pointer loaded from memory (%s)", text ? text : "?");
+  } else {
+    if (k == CXCursor_MemberRefExpr)
+      sp_nb_note(nb, e, "pointer '%s' is read from a structure: assumed the same in every "
+                 "iteration and not aliasing other arrays", text ? text : "?");
+    else
+      sp_nb_note(nb, e, "pointer expression '%s' treated as an array of its own",
+                 text ? text : "?");
+    a->array = sp_array_for_decl(nb, clang_getNullCursor(), text ? text : "?", e);
+    sp_affine_zero(&a->offset);
+  }
+  a->level = 0;
+  free(text);
+  return a->array >= 0;
+}
+
+/* Address of an lvalue in memory; false for registers (scalars, local structs). */
+static bool sp_lvalue_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
+  e = sp_strip(e);
+  enum CXCursorKind k = clang_getCursorKind(e);
+  CXCursor kids[2];
+  if (k == CXCursor_ArraySubscriptExpr && sp_children(e, kids, 2) == 2) {
+    int b = sp_is_pointerish(clang_getCursorType(sp_strip(kids[0]))) ? 0 : 1;
+    if (!sp_pointer_addr(nb, kids[b], a)) {
+      sp_walk_expr(nb, kids[1 - b]);
+      return false;
+    }
+    int64_t stride = sp_stride(nb, a, e);
+    if (stride <= 0) {
+      sp_mark_irregular(a, "%s", "element size unknown");
+      stride = 1;
+    }
+    sp_add_scaled(nb, a, kids[1 - b], stride, e);
+    a->level++;
+    return true;
+  }
+  if (k == CXCursor_MemberRefExpr && sp_children(e, kids, 1) == 1) {
+    CXCursor field = clang_getCursorReferenced(e);
+    long long bits = clang_Cursor_getOffsetOfField(field);
+    bool arrow = clang_getCanonicalType(clang_getCursorType(sp_strip(kids[0]))).kind ==
+                 CXType_Pointer;
+    bool ok = arrow ? sp_pointer_addr(nb, kids[0], a) : sp_lvalue_addr(nb, kids[0], a);
+    if (!ok) return false;
+    if (bits < 0 || bits % 8) sp_mark_irregular(a, "%s", "bit-field or unknown field offset");
+    else if (!sp_affine_add(&a->offset, &a->offset, &(sp_affine){.constant = bits / 8}))
+      sp_mark_irregular(a, "%s", "offset overflow");
+    return true;
+  }
+  if (k == CXCursor_UnaryOperator && sp_children(e, kids, 1) == 1) {
+    char op[8];
+    sp_operator(nb->az, e, op, sizeof op);
+    if (strcmp(op, "*") == 0) return sp_pointer_addr(nb, kids[0], a);
+  }
+  return false;
+}
+
+/* ---- references ------------------------------------------------------------------------------ */
+
+static void sp_emit_ref(sp_nb *nb, CXCursor e, const sp_addr *a, sp_access acc, bool compound) {
+  sp_nest *n = nb->nest;
+  if (!SP_GROW(n->refs, n->nrefs, nb->cap_refs)) return;
+  sp_ref *r = &n->refs[n->nrefs];
+  memset(r, 0, sizeof *r);
+  r->array = a->array;
+  r->access = acc;
+  r->compound = compound;
+  r->irregular = a->irregular;
+  r->irregular_why = a->irregular ? strdup(a->why) : NULL;
+  r->offset = a->offset;
+  r->size = clang_Type_getSizeOf(clang_getCursorType(e));
+  if (r->size <= 0) r->size = n->arrays[a->array].elem_size;
+  r->nloops = nb->nstack;
+  memcpy(r->loops, nb->stack, sizeof r->loops);
+  if (nb->nguards) {
+    r->guards = malloc((size_t)nb->nguards * sizeof *r->guards);
+    if (r->guards) {
+      memcpy(r->guards, nb->guards, (size_t)nb->nguards * sizeof *r->guards);
+      r->nguards = nb->nguards;
+    }
+  }
+  r->text = sp_cursor_text(nb->az, e);
+  unsigned line, col;
+  sp_cursor_loc(e, &line, &col, NULL);
+  r->loc = (sp_srcloc){nb->az->filename, line, col};
+  n->nrefs++;
+  if (a->irregular)
+    sp_nb_note(nb, e, "access %s has an %s: kept as an irregular access (each lane its own "
+               "sector)", r->text ? r->text : "?", a->why);
+}
+
+static void sp_note_scalar(sp_nb *nb, CXCursor e, bool read, bool write) {
+  CXCursor decl = clang_getCursorReferenced(e);
+  enum CXCursorKind dk = clang_getCursorKind(decl);
+  if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl) return;
+  for (int k = 0; k < nb->nest->nloops; k++)
+    if (clang_equalCursors(nb->loopvar[k], decl)) {
+      if (write) sp_nb_skip(nb, e, "the loop index is assigned in the loop body: nest skipped");
+      return;
+    }
+  if (write)
+    for (int i = 0; i < nb->nlocals; i++)
+      if (clang_equalCursors(nb->locals[i].decl, decl) && nb->locals[i].valid) {
+        nb->locals[i].valid = false;
+        snprintf(nb->locals[i].why, sizeof nb->locals[i].why,
+                 "'%s' is assigned inside the nest", nb->locals[i].name);
+      }
+  if (!SP_GROW(nb->events, nb->nevents, nb->cap_events)) return;
+  sp_scalar_event *ev = &nb->events[nb->nevents++];
+  ev->decl = decl;
+  CXString s = clang_getCursorSpelling(decl);
+  ev->name = strdup(clang_getCString(s));
+  clang_disposeString(s);
+  ev->read = read;
+  ev->write = write;
+  ev->loopmask = sp_stack_mask(nb);
+  sp_cursor_loc(e, &ev->line, &ev->col, NULL);
+}
+
+/* An access to lvalue e: memory reference(s), or a scalar event for registers. */
+static void sp_access_lvalue(sp_nb *nb, CXCursor e, bool read, bool write) {
+  CXCursor s = sp_strip(e);
+  if (clang_getCursorKind(s) == CXCursor_DeclRefExpr) {
+    sp_note_scalar(nb, s, read, write);
+    return;
+  }
+  sp_addr a;
+  memset(&a, 0, sizeof a);
+  a.array = -1;
+  if (!sp_lvalue_addr(nb, s, &a) || a.array < 0) {
+    sp_walk_expr(nb, s);
+    return;
+  }
+  if (read) sp_emit_ref(nb, s, &a, SP_READ, read && write);
+  if (write) sp_emit_ref(nb, s, &a, SP_WRITE, read && write);
+}
+
+static bool sp_is_memory_lvalue(CXCursor s) {
+  enum CXCursorKind k = clang_getCursorKind(s);
+  return k == CXCursor_ArraySubscriptExpr || k == CXCursor_MemberRefExpr;
+}
+
+static const char *const sp_pure_functions[] = {
+    "sqrt", "sqrtf", "fabs", "fabsf", "exp", "expf", "log", "logf", "sin", "sinf", "cos",
+    "cosf", "tan", "pow", "powf", "fmin", "fmax", "fminf", "fmaxf", "floor", "ceil", "abs",
+    "labs", "tanh", "atan", "atan2", "exp2", "log2", "log10", "cbrt", "hypot", "erf", "fma",
+    "round", "trunc", "copysign", "min", "max", "rsqrt", NULL};
+
+static void sp_walk_call(sp_nb *nb, CXCursor e) {
+  CXCursor kids[24];
+  int n = sp_children(e, kids, 24);
+  if (n > 24) n = 24;
+  CXString s = clang_getCursorSpelling(e);
+  char name[96];
+  snprintf(name, sizeof name, "%s", clang_getCString(s));
+  clang_disposeString(s);
+  bool pointer_arg = false;
+  for (int i = 1; i < n; i++) {
+    if (sp_is_pointerish(clang_getCursorType(sp_strip(kids[i])))) pointer_arg = true;
+    sp_walk_expr(nb, kids[i]);
+  }
+  bool pure = false;
+  for (int i = 0; sp_pure_functions[i]; i++)
+    if (strcmp(name, sp_pure_functions[i]) == 0) pure = true;
+  if (pointer_arg)
+    sp_nb_note(nb, e, "call to '%s' with a pointer argument: the accesses inside '%s' are not "
+               "modeled; only its arguments are counted", name, name);
+  else if (!pure)
+    sp_nb_note(nb, e, "call to '%s': assumed to touch no global memory", name);
+}
+
+/* Condition -> guards (conjunction of affine comparisons). */
+static bool sp_cond_guards(sp_nb *nb, CXCursor c, bool negate, sp_guard *out, int *n, int max) {
+  c = sp_strip(c);
+  enum CXCursorKind k = clang_getCursorKind(c);
+  CXCursor kids[2];
+  char op[8];
+  if (k == CXCursor_UnaryOperator && sp_children(c, kids, 1) == 1) {
+    sp_operator(nb->az, c, op, sizeof op);
+    return strcmp(op, "!") == 0 && sp_cond_guards(nb, kids[0], !negate, out, n, max);
+  }
+  if (k != CXCursor_BinaryOperator || sp_children(c, kids, 2) != 2) return false;
+  sp_operator(nb->az, c, op, sizeof op);
+  if (strcmp(op, "&&") == 0 && !negate)
+    return sp_cond_guards(nb, kids[0], false, out, n, max) &&
+           sp_cond_guards(nb, kids[1], false, out, n, max);
+  if (strcmp(op, "||") == 0 && negate) /* !(a || b) = !a && !b */
+    return sp_cond_guards(nb, kids[0], true, out, n, max) &&
+           sp_cond_guards(nb, kids[1], true, out, n, max);
+  sp_affine l, r, d;
+  if (sp_expr_affine(nb->az, nb, kids[0], &l, NULL) != SP_AFF_OK ||
+      sp_expr_affine(nb->az, nb, kids[1], &r, NULL) != SP_AFF_OK)
+    return false;
+  if (*n >= max) return false;
+  static const struct { const char *op, *neg; } flips[] = {
+      {"<", ">="}, {"<=", ">"}, {">", "<="}, {">=", "<"}, {"==", "!="}, {"!=", "=="}};
+  const char *o = NULL;
+  for (size_t i = 0; i < sizeof flips / sizeof *flips; i++)
+    if (strcmp(op, flips[i].op) == 0) o = negate ? flips[i].neg : flips[i].op;
+  if (!o) return false;
+  sp_guard g;
+  bool ok;
+  if (strcmp(o, "<") == 0 || strcmp(o, "<=") == 0) { /* r - l (- 1) >= 0 */
+    ok = sp_affine_sub(&d, &r, &l) && (strcmp(o, "<=") == 0 || !__builtin_sub_overflow(d.constant, 1, &d.constant));
+    g.cmp = SP_CMP_GE0;
+  } else if (strcmp(o, ">") == 0 || strcmp(o, ">=") == 0) {
+    ok = sp_affine_sub(&d, &l, &r) && (strcmp(o, ">=") == 0 || !__builtin_sub_overflow(d.constant, 1, &d.constant));
+    g.cmp = SP_CMP_GE0;
+  } else {
+    ok = sp_affine_sub(&d, &l, &r);
+    g.cmp = strcmp(o, "==") == 0 ? SP_CMP_EQ0 : SP_CMP_NE0;
+  }
+  if (!ok) return false;
+  g.expr = d;
+  out[(*n)++] = g;
+  return true;
+}
+
+static void sp_walk_stmt(sp_nb *nb, CXCursor s);
+
+/* A branch of an if or ?: : guarded when the condition is affine. */
+static void sp_walk_guarded(sp_nb *nb, CXCursor cond, CXCursor body, bool negate, bool is_stmt,
+                            bool single_cond) {
+  sp_guard g[16];
+  int ng = 0;
+  int saved = nb->nguards;
+  if (sp_cond_guards(nb, cond, negate, g, &ng, 16) && nb->nguards + ng <= 32) {
+    memcpy(nb->guards + nb->nguards, g, (size_t)ng * sizeof *g);
+    nb->nguards += ng;
+  } else {
+    char *text = sp_cursor_text(nb->az, cond);
+    if (negate && !single_cond)
+      sp_nb_note(nb, cond, "the else branch of '%s' is not a conjunction of affine conditions: "
+                 "its accesses are counted as always executed", text ? text : "?");
+    else
+      sp_nb_note(nb, cond, "condition '%s' is not affine in the loop indices (data-dependent): "
+                 "the accesses under it are counted as always executed", text ? text : "?");
+    free(text);
+  }
+  if (is_stmt) sp_walk_stmt(nb, body);
+  else sp_walk_expr(nb, body);
+  nb->nguards = saved;
+}
+
+static void sp_walk_expr(sp_nb *nb, CXCursor e) {
+  if (nb->skip) return;
+  if (++nb->depth_guard > 200) {
+    sp_nb_skip(nb, e, "expression nested too deeply: nest skipped");
+    nb->depth_guard--;
+    return;
+  }
+  CXCursor s = sp_strip(e);
+  enum CXCursorKind k = clang_getCursorKind(s);
+  CXCursor kids[3];
+  int nk;
+  char op[8];
+  switch (k) {
+    case CXCursor_ArraySubscriptExpr:
+    case CXCursor_MemberRefExpr:
+      sp_access_lvalue(nb, s, true, false);
+      break;
+    case CXCursor_DeclRefExpr:
+      sp_note_scalar(nb, s, true, false);
+      break;
+    case CXCursor_BinaryOperator:
+      nk = sp_children(s, kids, 2);
+      if (nk != 2) break;
+      sp_operator(nb->az, s, op, sizeof op);
+      if (strcmp(op, "=") == 0) {
+        sp_walk_expr(nb, kids[1]);
+        sp_access_lvalue(nb, kids[0], false, true);
+      } else {
+        sp_walk_expr(nb, kids[0]);
+        sp_walk_expr(nb, kids[1]);
+      }
+      break;
+    case CXCursor_CompoundAssignOperator:
+      if (sp_children(s, kids, 2) != 2) break;
+      sp_walk_expr(nb, kids[1]);
+      sp_access_lvalue(nb, kids[0], true, true);
+      break;
+    case CXCursor_UnaryOperator:
+      if (sp_children(s, kids, 1) != 1) break;
+      sp_operator(nb->az, s, op, sizeof op);
+      if (strcmp(op, "++") == 0 || strcmp(op, "--") == 0) {
+        sp_access_lvalue(nb, kids[0], true, true);
+      } else if (strcmp(op, "*") == 0) {
+        sp_access_lvalue(nb, s, true, false);
+      } else if (strcmp(op, "&") == 0) {
+        CXCursor t = sp_strip(kids[0]);
+        if (sp_is_memory_lvalue(t)) { /* address only: walk the subscripts, no access */
+          sp_addr a;
+          memset(&a, 0, sizeof a);
+          sp_lvalue_addr(nb, t, &a);
+        }
+      } else {
+        sp_walk_expr(nb, kids[0]);
+      }
+      break;
+    case CXCursor_ConditionalOperator:
+      if (sp_children(s, kids, 3) != 3) break;
+      sp_walk_expr(nb, kids[0]);
+      sp_walk_guarded(nb, kids[0], kids[1], false, false, true);
+      sp_walk_guarded(nb, kids[0], kids[2], true, false, true);
+      break;
+    case CXCursor_CallExpr:
+      sp_walk_call(nb, s);
+      break;
+    case CXCursor_StmtExpr:
+      sp_nb_skip(nb, s, "statement expression in a loop body: nest skipped");
+      break;
+    default: {
+      CXCursor all[16];
+      int n = sp_children(s, all, 16);
+      for (int i = 0; i < n && i < 16; i++)
+        if (clang_isExpression(clang_getCursorKind(all[i]))) sp_walk_expr(nb, all[i]);
+    }
+  }
+  nb->depth_guard--;
+}
+
+static void sp_walk_decl(sp_nb *nb, CXCursor decl_stmt) {
+  CXCursor vars[32];
+  int n = sp_children(decl_stmt, vars, 32);
+  for (int i = 0; i < n && i < 32; i++) {
+    if (clang_getCursorKind(vars[i]) != CXCursor_VarDecl) continue;
+    CXType t = clang_getCursorType(vars[i]);
+    CXCursor kids[8];
+    int nk = sp_children(vars[i], kids, 8);
+    CXCursor init = clang_getNullCursor();
+    for (int j = nk - 1; j >= 0 && j < 8; j--)
+      if (clang_isExpression(clang_getCursorKind(kids[j]))) {
+        init = kids[j];
+        break;
+      }
+    if (sp_is_array_type(t)) {
+      CXString s = clang_getCursorSpelling(vars[i]);
+      sp_nb_note(nb, vars[i], "array '%s' declared in the loop body is private to each "
+                 "iteration (registers or local memory): its accesses are not counted",
+                 clang_getCString(s));
+      clang_disposeString(s);
+      continue;
+    }
+    if (clang_Cursor_isNull(init)) continue;
+    sp_walk_expr(nb, init);
+    if (SP_GROW(nb->locals, nb->nlocals, nb->cap_locals)) {
+      sp_local_value *lv = &nb->locals[nb->nlocals++];
+      lv->decl = vars[i];
+      sp_aff_err err;
+      memset(&err, 0, sizeof err);
+      CXString name = clang_getCursorSpelling(vars[i]);
+      snprintf(lv->name, sizeof lv->name, "%s", clang_getCString(name));
+      clang_disposeString(name);
+      lv->valid = sp_expr_affine(nb->az, nb, init, &lv->value, &err) == SP_AFF_OK;
+      if (!lv->valid) {
+        char *text = sp_cursor_text(nb->az, init);
+        snprintf(lv->why, sizeof lv->why, "'%s' is initialized with '%.150s' (%.150s)", lv->name,
+                 text ? text : "?", err.why);
+        free(text);
+      }
+    }
+  }
+}
+
+static void sp_walk_stmt(sp_nb *nb, CXCursor s) {
+  if (nb->skip) return;
+  enum CXCursorKind k = clang_getCursorKind(s);
+  CXCursor kids[3];
+  int n;
+  switch (k) {
+    case CXCursor_ForStmt:
+      sp_nb_walk_loop(nb, s, nb->nstack ? nb->stack[nb->nstack - 1] : -1, false);
+      break;
+    case CXCursor_CompoundStmt: {
+      CXCursor *all = malloc(4096 * sizeof *all);
+      if (!all) return;
+      n = sp_children(s, all, 4096);
+      if (n > 4096) sp_nb_skip(nb, s, "more than 4096 statements in one block: nest skipped");
+      for (int i = 0; i < n && i < 4096 && !nb->skip; i++) sp_walk_stmt(nb, all[i]);
+      free(all);
+      break;
+    }
+    case CXCursor_DeclStmt:
+      sp_walk_decl(nb, s);
+      break;
+    case CXCursor_IfStmt: {
+      n = sp_children(s, kids, 3);
+      if (n < 2) break;
+      sp_walk_expr(nb, kids[0]);
+      CXCursor cond = sp_strip(kids[0]);
+      char op[8] = "";
+      if (clang_getCursorKind(cond) == CXCursor_BinaryOperator)
+        sp_operator(nb->az, cond, op, sizeof op);
+      sp_walk_guarded(nb, kids[0], kids[1], false, true, true);
+      if (n == 3) sp_walk_guarded(nb, kids[0], kids[2], true, true, strcmp(op, "&&") != 0);
+      break;
+    }
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+      sp_nb_skip(nb, s, "%s loop in the nest: its trip count is unknown, so the nest is skipped "
+                 "(rewrite it as a counted for loop to have it modeled)",
+                 k == CXCursor_WhileStmt ? "while" : "do-while");
+      break;
+    case CXCursor_GotoStmt:
+    case CXCursor_IndirectGotoStmt:
+      sp_nb_skip(nb, s, "goto in the nest: control flow cannot be modeled; nest skipped");
+      break;
+    case CXCursor_BreakStmt:
+    case CXCursor_ReturnStmt:
+      sp_nb_skip(nb, s, "%s leaves the loop early: trip counts cannot be modeled; nest skipped",
+                 k == CXCursor_BreakStmt ? "break" : "return");
+      break;
+    case CXCursor_ContinueStmt:
+      sp_nb_note(nb, s, "continue: the accesses after it are counted as always executed");
+      break;
+    case CXCursor_SwitchStmt:
+      sp_nb_note(nb, s, "switch: the accesses of every case are counted as executed");
+      n = sp_children(s, kids, 2);
+      if (n == 2) {
+        sp_walk_expr(nb, kids[0]);
+        sp_walk_stmt(nb, kids[1]);
+      }
+      break;
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+    case CXCursor_LabelStmt: {
+      n = sp_children(s, kids, 3);
+      for (int i = 0; i < n && i < 3; i++) {
+        if (clang_isExpression(clang_getCursorKind(kids[i])) && k == CXCursor_CaseStmt && i == 0)
+          continue;
+        sp_walk_stmt(nb, kids[i]);
+      }
+      break;
+    }
+    case CXCursor_NullStmt:
+      break;
+    default:
+      if (clang_isExpression(k)) sp_walk_expr(nb, s);
+      else if (k != CXCursor_UnexposedStmt)
+        sp_nb_note(nb, s, "statement not modeled; its accesses are ignored");
+      else
+        sp_walk_expr(nb, s);
+  }
+}
+
+/* ---- loops ----------------------------------------------------------------------------------- */
+
+typedef struct sp_for_parts {
+  CXCursor init, cond, inc, body;
+} sp_for_parts;
+
+static bool sp_for_parts_of(sp_az *az, CXCursor f, sp_for_parts *p) {
+  p->init = p->cond = p->inc = p->body = clang_getNullCursor();
+  CXToken *toks = NULL;
+  unsigned ntoks = 0;
+  clang_tokenize(az->tu, clang_getCursorExtent(f), &toks, &ntoks);
+  unsigned semi[2] = {0, 0}, rparen = 0;
+  int nsemi = 0, depth = 0;
+  for (unsigned i = 0; i < ntoks; i++) {
+    CXString s = clang_getTokenSpelling(az->tu, toks[i]);
+    const char *t = clang_getCString(s);
+    unsigned off;
+    clang_getExpansionLocation(clang_getTokenLocation(az->tu, toks[i]), NULL, NULL, NULL, &off);
+    bool done = false;
+    if (strcmp(t, "(") == 0) depth++;
+    else if (strcmp(t, ")") == 0 && --depth == 0) {
+      rparen = off;
+      done = true;
+    } else if (strcmp(t, ";") == 0 && depth == 1 && nsemi < 2)
+      semi[nsemi++] = off;
+    clang_disposeString(s);
+    if (done) break;
+  }
+  if (toks) clang_disposeTokens(az->tu, toks, ntoks);
+  if (nsemi != 2 || !rparen) return false;
+  CXCursor kids[4];
+  int n = sp_children(f, kids, 4);
+  for (int i = 0; i < n && i < 4; i++) {
+    unsigned b, e;
+    sp_cursor_range(kids[i], &b, &e);
+    if (b < semi[0]) p->init = kids[i];
+    else if (b < semi[1]) p->cond = kids[i];
+    else if (b < rparen) p->inc = kids[i];
+    else p->body = kids[i];
+  }
+  return !clang_Cursor_isNull(p->body);
+}
+
+static bool sp_refers_to(CXCursor e, CXCursor decl) {
+  e = sp_strip(e);
+  return clang_getCursorKind(e) == CXCursor_DeclRefExpr &&
+         clang_equalCursors(clang_getCursorReferenced(e), decl);
+}
+
+/* Index variable and its first value. */
+static bool sp_loop_init(sp_nb *nb, CXCursor init, CXCursor *var, CXCursor *first) {
+  enum CXCursorKind k = clang_getCursorKind(init);
+  CXCursor kids[4];
+  if (k == CXCursor_DeclStmt) {
+    if (sp_children(init, kids, 2) != 1 || clang_getCursorKind(kids[0]) != CXCursor_VarDecl)
+      return false;
+    *var = kids[0];
+    int n = sp_children(*var, kids, 4);
+    for (int i = (n < 4 ? n : 4) - 1; i >= 0; i--)
+      if (clang_isExpression(clang_getCursorKind(kids[i]))) {
+        *first = kids[i];
+        return true;
+      }
+    return false;
+  }
+  if (k == CXCursor_BinaryOperator && sp_children(init, kids, 2) == 2) {
+    char op[8];
+    sp_operator(nb->az, init, op, sizeof op);
+    CXCursor l = sp_strip(kids[0]);
+    if (strcmp(op, "=") || clang_getCursorKind(l) != CXCursor_DeclRefExpr) return false;
+    *var = clang_getCursorReferenced(l);
+    *first = kids[1];
+    return true;
+  }
+  return false;
+}
+
+static bool sp_loop_step(sp_nb *nb, CXCursor inc, CXCursor var, int64_t *step) {
+  enum CXCursorKind k = clang_getCursorKind(inc);
+  CXCursor kids[2];
+  char op[8];
+  sp_affine v;
+  if (k == CXCursor_UnaryOperator && sp_children(inc, kids, 1) == 1 && sp_refers_to(kids[0], var)) {
+    sp_operator(nb->az, inc, op, sizeof op);
+    if (strcmp(op, "++") == 0) *step = 1;
+    else if (strcmp(op, "--") == 0) *step = -1;
+    else return false;
+    return true;
+  }
+  if (k == CXCursor_CompoundAssignOperator && sp_children(inc, kids, 2) == 2 &&
+      sp_refers_to(kids[0], var)) {
+    sp_operator(nb->az, inc, op, sizeof op);
+    if (sp_expr_affine(nb->az, nb, kids[1], &v, NULL) != SP_AFF_OK || !sp_affine_is_const(&v))
+      return false;
+    if (strcmp(op, "+=") == 0) *step = v.constant;
+    else if (strcmp(op, "-=") == 0 && v.constant != INT64_MIN) *step = -v.constant;
+    else return false;
+    return true;
+  }
+  if (k == CXCursor_BinaryOperator && sp_children(inc, kids, 2) == 2 && sp_refers_to(kids[0], var)) {
+    sp_operator(nb->az, inc, op, sizeof op);
+    CXCursor r = sp_strip(kids[1]), rk[2];
+    if (strcmp(op, "=") || clang_getCursorKind(r) != CXCursor_BinaryOperator ||
+        sp_children(r, rk, 2) != 2)
+      return false;
+    sp_operator(nb->az, r, op, sizeof op);
+    int vi = sp_refers_to(rk[0], var) ? 0 : sp_refers_to(rk[1], var) ? 1 : -1;
+    if (vi < 0 || (strcmp(op, "+") && !(strcmp(op, "-") == 0 && vi == 0))) return false;
+    if (sp_expr_affine(nb->az, nb, rk[1 - vi], &v, NULL) != SP_AFF_OK || !sp_affine_is_const(&v))
+      return false;
+    *step = op[0] == '-' ? -v.constant : v.constant;
+    return true;
+  }
+  return false;
+}
+
+static int sp_find_loop_directive(sp_nb *nb, CXCursor f, int *dirs, int max) {
+  int all[8], n = sp_directives_of(nb->az, f, all, 8), m = 0;
+  for (int i = 0; i < n && m < max; i++) dirs[m++] = all[i];
+  return m;
+}
+
+void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
+  if (nb->skip) return;
+  sp_nest *n = nb->nest;
+  if (n->nloops >= SP_MAX_LOOPS) {
+    sp_nb_skip(nb, f, "more than %d loops in one nest: nest skipped", SP_MAX_LOOPS);
+    return;
+  }
+  sp_for_parts p;
+  CXCursor var = clang_getNullCursor(), first = clang_getNullCursor();
+  if (!sp_for_parts_of(nb->az, f, &p) || clang_Cursor_isNull(p.init) ||
+      !sp_loop_init(nb, p.init, &var, &first)) {
+    sp_nb_skip(nb, f, "for loop without an index initialization 'i = start': nest skipped");
+    return;
+  }
+  int64_t step = 0;
+  if (clang_Cursor_isNull(p.inc) || !sp_loop_step(nb, p.inc, var, &step) || step == 0) {
+    sp_nb_skip(nb, f, "loop increment is not a constant step (i++, i--, i += c): nest skipped");
+    return;
+  }
+  int id = n->nloops;
+  sp_loop *L = &n->loops[id];
+  memset(L, 0, sizeof *L);
+  CXString vs = clang_getCursorSpelling(var);
+  L->index = strdup(clang_getCString(vs));
+  clang_disposeString(vs);
+  L->parent = parent;
+  L->depth = parent < 0 ? 0 : n->loops[parent].depth + 1;
+  L->step = step;
+  unsigned line, col;
+  sp_cursor_loc(f, &line, &col, NULL);
+  L->loc = (sp_srcloc){nb->az->filename, line, col};
+  sp_cursor_range(f, &nb->loop_begin[id], &nb->loop_end[id]);
+  nb->loop_sole_child[id] = sole_child;
+  n->nloops++; /* visible to diagnostics; the index is registered after the bounds */
+
+  sp_aff_err err;
+  memset(&err, 0, sizeof err);
+  sp_aff_status st = sp_expr_affine(nb->az, nb, first, &L->lower, &err);
+  L->lower_text = sp_cursor_text(nb->az, first);
+  if (st != SP_AFF_OK) {
+    if (!sp_value_ok(nb, st, &err, "the lower bound of the loop"))
+      if (st == SP_AFF_NONAFFINE)
+        sp_nb_skip(nb, first, "lower bound '%s' is not affine (%s): nest skipped",
+                   L->lower_text ? L->lower_text : "?", err.why);
+    if (st != SP_AFF_NONAFFINE) nb->skip = true;
+    return;
+  }
+  /* condition: index <op> bound, either way round */
+  CXCursor c = sp_strip(p.cond), ck[2];
+  char op[8] = "";
+  int vi = -1;
+  if (!clang_Cursor_isNull(c) && clang_getCursorKind(c) == CXCursor_BinaryOperator &&
+      sp_children(c, ck, 2) == 2) {
+    sp_operator(nb->az, c, op, sizeof op);
+    vi = sp_refers_to(ck[0], var) ? 0 : sp_refers_to(ck[1], var) ? 1 : -1;
+  }
+  if (vi < 0 || !(strcmp(op, "<") == 0 || strcmp(op, "<=") == 0 || strcmp(op, ">") == 0 ||
+                  strcmp(op, ">=") == 0 || strcmp(op, "!=") == 0)) {
+    sp_nb_skip(nb, clang_Cursor_isNull(c) ? f : c,
+               "loop condition is not a comparison of the index with a bound: nest skipped");
+    return;
+  }
+  if (vi == 1) { /* bound <op> index  ->  index <flipped op> bound */
+    if (op[0] == '<') op[0] = '>';
+    else if (op[0] == '>') op[0] = '<';
+  }
+  CXCursor bound = ck[1 - vi];
+  L->upper_text = sp_cursor_text(nb->az, bound);
+  memset(&err, 0, sizeof err);
+  st = sp_expr_affine(nb->az, nb, bound, &L->upper, &err);
+  if (st != SP_AFF_OK) {
+    if (!sp_value_ok(nb, st, &err, "the upper bound of the loop") && st == SP_AFF_NONAFFINE)
+      sp_nb_skip(nb, bound, "loop bound '%s' is not affine (%s): nest skipped",
+                 L->upper_text ? L->upper_text : "?", err.why);
+    if (st != SP_AFF_NONAFFINE) nb->skip = true;
+    return;
+  }
+  int64_t adjust = 0;
+  if (strcmp(op, "<") == 0) adjust = -1;
+  else if (strcmp(op, ">") == 0) adjust = 1;
+  else if (strcmp(op, "!=") == 0) adjust = step > 0 ? -1 : 1;
+  if ((step > 0 && op[0] == '>') || (step < 0 && op[0] == '<')) {
+    sp_nb_skip(nb, c, "the loop runs away from its bound (step %lld with '%s'): nest skipped",
+               (long long)step, op);
+    return;
+  }
+  if (__builtin_add_overflow(L->upper.constant, adjust, &L->upper.constant)) {
+    sp_nb_skip(nb, bound, "loop bound overflows: nest skipped");
+    return;
+  }
+  if (strcmp(op, "!=") == 0 && step != 1 && step != -1)
+    sp_nb_note(nb, c, "'!=' condition with step %lld assumed to stop at the bound",
+               (long long)step);
+  nb->loopvar[id] = var;
+
+  /* the user's directive on this loop */
+  int dirs[4];
+  int nd = sp_find_loop_directive(nb, f, dirs, 4);
+  for (int i = 0; i < nd; i++) {
+    sp_directive *d = &nb->az->dirs[dirs[i]];
+    if (d->kind == SP_DIR_ACC_PARALLEL || d->kind == SP_DIR_ACC_KERNELS ||
+        d->kind == SP_DIR_ACC_SERIAL || d->kind == SP_DIR_OMP_TARGET || d->kind == SP_DIR_OTHER)
+      continue;
+    nb->az->dir_used[dirs[i]] = true;
+    sp_clauses *dst = &L->clauses;
+    const sp_clauses *src = &d->clauses;
+    dst->flags |= src->flags;
+#define SP_TAKE(field) if (src->field) dst->field = src->field
+    SP_TAKE(gang_arg); SP_TAKE(worker_arg); SP_TAKE(vector_arg); SP_TAKE(num_gangs);
+    SP_TAKE(num_workers); SP_TAKE(vector_length); SP_TAKE(collapse);
+#undef SP_TAKE
+    if (src->ntile) {
+      dst->ntile = src->ntile;
+      memcpy(dst->tile, src->tile, sizeof dst->tile);
+    }
+    if (src->reduction) {
+      free(dst->reduction);
+      dst->reduction = strdup(src->reduction);
+    }
+    if (src->private_vars) {
+      free(dst->private_vars);
+      dst->private_vars = strdup(src->private_vars);
+    }
+    free(dst->directive);
+    dst->directive = src->directive ? strdup(src->directive) : NULL;
+    dst->directive_loc = src->directive_loc;
+  }
+  L->collapsed_into = -1;
+  if (nb->collapse_left > 0) {
+    nb->collapse_left--;
+    L->collapsed_into = nb->collapse_owner;
+  } else {
+    int cover = L->clauses.collapse > 1 ? L->clauses.collapse : L->clauses.ntile;
+    if (cover > 1) {
+      nb->collapse_left = cover - 1;
+      nb->collapse_owner = id;
+    }
+  }
+
+  /* body: is the only statement in it a loop? */
+  CXCursor body = p.body, inner = clang_getNullCursor();
+  if (clang_getCursorKind(body) == CXCursor_ForStmt) inner = body;
+  else if (clang_getCursorKind(body) == CXCursor_CompoundStmt) {
+    CXCursor kids[2];
+    if (sp_children(body, kids, 2) == 1 && clang_getCursorKind(kids[0]) == CXCursor_ForStmt)
+      inner = kids[0];
+  }
+  nb->stack[nb->nstack++] = id;
+  if (!clang_Cursor_isNull(inner) && clang_getCursorKind(body) == CXCursor_ForStmt)
+    sp_nb_walk_loop(nb, inner, id, true);
+  else if (!clang_Cursor_isNull(inner)) {
+    sp_nb_walk_loop(nb, inner, id, true);
+  } else {
+    sp_walk_stmt(nb, body);
+  }
+  nb->nstack--;
+  if (nb->collapse_left > 0 && nb->collapse_owner == id && !nb->skip) {
+    sp_nb_note(nb, f, "collapse/tile covers more loops than are tightly nested here");
+    nb->collapse_left = 0;
+  }
+}
+
+/* Sizes of arrays declared without a size: the extent the nest touches. */
+void sp_nb_finish_arrays(sp_nb *nb) {
+  sp_nest *n = nb->nest;
+  int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
+  bool ranges = sp_loop_ranges(n, lo, hi);
+  for (int a = 0; a < n->narrays; a++) {
+    sp_array *arr = &n->arrays[a];
+    int64_t total = arr->elem_size;
+    bool known = true;
+    for (int d = 0; d < arr->ndims; d++) {
+      if (arr->dims[d] < 0 || __builtin_mul_overflow(total, arr->dims[d], &total)) {
+        known = false;
+        break;
+      }
+    }
+    if (known) {
+      arr->total_bytes = total;
+      continue;
+    }
+    arr->size_from_access = true;
+    __int128 max_end = 0;
+    for (int r = 0; r < n->nrefs && ranges; r++) {
+      const sp_ref *ref = &n->refs[r];
+      if (ref->array != a) continue;
+      __int128 v = ref->offset.constant;
+      for (int k = 0; k < SP_MAX_LOOPS; k++) {
+        int64_t c = ref->offset.coef[k];
+        if (c) v += (__int128)c * (c > 0 ? hi[k] : lo[k]);
+      }
+      v += ref->size;
+      if (v > max_end) max_end = v;
+    }
+    arr->total_bytes = max_end > INT64_MAX ? INT64_MAX : (int64_t)max_end;
+  }
+}

@@ -1,0 +1,12 @@
+# Sources of the analyzer stage, added to the one library (see the top-level CMakeLists.txt).
+list(APPEND SP_CORE_SOURCES
+  analyzer/affine.c
+  analyzer/diag.c
+  analyzer/pragma.c
+  analyzer/values.c
+  analyzer/extract.c
+  analyzer/depend.c
+  analyzer/ir.c
+  analyzer/ir_print.c
+  analyzer/analyzer.c
+)

@@ -1,0 +1,127 @@
+/* The analyzer's libclang-facing state, shared by analyzer.c, values.c and extract.c. */
+#ifndef SP_ANALYZER_WALK_H
+#define SP_ANALYZER_WALK_H
+
+#include <clang-c/Index.h>
+
+#include "analyzer/internal.h"
+
+typedef struct sp_macro {
+  char *name;
+  int64_t value;
+} sp_macro;
+
+typedef struct sp_host_loop {
+  CXCursor var;
+  bool known;
+  int64_t first; /* first value of its index */
+  unsigned line, col;
+} sp_host_loop;
+
+/* One translation unit being analyzed. */
+typedef struct sp_az {
+  CXTranslationUnit tu;
+  CXFile file;
+  const char *filename; /* interned in the program's pool */
+  const char *contents;
+  size_t contents_len;
+  const sp_analyzer_options *opt;
+  sp_diag *diag;
+  sp_program *prog;
+  sp_directive *dirs;
+  int ndirs;
+  int *dir_target; /* per directive: index into stmts, or -1 */
+  bool *dir_used;
+  CXCursor *stmts;
+  unsigned *stmt_begin;
+  int nstmts, cap_stmts;
+  sp_macro *macros;
+  int nmacros;
+  sp_host_loop host[SP_MAX_LOOPS];
+  int nhost;
+  int status; /* worst exit code so far */
+  const char *function; /* the function being walked */
+} sp_az;
+
+typedef struct sp_scalar_event {
+  CXCursor decl;
+  char *name;
+  bool write, read; /* a compound update is both */
+  unsigned loopmask; /* loops enclosing the event */
+  unsigned line, col;
+} sp_scalar_event;
+
+typedef struct sp_local_value {
+  CXCursor decl;
+  sp_affine value;
+  bool valid;
+  char name[64];
+  char why[512]; /* why the value is not affine */
+} sp_local_value;
+
+/* One nest being built. */
+typedef struct sp_nb {
+  sp_az *az;
+  sp_nest *nest;
+  CXCursor loopvar[SP_MAX_LOOPS];
+  unsigned loop_begin[SP_MAX_LOOPS], loop_end[SP_MAX_LOOPS];
+  bool loop_sole_child[SP_MAX_LOOPS]; /* the loop is the only statement of its parent's body */
+  int collapse_left;                  /* loops still covered by an outer collapse/tile clause */
+  int collapse_owner;
+  unsigned decl_offset_scratch;
+  unsigned top_begin, top_end;
+  int stack[SP_MAX_LOOPS];
+  int nstack;
+  sp_guard guards[32];
+  int nguards;
+  CXCursor *array_decl; /* parallel to nest->arrays; null cursor for access-path roots */
+  int cap_arrays, cap_refs, cap_notes;
+  sp_scalar_event *events;
+  int nevents, cap_events;
+  sp_local_value *locals;
+  int nlocals, cap_locals;
+  bool skip;        /* the nest cannot be modeled: dropped with a message */
+  bool value_error; /* a value is missing or an offset overflows */
+  int depth_guard;  /* recursion depth of the expression walker */
+} sp_nb;
+
+/* values.c */
+typedef enum sp_aff_status {
+  SP_AFF_OK,
+  SP_AFF_NONAFFINE,
+  SP_AFF_UNKNOWN, /* needs a value nobody gave: the variable is in `unknown` */
+  SP_AFF_OVERFLOW,
+} sp_aff_status;
+
+typedef struct sp_aff_err {
+  char why[512];
+  CXCursor unknown; /* the declaration lacking a value */
+  CXCursor at;      /* where it is used */
+} sp_aff_err;
+
+CXCursor sp_strip(CXCursor c);
+int sp_children(CXCursor c, CXCursor *out, int max);
+/* The operator token of a binary / compound-assignment / unary operator ("" if unreadable). */
+void sp_operator(sp_az *az, CXCursor c, char *op, size_t n);
+void sp_cursor_loc(CXCursor c, unsigned *line, unsigned *col, unsigned *offset);
+void sp_cursor_range(CXCursor c, unsigned *begin, unsigned *end);
+/* The source text of the cursor, whitespace folded (malloc'd). */
+char *sp_cursor_text(sp_az *az, CXCursor c);
+bool sp_cursor_is_null(CXCursor c);
+/* Affine form of an integer expression in the nest's loop indices (nb may be NULL: constants). */
+sp_aff_status sp_expr_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out, sp_aff_err *err);
+/* Reports a SP_AFF_UNKNOWN / SP_AFF_OVERFLOW error in the user's terms. */
+void sp_report_value_error(sp_az *az, sp_aff_status st, const sp_aff_err *err, const char *what);
+bool sp_lookup_param(sp_az *az, const char *name, int64_t *value);
+
+/* extract.c */
+void sp_nb_note(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void sp_nb_skip(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Walks loop `f` (a ForStmt) into the nest, as a child of `parent` (-1 for the top). */
+void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child);
+void sp_nb_free(sp_nb *nb);
+/* Directives attached to a statement (indices into az->dirs), in source order. */
+int sp_directives_of(sp_az *az, CXCursor stmt, int *out, int max);
+void sp_nb_finish_arrays(sp_nb *nb);
+
+#endif

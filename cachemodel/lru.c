@@ -1,0 +1,219 @@
+/* LRU models: the brute-force LRU stack (reference), a fully associative LRU cache and a
+ * set-associative LRU cache. */
+#include "schedpredict/cachemodel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cachemodel/cm_hashmap.h"
+
+/* ---- brute-force LRU stack ---------------------------------------------------------------- */
+
+struct sp_cm_lru_stack {
+  uint64_t *unit; /* unit[0] is the most recently used */
+  uint64_t depth, capacity;
+};
+
+sp_cm_lru_stack *sp_cm_lru_stack_create(void)
+{
+  sp_cm_lru_stack *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->capacity = 64;
+  s->unit = malloc(s->capacity * sizeof *s->unit);
+  if (!s->unit) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+uint64_t sp_cm_lru_stack_access(sp_cm_lru_stack *s, uint64_t unit)
+{
+  uint64_t pos = 0;
+  while (pos < s->depth && s->unit[pos] != unit) pos++;
+  uint64_t distance = pos; /* units above it = distinct units used since its last access */
+  if (pos == s->depth) {
+    if (s->depth == s->capacity) {
+      uint64_t *bigger = realloc(s->unit, 2 * s->capacity * sizeof *s->unit);
+      if (!bigger) return SP_CM_RD_NOMEM;
+      s->unit = bigger;
+      s->capacity *= 2;
+    }
+    s->depth++;
+    distance = SP_CM_RD_INF;
+  }
+  memmove(&s->unit[1], &s->unit[0], pos * sizeof *s->unit);
+  s->unit[0] = unit;
+  return distance;
+}
+
+void sp_cm_lru_stack_free(sp_cm_lru_stack *s)
+{
+  if (!s) return;
+  free(s->unit);
+  free(s);
+}
+
+/* ---- fully associative LRU: hash map + doubly linked list over a node pool -------------------- */
+
+#define NIL UINT32_MAX
+
+typedef struct lru_node {
+  uint64_t unit;
+  uint32_t prev, next; /* prev towards MRU, next towards LRU */
+} lru_node;
+
+struct sp_cm_lru {
+  cm_map map; /* unit -> node index */
+  lru_node *node;
+  uint32_t capacity, used;
+  uint32_t mru, lru;
+};
+
+sp_cm_lru *sp_cm_lru_create(uint64_t capacity)
+{
+  if (capacity == 0 || capacity >= NIL) return NULL;
+  sp_cm_lru *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->node = malloc(capacity * sizeof *c->node);
+  if (!c->node || cm_map_init(&c->map, 2 * capacity) != 0) {
+    free(c->node);
+    free(c);
+    return NULL;
+  }
+  c->capacity = (uint32_t)capacity;
+  c->mru = c->lru = NIL;
+  return c;
+}
+
+static inline void list_unlink(sp_cm_lru *c, uint32_t i)
+{
+  lru_node *n = &c->node[i];
+  if (n->prev != NIL) c->node[n->prev].next = n->next;
+  else c->mru = n->next;
+  if (n->next != NIL) c->node[n->next].prev = n->prev;
+  else c->lru = n->prev;
+}
+
+static inline void list_push_mru(sp_cm_lru *c, uint32_t i)
+{
+  lru_node *n = &c->node[i];
+  n->prev = NIL;
+  n->next = c->mru;
+  if (c->mru != NIL) c->node[c->mru].prev = i;
+  else c->lru = i;
+  c->mru = i;
+}
+
+int sp_cm_lru_access(sp_cm_lru *c, uint64_t unit)
+{
+  cm_slot *s = cm_map_probe(&c->map, unit);
+  if (s->val != CM_EMPTY) {
+    uint32_t i = (uint32_t)s->val;
+    if (i != c->mru) {
+      list_unlink(c, i);
+      list_push_mru(c, i);
+    }
+    return 1;
+  }
+  uint32_t i;
+  if (c->used < c->capacity) {
+    i = c->used++;
+  } else {
+    i = c->lru;
+    list_unlink(c, i);
+    /* Erasing shifts slots, so the victim goes first and the new unit's slot is found after. */
+    cm_map_erase(&c->map, cm_map_probe(&c->map, c->node[i].unit));
+    s = cm_map_probe(&c->map, unit);
+  }
+  c->node[i].unit = unit;
+  s->key = unit;
+  s->val = i;
+  c->map.count++;
+  list_push_mru(c, i);
+  return 0;
+}
+
+void sp_cm_lru_free(sp_cm_lru *c)
+{
+  if (!c) return;
+  free(c->map.slots);
+  free(c->node);
+  free(c);
+}
+
+/* ---- set index functions ------------------------------------------------------------------------ */
+
+uint64_t sp_cm_set_index_mod(uint64_t unit, uint64_t sets, void *ctx)
+{
+  (void)ctx;
+  return (sets & (sets - 1)) == 0 ? unit & (sets - 1) : unit % sets;
+}
+
+uint64_t sp_cm_set_index_xorfold(uint64_t unit, uint64_t sets, void *ctx)
+{
+  (void)ctx;
+  unsigned bits = 0;
+  while (bits < 63 && (UINT64_C(1) << bits) < sets) bits++;
+  if (bits == 0) return 0;
+  uint64_t folded = 0;
+  for (uint64_t u = unit; u; u >>= bits) folded ^= u & ((UINT64_C(1) << bits) - 1);
+  return folded % sets;
+}
+
+/* ---- set-associative LRU ------------------------------------------------------------------------ */
+
+struct sp_cm_setassoc {
+  uint64_t sets;
+  uint32_t ways;
+  sp_cm_set_index_fn index_fn;
+  void *index_ctx;
+  uint64_t *tag;    /* sets x ways, each set MRU first */
+  uint32_t *filled; /* valid ways per set */
+};
+
+sp_cm_setassoc *sp_cm_setassoc_create(uint64_t sets, uint32_t ways, sp_cm_set_index_fn index_fn,
+                                      void *index_ctx)
+{
+  if (sets == 0 || ways == 0 || sets > SIZE_MAX / sizeof(uint64_t) / ways) return NULL;
+  sp_cm_setassoc *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->tag = malloc(sets * ways * sizeof *c->tag);
+  c->filled = calloc(sets, sizeof *c->filled);
+  if (!c->tag || !c->filled) {
+    free(c->tag);
+    free(c->filled);
+    free(c);
+    return NULL;
+  }
+  c->sets = sets;
+  c->ways = ways;
+  c->index_fn = index_fn ? index_fn : sp_cm_set_index_mod;
+  c->index_ctx = index_ctx;
+  return c;
+}
+
+int sp_cm_setassoc_access(sp_cm_setassoc *c, uint64_t unit)
+{
+  uint64_t set = c->index_fn(unit, c->sets, c->index_ctx);
+  uint64_t *way = &c->tag[set * c->ways];
+  uint32_t n = c->filled[set];
+  uint32_t pos = 0;
+  while (pos < n && way[pos] != unit) pos++;
+  int hit = pos < n;
+  if (!hit) {
+    if (n < c->ways) c->filled[set] = n + 1;
+    else pos = n - 1; /* the LRU way is overwritten */
+  }
+  memmove(&way[1], &way[0], pos * sizeof *way);
+  way[0] = unit;
+  return hit;
+}
+
+void sp_cm_setassoc_free(sp_cm_setassoc *c)
+{
+  if (!c) return;
+  free(c->tag);
+  free(c->filled);
+  free(c);
+}

@@ -1,0 +1,180 @@
+/* The loop-nest IR: what the analyzer produces and every later stage reads.
+ *
+ * A program (sp_program) holds the nests found in the input files. A nest is a tree of loops
+ * (numbered 0..nloops-1 in source pre-order, loop 0 is the outermost) plus the arrays it touches
+ * and its memory references in program order. Every bound and byte offset is an affine function
+ * of the nest's loop indices (sp_affine); run-time parameters, macros and constants are already
+ * folded into the numbers. */
+#ifndef SCHEDPREDICT_IR_H
+#define SCHEDPREDICT_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#define SP_IR_SCHEMA_VERSION 1
+/* Loops per nest, counting the parallel band and the sequential loops in the body. */
+#define SP_MAX_LOOPS 16
+
+typedef struct sp_srcloc {
+  const char *file; /* owned by the program's string pool */
+  unsigned line, col;
+} sp_srcloc;
+
+/* constant + sum_k coef[k] * (index of loop k) */
+typedef struct sp_affine {
+  int64_t constant;
+  int64_t coef[SP_MAX_LOOPS];
+} sp_affine;
+
+/* The user's clauses on a loop (OpenACC, or the OpenMP equivalent). */
+enum {
+  SP_CL_GANG = 1u << 0,
+  SP_CL_WORKER = 1u << 1,
+  SP_CL_VECTOR = 1u << 2,
+  SP_CL_SEQ = 1u << 3,
+  SP_CL_INDEPENDENT = 1u << 4,
+  SP_CL_AUTO = 1u << 5,
+};
+
+typedef struct sp_clauses {
+  unsigned flags;
+  /* arguments: 0 = not given, -1 = given but not a constant the analyzer could fold */
+  int64_t gang_arg, worker_arg, vector_arg; /* gang(n) worker(n) vector(n) on the loop */
+  int64_t num_gangs, num_workers, vector_length; /* from the compute construct */
+  int collapse;                                  /* 0 = not given */
+  int ntile;
+  int64_t tile[SP_MAX_LOOPS];
+  char *reduction; /* clause text, e.g. "+:sum", or NULL */
+  char *private_vars;
+  char *directive; /* the whole pragma text as written, NULL if the loop has none */
+  sp_srcloc directive_loc;
+} sp_clauses;
+
+typedef enum sp_parallel_reason {
+  SP_PAR_DECLARED,       /* loop directive / independent / gang-worker-vector / omp for */
+  SP_PAR_DECLARED_SEQ,   /* seq clause */
+  SP_PAR_DEFAULT_SEQ,    /* no directive inside a parallel construct: runs sequentially */
+  SP_PAR_TEST_PROVED,    /* dependence test proved the loop carries no dependence */
+  SP_PAR_TEST_DEPENDENT, /* dependence test found (or could not exclude) a carried dependence */
+} sp_parallel_reason;
+
+typedef struct sp_loop {
+  char *index;
+  int parent;  /* loop id of the enclosing loop in this nest, -1 for loop 0 */
+  int depth;   /* 0 for loop 0 */
+  bool band;   /* perfectly nested chain from loop 0 down (mappable to the grid as a band) */
+  /* The index takes lower, lower+step, ... while (step > 0 ? i <= upper : i >= upper):
+   * upper is the inclusive last bound whatever comparison the source used. */
+  sp_affine lower, upper;
+  int64_t step;
+  char *lower_text, *upper_text; /* the source expressions, for reports */
+  int64_t trip_min, trip_max;    /* over all values of the outer indices */
+  bool parallel;
+  sp_parallel_reason parallel_reason;
+  char *dependence; /* why not parallel (or why the declared parallel loop is suspect), or NULL */
+  sp_clauses clauses;
+  int collapsed_into; /* loop id whose collapse/tile clause covers this loop, or -1 */
+  sp_srcloc loc;
+} sp_loop;
+
+typedef struct sp_array {
+  char *name;      /* variable name, or an access path such as "s->data" */
+  char *elem_type; /* element type as written, e.g. "double", "struct point" */
+  int64_t elem_size;
+  int ndims;
+  int64_t dims[SP_MAX_LOOPS]; /* extents, outermost first; -1 where unknown (pointer) */
+  int64_t total_bytes;        /* declared size, or the accessed extent when undeclared */
+  bool size_from_access;      /* total_bytes is the accessed extent (no declared size) */
+  bool is_pointer;            /* base address unknown: assumed a fresh 256-byte-aligned buffer */
+  sp_srcloc decl_loc;
+} sp_array;
+
+typedef enum sp_cmp { SP_CMP_GE0, SP_CMP_EQ0, SP_CMP_NE0 } sp_cmp;
+
+/* An affine guard on a reference: expr >= 0, == 0 or != 0. */
+typedef struct sp_guard {
+  sp_affine expr;
+  sp_cmp cmp;
+} sp_guard;
+
+typedef enum sp_access { SP_READ, SP_WRITE } sp_access;
+
+typedef struct sp_ref {
+  int array;
+  sp_access access;
+  bool compound;       /* half of a read-modify-write (+=, ++) */
+  bool irregular;      /* offset not affine: `offset` holds the affine part only */
+  char *irregular_why; /* e.g. "indirect subscript x[col[j]]" */
+  sp_affine offset;    /* byte offset from the array's base */
+  int64_t size;        /* bytes accessed */
+  int nloops;          /* enclosing loops of the nest, outermost first */
+  int loops[SP_MAX_LOOPS];
+  int nguards;
+  sp_guard *guards;
+  char *text; /* the access as written, e.g. "A[i][k]" */
+  sp_srcloc loc;
+} sp_ref;
+
+typedef enum sp_construct {
+  SP_CONSTRUCT_ACC_PARALLEL,
+  SP_CONSTRUCT_ACC_KERNELS,
+  SP_CONSTRUCT_ACC_SERIAL,
+  SP_CONSTRUCT_OMP_TARGET,
+  SP_CONSTRUCT_NONE, /* --all-loops: an unannotated nest */
+} sp_construct;
+
+typedef struct sp_note {
+  sp_srcloc loc;
+  char *message;
+} sp_note;
+
+typedef struct sp_nest {
+  char *function;
+  sp_construct construct;
+  sp_clauses construct_clauses; /* num_gangs/num_workers/vector_length of the compute construct */
+  int nloops;
+  sp_loop loops[SP_MAX_LOOPS];
+  int narrays;
+  sp_array *arrays;
+  int nrefs;
+  sp_ref *refs;
+  int nnotes; /* how the analyzer treated what it could not model exactly */
+  sp_note *notes;
+  double band_iterations; /* iterations of the band (the parallel iteration space) */
+  bool band_iterations_exact;
+  sp_srcloc loc;
+} sp_nest;
+
+typedef struct sp_program {
+  int nnests;
+  sp_nest *nests;
+  int nfiles;
+  char **files;
+  struct sp_strpool *pool; /* file names referenced by sp_srcloc */
+} sp_program;
+
+/* Affine helpers. */
+void sp_affine_zero(sp_affine *a);
+sp_affine sp_affine_const(int64_t c);
+bool sp_affine_is_const(const sp_affine *a);
+/* Each returns false on 64-bit overflow (the result is then unspecified). */
+bool sp_affine_add(sp_affine *out, const sp_affine *a, const sp_affine *b);
+bool sp_affine_sub(sp_affine *out, const sp_affine *a, const sp_affine *b);
+bool sp_affine_scale(sp_affine *out, const sp_affine *a, int64_t k);
+/* Value with loop k's index = vals[k] (vals has SP_MAX_LOOPS entries); false on overflow. */
+bool sp_affine_eval(const sp_affine *a, const int64_t *vals, int64_t *out);
+/* Writes e.g. "8192*i + 8*j + 16" using the loop names; returns bytes needed (snprintf style). */
+int sp_affine_format(char *buf, size_t n, const sp_affine *a, const sp_nest *nest);
+
+void sp_program_free(sp_program *p);
+const char *sp_construct_name(sp_construct c);
+const char *sp_parallel_reason_name(sp_parallel_reason r);
+
+#endif
+
+/* analyzer/ir_print.c: the IR as versioned JSON (malloc'd string, NULL on allocation failure),
+ * and a short human summary. */
+char *sp_ir_to_json(const sp_program *p);
+void sp_ir_print_summary(FILE *out, const sp_program *p);

@@ -1,0 +1,2 @@
+# Sources of the traces stage, added to the one library (see the top-level CMakeLists.txt).
+list(APPEND SP_CORE_SOURCES traces/arch.c)
