@@ -33,23 +33,42 @@ static void sp_args_free(sp_args *a) {
   free(a->v);
 }
 
+static void sp_args_push_path(sp_args *out, const char *flag, const char *path,
+                              const char *base) {
+  char *joined = base && path[0] != '/' ? sp_xasprintf("%s%s/%s", flag, base, path)
+                                        : sp_xasprintf("%s%s", flag, path);
+  if (joined) sp_args_push(out, joined);
+  free(joined);
+}
+
 /* Keeps what matters to parsing (defines, include paths, language standard); drops GPU compiler
- * flags clang 14 does not know (-fopenacc, -acc, -gpu=..., -Minfo, -foffload=...). */
-static void sp_args_filter(sp_args *out, const char *const *in, int n, const char *skip_file) {
+ * flags clang 14 does not know (-fopenacc, -acc, -gpu=..., -Minfo, -foffload=...). Relative
+ * include paths are taken relative to base (the compile command's directory) when given. */
+static void sp_args_filter(sp_args *out, const char *const *in, int n, const char *skip_file,
+                           const char *base) {
+  static const char *const path_flags[] = {"-I", "-isystem", "-iquote", "-idirafter", "-include"};
   for (int i = 0; i < n; i++) {
     const char *a = in[i];
     if (skip_file && strcmp(a, skip_file) == 0) continue;
-    bool two = strcmp(a, "-I") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "-U") == 0 ||
-               strcmp(a, "-isystem") == 0 || strcmp(a, "-include") == 0 ||
-               strcmp(a, "-iquote") == 0 || strcmp(a, "-idirafter") == 0;
-    if (two && i + 1 < n) {
+    bool done = false;
+    for (size_t f = 0; f < sizeof path_flags / sizeof *path_flags && !done; f++) {
+      size_t fl = strlen(path_flags[f]);
+      if (strncmp(a, path_flags[f], fl) != 0) continue;
+      if (a[fl]) {
+        sp_args_push_path(out, path_flags[f], a + fl, base);
+      } else if (i + 1 < n) {
+        sp_args_push(out, a);
+        sp_args_push_path(out, "", in[++i], base);
+      }
+      done = true;
+    }
+    if (done) continue;
+    if ((strcmp(a, "-D") == 0 || strcmp(a, "-U") == 0) && i + 1 < n) {
       sp_args_push(out, a);
       sp_args_push(out, in[++i]);
     } else if (strncmp(a, "-D", 2) == 0 || strncmp(a, "-U", 2) == 0 ||
-               strncmp(a, "-I", 2) == 0 || strncmp(a, "-std=", 5) == 0 ||
-               strncmp(a, "-isystem", 8) == 0 || strcmp(a, "-m32") == 0 ||
-               strcmp(a, "-m64") == 0 || strncmp(a, "--sysroot", 9) == 0 ||
-               strncmp(a, "-working-directory", 18) == 0) {
+               strncmp(a, "-std=", 5) == 0 || strcmp(a, "-m32") == 0 ||
+               strcmp(a, "-m64") == 0 || strncmp(a, "--sysroot", 9) == 0) {
       sp_args_push(out, a);
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "-MF") == 0 || strcmp(a, "-MT") == 0) {
       i++;
@@ -557,7 +576,11 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
     nest.loops[k].band = nb.loop_sole_child[k] && nest.loops[nest.loops[k].parent].band;
   sp_trip_counts(&nest);
   sp_band_iterations(&nest);
-  sp_nb_finish_arrays(&nb);
+  if (!sp_nb_finish_arrays(&nb)) {
+    sp_nb_free(&nb);
+    sp_nest_free(&nest);
+    return;
+  }
   sp_decide_parallel(&nb, &nest.construct_clauses);
   sp_nb_free(&nb);
   if (!sp_push_nest(az->prog, &nest)) sp_nest_free(&nest);
@@ -633,7 +656,14 @@ static void sp_walk_region(sp_az *az, CXCursor s, sp_region region) {
              region.construct == SP_CONSTRUCT_ACC_SERIAL) {
     top = true;
   } else if (region.construct == SP_CONSTRUCT_NONE && az->opt->all_loops) {
+    /* an outermost loop around annotated nests is a host loop, not a nest of its own */
+    unsigned b, e;
+    sp_cursor_range(s, &b, &e);
     top = true;
+    for (int d = 0; d < az->ndirs; d++)
+      if (az->dirs[d].kind != SP_DIR_OTHER && az->dirs[d].begin_offset > b &&
+          az->dirs[d].begin_offset < e)
+        top = false;
   }
   if (top) {
     sp_build_nest(az, s, nest_region, loop_dir >= 0 && nest_region.directive < 0 ? loop_dir : -1);
@@ -757,12 +787,31 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
     char *abs = realpath(path, NULL);
     CXCompileCommands cmds = clang_CompilationDatabase_getCompileCommands(db, abs ? abs : path);
     unsigned ncmds = cmds ? clang_CompileCommands_getSize(cmds) : 0;
-    if (ncmds == 0) {
+    CXCompileCommand cmd = ncmds ? clang_CompileCommands_getCommand(cmds, 0) : NULL;
+    CXCompileCommands all = NULL;
+    if (!cmd && abs) { /* entries with relative paths: resolve them against DIR */
+      all = clang_CompilationDatabase_getAllCompileCommands(db);
+      unsigned nall = all ? clang_CompileCommands_getSize(all) : 0;
+      for (unsigned i = 0; i < nall && !cmd; i++) {
+        CXCompileCommand c = clang_CompileCommands_getCommand(all, i);
+        CXString f = clang_CompileCommand_getFilename(c), d = clang_CompileCommand_getDirectory(c);
+        const char *fs = clang_getCString(f), *ds = clang_getCString(d);
+        char *cand = fs[0] == '/' ? strdup(fs)
+                     : ds[0] == '/' ? sp_xasprintf("%s/%s", ds, fs)
+                                    : sp_xasprintf("%s/%s/%s", opt->compdb_dir, ds, fs);
+        char *real = cand ? realpath(cand, NULL) : NULL;
+        if (real && strcmp(real, abs) == 0) cmd = c;
+        free(real);
+        free(cand);
+        clang_disposeString(f);
+        clang_disposeString(d);
+      }
+    }
+    if (!cmd) {
       sp_diag_report(diag, SP_WARNING, path, 0, 0,
                      "not found in %s/compile_commands.json: analyzed with the arguments "
                      "after -- only", opt->compdb_dir);
     } else {
-      CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
       unsigned na = clang_CompileCommand_getNumArgs(cmd);
       char **raw = calloc(na + 1, sizeof *raw);
       CXString dir = clang_CompileCommand_getDirectory(cmd);
@@ -771,23 +820,25 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
         raw[i - 1] = strdup(clang_getCString(a));
         clang_disposeString(a);
       }
-      char *wd = sp_xasprintf("-working-directory=%s", clang_getCString(dir));
-      clang_disposeString(dir);
+      const char *ds = clang_getCString(dir);
+      char *base = ds[0] == '/' ? strdup(ds) : sp_xasprintf("%s/%s", opt->compdb_dir, ds);
       if (raw) {
-        if (wd) sp_args_push(&args, wd);
         CXString file = clang_CompileCommand_getFilename(cmd);
-        sp_args_filter(&args, (const char *const *)raw, (int)na - 1, clang_getCString(file));
+        sp_args_filter(&args, (const char *const *)raw, (int)na - 1, clang_getCString(file),
+                       base);
         clang_disposeString(file);
         for (unsigned i = 0; i < na; i++) free(raw[i]);
       }
+      clang_disposeString(dir);
       free(raw);
-      free(wd);
+      free(base);
     }
     if (cmds) clang_CompileCommands_dispose(cmds);
+    if (all) clang_CompileCommands_dispose(all);
     clang_CompilationDatabase_dispose(db);
     free(abs);
   }
-  sp_args_filter(&args, opt->clang_args, opt->nclang_args, NULL);
+  sp_args_filter(&args, opt->clang_args, opt->nclang_args, NULL, NULL);
 
   sp_az az;
   memset(&az, 0, sizeof az);

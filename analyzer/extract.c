@@ -1017,11 +1017,40 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   }
 }
 
-/* Sizes of arrays declared without a size: the extent the nest touches. */
-void sp_nb_finish_arrays(sp_nb *nb) {
+/* Sizes of arrays declared without a size: the extent the nest touches. Every reference's offset
+ * range over the iteration space must fit in 64 bits. */
+bool sp_nb_finish_arrays(sp_nb *nb) {
   sp_nest *n = nb->nest;
   int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
-  bool ranges = sp_loop_ranges(n, lo, hi);
+  if (!sp_loop_ranges(n, lo, hi)) {
+    sp_diag_report(nb->az->diag, SP_ERROR, n->loc.file, n->loc.line, n->loc.col,
+                   "loop bounds of this nest overflow 64-bit arithmetic; check --param and -D");
+    if (nb->az->status < SP_EXIT_VALUE) nb->az->status = SP_EXIT_VALUE;
+    return false;
+  }
+  __int128 *end = calloc((size_t)(n->narrays ? n->narrays : 1), sizeof *end);
+  if (!end) return false;
+  for (int r = 0; r < n->nrefs; r++) {
+    const sp_ref *ref = &n->refs[r];
+    __int128 vmin = ref->offset.constant, vmax = ref->offset.constant;
+    for (int k = 0; k < n->nloops; k++) {
+      __int128 c = ref->offset.coef[k];
+      if (!c) continue;
+      vmin += c * (c > 0 ? lo[k] : hi[k]);
+      vmax += c * (c > 0 ? hi[k] : lo[k]);
+    }
+    vmax += ref->size;
+    if (vmin < INT64_MIN || vmax > INT64_MAX) {
+      sp_diag_report(nb->az->diag, SP_ERROR, ref->loc.file, ref->loc.line, ref->loc.col,
+                     "the byte offset of %s does not fit in 64 bits over the loop ranges; "
+                     "check the sizes given with --param or -D",
+                     ref->text ? ref->text : "this access");
+      if (nb->az->status < SP_EXIT_VALUE) nb->az->status = SP_EXIT_VALUE;
+      free(end);
+      return false;
+    }
+    if (vmax > end[ref->array]) end[ref->array] = vmax;
+  }
   for (int a = 0; a < n->narrays; a++) {
     sp_array *arr = &n->arrays[a];
     int64_t total = arr->elem_size;
@@ -1032,23 +1061,9 @@ void sp_nb_finish_arrays(sp_nb *nb) {
         break;
       }
     }
-    if (known) {
-      arr->total_bytes = total;
-      continue;
-    }
-    arr->size_from_access = true;
-    __int128 max_end = 0;
-    for (int r = 0; r < n->nrefs && ranges; r++) {
-      const sp_ref *ref = &n->refs[r];
-      if (ref->array != a) continue;
-      __int128 v = ref->offset.constant;
-      for (int k = 0; k < SP_MAX_LOOPS; k++) {
-        int64_t c = ref->offset.coef[k];
-        if (c) v += (__int128)c * (c > 0 ? hi[k] : lo[k]);
-      }
-      v += ref->size;
-      if (v > max_end) max_end = v;
-    }
-    arr->total_bytes = max_end > INT64_MAX ? INT64_MAX : (int64_t)max_end;
+    arr->size_from_access = !known;
+    arr->total_bytes = known ? total : (int64_t)end[a];
   }
+  free(end);
+  return true;
 }

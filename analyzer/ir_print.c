@@ -180,6 +180,7 @@ static void sp_print_bytes(FILE *out, int64_t b) {
 }
 
 void sp_ir_print_summary(FILE *out, const sp_program *p) {
+  if (!out) return;
   for (int i = 0; i < p->nnests; i++) {
     const sp_nest *n = &p->nests[i];
     fprintf(out, "%s:%u:%u: nest %d in %s() [%s], %.0f%s band iterations\n", n->loc.file,

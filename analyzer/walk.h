@@ -122,6 +122,7 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child);
 void sp_nb_free(sp_nb *nb);
 /* Directives attached to a statement (indices into az->dirs), in source order. */
 int sp_directives_of(sp_az *az, CXCursor stmt, int *out, int max);
-void sp_nb_finish_arrays(sp_nb *nb);
+/* Array extents; false (after an error naming the reference) if an offset leaves 64 bits. */
+bool sp_nb_finish_arrays(sp_nb *nb);
 
 #endif

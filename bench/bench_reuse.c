@@ -187,12 +187,12 @@ int main(int argc, char **argv)
   report("reuse distance per set, 256 sets (d < 4)", accesses, res);
   uint64_t rs_hits = res.hits;
 
-  uint64_t brute_n = accesses < 2000000 ? accesses : 2000000;
+  uint64_t brute_n = accesses < 200000 ? accesses : 200000;
   sp_cm_lru_stack *stack = sp_cm_lru_stack_create();
   if (!stack) return 1;
   res.hits = 0;
   TIMED_LOOP(brute_n, stream, res.hits += sp_cm_lru_stack_access(stack, unit) < 1024);
-  report("brute-force LRU stack (first 2 M only)", brute_n, res);
+  report("brute-force LRU stack (first 0.2 M only)", brute_n, res);
   sp_cm_lru_stack_free(stack);
 
   int consistent = exact_hits == capped_hits && capped_hits == lru_hits && sa_hits == rs_hits;

@@ -90,6 +90,25 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
   const unsigned sh = c->sector_shift;
   const uint64_t span = access_bytes - 1;
   if (active_mask == UINT32_MAX) {
+    /* Affine warp with 0 <= stride <= sector size (coalesced, broadcast, struct-of-small):
+     * gaps between lanes are shorter than a sector, so every sector from the first lane's first
+     * to the last lane's last is touched. */
+    uint64_t stride = lane_addr[1] - lane_addr[0];
+    int affine = 1;
+    for (uint32_t l = 2; l < SP_CM_WARP_LANES; l++) affine &= lane_addr[l] - lane_addr[l - 1] == stride;
+    uint64_t top = lane_addr[SP_CM_WARP_LANES - 1] + span;
+    if (affine && stride <= c->sector_bytes && top >= lane_addr[0]) {
+      uint64_t s_first = lane_addr[0] >> sh, s_last = top >> sh;
+      uint32_t ns = (uint32_t)(s_last - s_first) + 1;
+      for (uint32_t i = 0; i < ns; i++) out->sectors[i] = s_first + i;
+      const unsigned lsh = c->sectors_per_line_shift;
+      uint64_t l_first = s_first >> lsh;
+      uint32_t nl = (uint32_t)((s_last >> lsh) - l_first) + 1;
+      for (uint32_t i = 0; i < nl; i++) out->lines[i] = l_first + i;
+      out->n_sectors = ns;
+      out->n_lines = nl;
+      return 0;
+    }
     for (uint32_t l = 0; l < SP_CM_WARP_LANES; l++) {
       uint64_t first = lane_addr[l], last = first + span;
       last |= (uint64_t)0 - (uint64_t)(last < first); /* saturate at the top of the space */

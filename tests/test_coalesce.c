@@ -74,6 +74,17 @@ static void test_floats_and_wide(void)
   CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 12, &w), 0);
   CHECK_EQ_INT(w.n_sectors, 12);
   CHECK_EQ_INT(w.n_lines, 3);
+  /* stride of two sectors: every other sector only (the affine shortcut must not apply) */
+  strided(addr, 0, 64);
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 4, &w), 0);
+  CHECK_EQ_INT(w.n_sectors, 32);
+  CHECK_EQ_INT(w.sectors[1], 2);
+  CHECK_EQ_INT(w.n_lines, 16);
+  /* stride of exactly one sector with 8-byte accesses: 32 consecutive sectors */
+  strided(addr, 0, 32);
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 8, &w), 0);
+  CHECK_EQ_INT(w.n_sectors, 32);
+  CHECK_EQ_INT(w.n_lines, 8);
   /* all lanes on one address (broadcast) */
   strided(addr, 200, 0);
   CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 8, &w), 0);
@@ -222,13 +233,17 @@ static void test_random_warps_vs_reference(void)
     if (trial % 3 == 0) mask = 0xFFFFFFFFu;
     uint64_t base = splitmix64(&rng) % (1u << 20);
     uint64_t addr[32];
-    int pattern = (int)(splitmix64(&rng) % 4);
+    int pattern = (int)(splitmix64(&rng) % 5);
+    uint64_t small_stride = splitmix64(&rng) % (sector_sizes[cfg] + 1);
+    /* spreads around 4096 sectors cross the coalescer's bitmap / insertion-sort threshold */
+    uint64_t spread = trial % 2 ? 600 : (uint64_t)sector_sizes[cfg] * (3000 + splitmix64(&rng) % 3000);
     for (int l = 0; l < 32; l++) {
       switch (pattern) {
       case 0: addr[l] = base + (uint64_t)l * bytes; break;               /* ascending */
       case 1: addr[l] = base + (uint64_t)(31 - l) * 24; break;           /* descending */
-      case 2: addr[l] = base + splitmix64(&rng) % 600; break;            /* scattered, close */
-      default: addr[l] = splitmix64(&rng) % (UINT64_C(1) << 40); break;  /* scattered, far */
+      case 2: addr[l] = base + splitmix64(&rng) % spread; break;         /* scattered */
+      case 3: addr[l] = splitmix64(&rng) % (UINT64_C(1) << 40); break;  /* scattered, far */
+      default: addr[l] = base + (uint64_t)l * small_stride; break;       /* affine, <= sector */
       }
     }
     sp_cm_warp_access w;

@@ -1,0 +1,378 @@
+/* The analyzer on small sources held in memory: every value checked by hand. */
+#include <stdlib.h>
+
+#include "schedpredict/analyzer.h"
+#include "tests/sp_test.h"
+
+static sp_diag last_diag;
+
+static int analyze(const char *src, const char *const *args, int nargs, const sp_param *params,
+                   int nparams, bool all_loops, sp_program *prog) {
+  sp_analyzer_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.clang_args = args;
+  opt.nclang_args = nargs;
+  opt.params = params;
+  opt.nparams = nparams;
+  opt.all_loops = all_loops;
+  opt.unsaved_contents = src;
+  opt.unsaved_length = strlen(src);
+  sp_diag_init(&last_diag, getenv("SP_TEST_VERBOSE") ? stderr : NULL);
+  memset(prog, 0, sizeof *prog);
+  const char *files[] = {"t.c"};
+  return sp_analyze(files, 1, &opt, &last_diag, prog);
+}
+
+static const sp_ref *ref_named(const sp_nest *n, const char *text, sp_access acc) {
+  for (int i = 0; i < n->nrefs; i++)
+    if (strcmp(n->refs[i].text, text) == 0 && n->refs[i].access == acc) return &n->refs[i];
+  fprintf(stderr, "no %s reference '%s'\n", acc == SP_READ ? "read" : "write", text);
+  return NULL;
+}
+
+static void test_linearized_and_column_major(void) {
+  const char *src =
+      "void f(int n, int m, double *restrict a, const double *restrict b) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < n; i++)\n"
+      "#pragma acc loop vector\n"
+      "    for (int j = 0; j < m; j++)\n"
+      "      a[i * m + j] = b[i + j * n] + b[i + (j + 1) * n];\n"
+      "}\n";
+  sp_param p[] = {{"n", 1000}, {"m", 300}};
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, p, 2, false, &prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog.nnests, 1);
+  if (prog.nnests != 1) return;
+  sp_nest *n = &prog.nests[0];
+  CHECK_EQ_INT(n->nloops, 2);
+  CHECK_EQ_INT(n->loops[0].trip_max, 1000);
+  CHECK_EQ_INT(n->loops[1].trip_max, 300);
+  CHECK(n->loops[0].parallel && n->loops[1].parallel);
+  CHECK(n->loops[0].band && n->loops[1].band);
+  CHECK_EQ_INT(n->band_iterations, 300000);
+  CHECK_EQ_INT(n->nrefs, 3);
+  const sp_ref *w = ref_named(n, "a[i * m + j]", SP_WRITE);
+  const sp_ref *r = ref_named(n, "b[i + (j + 1) * n]", SP_READ);
+  CHECK(w && r);
+  if (!w || !r) return;
+  CHECK_EQ_INT(w->offset.coef[0], 8 * 300);
+  CHECK_EQ_INT(w->offset.coef[1], 8);
+  CHECK_EQ_INT(r->offset.coef[0], 8);
+  CHECK_EQ_INT(r->offset.coef[1], 8 * 1000);
+  CHECK_EQ_INT(r->offset.constant, 8 * 1000);
+  CHECK_EQ_INT(n->refs[2].access, SP_WRITE); /* program order: both reads, then the write */
+  CHECK_EQ_INT(n->narrays, 2);
+  CHECK(n->arrays[0].is_pointer && n->arrays[0].size_from_access);
+  /* b's extent: max offset 8*(999 + 300*1000) + 8 */
+  const sp_array *b = strcmp(n->arrays[0].name, "b") == 0 ? &n->arrays[0] : &n->arrays[1];
+  CHECK_EQ_INT(b->total_bytes, 8 * (999 + 300 * 1000) + 8);
+  sp_program_free(&prog);
+}
+
+static void test_struct_pointer_vla(void) {
+  const char *src =
+      "struct pt { double x, y; float m; int tag; };\n"
+      "void f(int n, int m, double a[n][m], struct pt *p, double *q) {\n"
+      "#pragma acc parallel loop collapse(2)\n"
+      "  for (int i = 0; i < n; i++)\n"
+      "    for (int j = 0; j < m; j++) {\n"
+      "      a[i][j] = p[i].y + p[j].m + *(q + j) + *(q + i - 1);\n"
+      "    }\n"
+      "}\n";
+  sp_param p[] = {{"n", 64}, {"m", 48}};
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, p, 2, false, &prog), SP_EXIT_OK);
+  if (prog.nnests != 1) return;
+  sp_nest *n = &prog.nests[0];
+  const sp_ref *a = ref_named(n, "a[i][j]", SP_WRITE), *y = ref_named(n, "p[i].y", SP_READ),
+               *m = ref_named(n, "p[j].m", SP_READ), *q = ref_named(n, "*(q + i - 1)", SP_READ);
+  CHECK(a && y && m && q);
+  if (!a || !y || !m || !q) return;
+  CHECK_EQ_INT(a->offset.coef[0], 48 * 8);
+  CHECK_EQ_INT(a->offset.coef[1], 8);
+  CHECK_EQ_INT(y->offset.coef[0], 24);
+  CHECK_EQ_INT(y->offset.constant, 8);
+  CHECK_EQ_INT(y->size, 8);
+  CHECK_EQ_INT(m->offset.coef[1], 24);
+  CHECK_EQ_INT(m->offset.constant, 16);
+  CHECK_EQ_INT(m->size, 4);
+  CHECK_EQ_INT(q->offset.coef[0], 8);
+  CHECK_EQ_INT(q->offset.constant, -8);
+  const sp_array *arr = &n->arrays[a->array];
+  CHECK_EQ_INT(arr->ndims, 2);
+  CHECK_EQ_INT(arr->dims[0], 64);
+  CHECK_EQ_INT(arr->dims[1], 48);
+  CHECK_EQ_INT(arr->total_bytes, 64 * 48 * 8);
+  CHECK_EQ_INT(n->arrays[y->array].elem_size, 24);
+  CHECK_EQ_STR(n->arrays[y->array].elem_type, "struct pt");
+  CHECK_EQ_INT(n->loops[1].collapsed_into, 0);
+  CHECK(n->loops[1].parallel);
+  sp_program_free(&prog);
+}
+
+static void test_loop_forms(void) {
+  const char *src =
+      "#define N 100\n"
+      "enum { M = 40 };\n"
+      "static const int K = 7;\n"
+      "double a[N][M], b[N];\n"
+      "void f(void) {\n"
+      "#pragma acc kernels\n"
+      "  for (int i = N - 1; i >= 0; i--)\n"
+      "    for (int j = 1; j <= i && 0; j += 3) b[i] = 0;\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < N; i += 2)\n"
+      "    for (int j = M; j > K; j -= 3)\n"
+      "      a[i][j - 1] = b[i];\n"
+      "}\n";
+  sp_program prog;
+  int rc = analyze(src, NULL, 0, NULL, 0, false, &prog);
+  CHECK_EQ_INT(rc, SP_EXIT_OK);
+  /* the first nest's condition `j <= i && 0` is not a comparison: skipped with a warning */
+  CHECK_EQ_INT(prog.nnests, 1);
+  CHECK(last_diag.count[SP_WARNING] >= 1);
+  if (prog.nnests != 1) return;
+  sp_nest *n = &prog.nests[0];
+  CHECK_EQ_INT(n->loops[0].step, 2);
+  CHECK_EQ_INT(n->loops[0].upper.constant, 99);
+  CHECK_EQ_INT(n->loops[0].trip_max, 50);
+  CHECK_EQ_INT(n->loops[1].step, -3);
+  CHECK_EQ_INT(n->loops[1].lower.constant, 40);
+  CHECK_EQ_INT(n->loops[1].upper.constant, 8); /* j > 7 */
+  CHECK_EQ_INT(n->loops[1].trip_max, 11);      /* 40, 37, ..., 10 */
+  CHECK(!n->loops[1].parallel);                /* no directive inside parallel: sequential */
+  CHECK_EQ_INT(n->loops[1].parallel_reason, SP_PAR_DEFAULT_SEQ);
+  CHECK_EQ_INT(n->band_iterations, 50 * 11);
+  const sp_ref *w = ref_named(n, "a[i][j - 1]", SP_WRITE);
+  CHECK(w && w->offset.constant == -8 && w->offset.coef[0] == 320 && w->offset.coef[1] == 8);
+  sp_program_free(&prog);
+}
+
+static void test_triangular_and_huge(void) {
+  const char *src =
+      "void f(long n, double *a) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (long i = 0; i < n; i++)\n"
+      "#pragma acc loop\n"
+      "    for (long j = 0; j <= i; j++) a[i * n + j] *= 2.0;\n"
+      "}\n";
+  sp_param p[] = {{"n", 3000}};
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, p, 1, false, &prog), SP_EXIT_OK);
+  if (prog.nnests != 1) return;
+  sp_nest *n = &prog.nests[0];
+  CHECK_EQ_INT(n->loops[1].upper.coef[0], 1);
+  CHECK_EQ_INT(n->loops[1].trip_min, 1);
+  CHECK_EQ_INT(n->loops[1].trip_max, 3000);
+  CHECK(n->band_iterations_exact);
+  CHECK_EQ_INT((long long)n->band_iterations, 3000LL * 3001 / 2);
+  CHECK_EQ_INT(n->nrefs, 2);
+  CHECK(n->refs[0].compound && n->refs[0].access == SP_READ);
+  CHECK(n->refs[1].compound && n->refs[1].access == SP_WRITE);
+  sp_program_free(&prog);
+
+  /* 10^12 iterations is just a number */
+  sp_param big[] = {{"n", 1000000}};
+  const char *rect =
+      "void g(long n, double *a) {\n"
+      "#pragma acc parallel loop collapse(2)\n"
+      "  for (long i = 0; i < n; i++)\n"
+      "    for (long j = 0; j < n; j++) a[i * n + j] = 1.0;\n"
+      "}\n";
+  CHECK_EQ_INT(analyze(rect, NULL, 0, big, 1, false, &prog), SP_EXIT_OK);
+  if (prog.nnests == 1) CHECK_NEAR(prog.nests[0].band_iterations, 1e12, 0.5);
+  sp_program_free(&prog);
+
+  /* but a byte offset past 2^63 is an error */
+  sp_param huge[] = {{"n", 4000000000LL}};
+  CHECK_EQ_INT(analyze(rect, NULL, 0, huge, 1, false, &prog), SP_EXIT_VALUE);
+  CHECK_EQ_INT(prog.nnests, 0);
+  sp_program_free(&prog);
+}
+
+static void test_irregular_and_scalars(void) {
+  const char *src =
+      "void spmv(int n, const int *col, const double *val, const double *x, double *y) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < n; i++) {\n"
+      "    double s = 0;\n"
+      "#pragma acc loop seq\n"
+      "    for (int k = 0; k < 27; k++) s += val[i * 27 + k] * x[col[i * 27 + k]];\n"
+      "    y[i] = s + x[i * i];\n"
+      "  }\n"
+      "}\n";
+  sp_param p[] = {{"n", 1000}};
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, p, 1, false, &prog), SP_EXIT_OK);
+  if (prog.nnests != 1) return;
+  sp_nest *n = &prog.nests[0];
+  CHECK_EQ_INT(n->nrefs, 5); /* val, col, x[col], x[i*i], y; s stays in a register */
+  CHECK_EQ_STR(n->refs[0].text, "val[i * 27 + k]");
+  CHECK_EQ_STR(n->refs[1].text, "col[i * 27 + k]"); /* the index is loaded before x */
+  CHECK(!n->refs[1].irregular);
+  CHECK(n->refs[2].irregular && strstr(n->refs[2].irregular_why, "indirect"));
+  CHECK(n->refs[3].irregular && strstr(n->refs[3].irregular_why, "non-affine"));
+  CHECK_EQ_INT(n->refs[4].access, SP_WRITE);
+  CHECK(!n->loops[1].parallel);
+  CHECK_EQ_INT(n->loops[1].parallel_reason, SP_PAR_DECLARED_SEQ);
+  CHECK(n->loops[0].parallel);
+  CHECK(n->nnotes >= 2); /* both irregular accesses are reported */
+  sp_program_free(&prog);
+}
+
+static void test_guards(void) {
+  const char *src =
+      "#define N 64\n"
+      "double a[N][N], b[N][N];\n"
+      "void f(void) {\n"
+      "#pragma acc parallel loop collapse(2)\n"
+      "  for (int i = 0; i < N; i++)\n"
+      "    for (int j = 0; j < N; j++) {\n"
+      "      if (i > 0 && j < N - 1) b[i][j] = a[i - 1][j + 1];\n"
+      "      else b[i][j] = 0;\n"
+      "      if (a[i][j] > 0) b[i][j] += 1;\n"
+      "    }\n"
+      "}\n";
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+  if (prog.nnests != 1) return;
+  sp_nest *n = &prog.nests[0];
+  const sp_ref *r = ref_named(n, "a[i - 1][j + 1]", SP_READ);
+  CHECK(r && r->nguards == 2);
+  if (r && r->nguards == 2) {
+    CHECK_EQ_INT(r->guards[0].cmp, SP_CMP_GE0); /* i - 1 >= 0 */
+    CHECK_EQ_INT(r->guards[0].expr.coef[0], 1);
+    CHECK_EQ_INT(r->guards[0].expr.constant, -1);
+    CHECK_EQ_INT(r->guards[1].expr.coef[1], -1); /* N - 1 - j - 1 >= 0 */
+    CHECK_EQ_INT(r->guards[1].expr.constant, 62);
+  }
+  /* the else branch of a conjunction is unguarded, with a note; so is the data-dependent if */
+  int unguarded = 0;
+  for (int i = 0; i < n->nrefs; i++) unguarded += n->refs[i].nguards == 0;
+  CHECK_EQ_INT(n->nrefs, 6); /* a, b | b | a (condition), b read, b write */
+  CHECK_EQ_INT(unguarded, 4);
+  CHECK_EQ_INT(n->nnotes, 2);
+  sp_program_free(&prog);
+}
+
+static void test_dependences(void) {
+  const char *src =
+      "#define N 1000\n"
+      "double a[N], b[N], c[N][N];\n"
+      "void f(void) {\n"
+      "  double s = 0;\n"
+      "#pragma acc kernels\n"
+      "  {\n"
+      "    for (int i = 1; i < N; i++) a[i] = a[i - 1] + 1;\n"
+      "    for (int i = 0; i < N; i++) b[i] = a[i] * 2;\n"
+      "    for (int i = 0; i < N; i++) s += b[i];\n"
+      "    for (int i = 0; i < N; i++) b[2 * i % 1 + 2 * i / 2] = 0;\n"
+      "    for (int i = 0; i < N / 2; i++) a[2 * i] = a[2 * i + 1];\n"
+      "    for (int j = 1; j < N; j++)\n"
+      "      for (int i = 0; i < N; i++) c[j][i] = c[j - 1][i];\n"
+      "  }\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 1; i < N; i++) b[i] = b[i - 1];\n"
+      "#pragma acc parallel loop reduction(+:s)\n"
+      "  for (int i = 0; i < N; i++) s += b[i];\n"
+      "}\n";
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog.nnests, 8);
+  if (prog.nnests != 8) return;
+  CHECK(!prog.nests[0].loops[0].parallel); /* a[i] = a[i-1] */
+  CHECK(prog.nests[0].loops[0].dependence && strstr(prog.nests[0].loops[0].dependence, "1 iter"));
+  CHECK(prog.nests[1].loops[0].parallel);
+  CHECK_EQ_INT(prog.nests[1].loops[0].parallel_reason, SP_PAR_TEST_PROVED);
+  CHECK(!prog.nests[2].loops[0].parallel); /* s += b[i] without reduction */
+  CHECK(prog.nests[2].loops[0].dependence &&
+        strstr(prog.nests[2].loops[0].dependence, "scalar 's'"));
+  CHECK(prog.nests[4].loops[0].parallel); /* even writes, odd reads: GCD test */
+  CHECK(!prog.nests[5].loops[0].parallel); /* j carries c[j][i] = c[j-1][i] */
+  CHECK(prog.nests[5].loops[1].parallel);  /* i does not */
+  /* declared parallel with a proven dependence: kept parallel, with a warning */
+  CHECK(prog.nests[6].loops[0].parallel);
+  CHECK(prog.nests[6].loops[0].dependence != NULL);
+  CHECK(last_diag.count[SP_WARNING] >= 1);
+  CHECK(prog.nests[7].loops[0].parallel && !prog.nests[7].loops[0].dependence);
+  sp_program_free(&prog);
+}
+
+static void test_all_loops_omp_host_loop(void) {
+  const char *src =
+      "#define N 128\n"
+      "double u[2][N][N];\n"
+      "void f(int steps) {\n"
+      "  for (int t = 0; t < steps; t++) {\n"
+      "#pragma omp target teams distribute parallel for collapse(2)\n"
+      "    for (int i = 0; i < N; i++)\n"
+      "      for (int j = 0; j < N; j++) u[t % 2][i][j] = u[(t + 1) % 2][i][j];\n"
+      "  }\n"
+      "  for (int i = 0; i < N; i++) u[0][i][0] = 1;\n"
+      "}\n";
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog.nnests, 1);
+  if (prog.nnests >= 1) {
+    sp_nest *n = &prog.nests[0];
+    CHECK_EQ_INT(n->construct, SP_CONSTRUCT_OMP_TARGET);
+    CHECK(n->loops[0].parallel && n->loops[1].parallel);
+    /* t is taken at its first value 0: u[0] written, u[1] read */
+    CHECK_EQ_INT(n->refs[0].offset.constant, 128 * 128 * 8);
+    CHECK_EQ_INT(n->refs[1].offset.constant, 0);
+  }
+  sp_program_free(&prog);
+  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, true, &prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog.nnests, 2);
+  if (prog.nnests == 2) {
+    CHECK_EQ_INT(prog.nests[1].construct, SP_CONSTRUCT_NONE);
+    CHECK(prog.nests[1].loops[0].parallel);
+  }
+  sp_program_free(&prog);
+}
+
+static void test_errors(void) {
+  sp_program prog;
+  const char *needs_n =
+      "void f(int n, double *a) {\n#pragma acc parallel loop\n"
+      "  for (int i = 0; i < n; i++) a[i] = 0;\n}\n";
+  CHECK_EQ_INT(analyze(needs_n, NULL, 0, NULL, 0, false, &prog), SP_EXIT_VALUE);
+  CHECK_EQ_INT(last_diag.count[SP_ERROR], 1);
+  sp_program_free(&prog);
+
+  CHECK_EQ_INT(analyze("int f( {", NULL, 0, NULL, 0, false, &prog), SP_EXIT_INPUT);
+  sp_program_free(&prog);
+  CHECK_EQ_INT(analyze("int x;\n", NULL, 0, NULL, 0, false, &prog), SP_EXIT_NO_NESTS);
+  sp_program_free(&prog);
+
+  const char *uses_macro =
+      "double a[N];\nvoid f(void) {\n#pragma acc parallel loop\n"
+      "  for (int i = 0; i < N; i++) a[i] = 0;\n}\n";
+  CHECK_EQ_INT(analyze(uses_macro, NULL, 0, NULL, 0, false, &prog), SP_EXIT_INPUT);
+  sp_program_free(&prog);
+  const char *def[] = {"-DN=512"};
+  CHECK_EQ_INT(analyze(uses_macro, def, 1, NULL, 0, false, &prog), SP_EXIT_OK);
+  CHECK(prog.nnests == 1 && prog.nests[0].loops[0].trip_max == 512);
+  sp_program_free(&prog);
+
+  const char *with_while =
+      "void f(int *a) {\n#pragma acc parallel loop\n"
+      "  for (int i = 0; i < 10; i++) { int k = 0; while (a[k]) k++; a[i] = k; }\n}\n";
+  CHECK_EQ_INT(analyze(with_while, NULL, 0, NULL, 0, false, &prog), SP_EXIT_NO_NESTS);
+  CHECK(last_diag.count[SP_WARNING] >= 1);
+  sp_program_free(&prog);
+}
+
+int main(void) {
+  SP_RUN(test_linearized_and_column_major);
+  SP_RUN(test_struct_pointer_vla);
+  SP_RUN(test_loop_forms);
+  SP_RUN(test_triangular_and_huge);
+  SP_RUN(test_irregular_and_scalars);
+  SP_RUN(test_guards);
+  SP_RUN(test_dependences);
+  SP_RUN(test_all_loops_omp_host_loop);
+  SP_RUN(test_errors);
+  return SP_TEST_END();
+}
