@@ -158,20 +158,28 @@ static void sp_scan_directives(sp_az *az) {
     char word[16];
     snprintf(word, sizeof word, "%s", clang_getCString(w));
     clang_disposeString(w);
-    unsigned line, col, off;
+    unsigned line, col, off, wline, woff;
     clang_getSpellingLocation(clang_getTokenLocation(az->tu, toks[i]), NULL, &line, &col, &off);
+    clang_getSpellingLocation(clang_getTokenLocation(az->tu, toks[i + 1]), NULL, &wline, NULL,
+                              &woff);
+    if (wline != line || woff < off) continue; /* '#' of a stringizing macro body, etc. */
     size_t end;
     char *text = sp_directive_text(az->contents, az->contents_len, off, &end);
     if (!text) continue;
+    size_t word_at = woff - off + strlen(word);
+    if (word_at > strlen(text)) { /* the word was cut by a comment or a continuation */
+      free(text);
+      continue;
+    }
     if (strcmp(word, "define") == 0) {
-      const char *p = strstr(text, "define") + 6;
+      const char *p = text + word_at;
       while (isspace((unsigned char)*p)) p++;
       const char *name = p;
       while (isalnum((unsigned char)*p) || *p == '_') p++;
       if (p > name && *p != '(') sp_add_macro(az, name, (size_t)(p - name), p);
     } else if (strcmp(word, "pragma") == 0) {
       sp_directive d;
-      const char *after = strstr(text, "pragma") + 6;
+      const char *after = text + word_at;
       if (sp_directive_parse(after, &d)) {
         d.begin_offset = off;
         d.end_offset = (unsigned)end;
@@ -839,6 +847,7 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
     free(abs);
   }
   sp_args_filter(&args, opt->clang_args, opt->nclang_args, NULL, NULL);
+  sp_args_push(&args, "-xc"); /* C whatever the file is called: C++ is reported as not C */
 
   sp_az az;
   memset(&az, 0, sizeof az);
