@@ -60,6 +60,7 @@ void sp_cm_lru_stack_free(sp_cm_lru_stack *s)
 
 typedef struct lru_node {
   uint64_t unit;
+  uint64_t payload;    /* the caller's (sp_cm_lru_lookup) */
   uint32_t prev, next; /* prev towards MRU, next towards LRU */
 } lru_node;
 
@@ -107,31 +108,63 @@ static inline void list_push_mru(sp_cm_lru *c, uint32_t i)
 
 int sp_cm_lru_access(sp_cm_lru *c, uint64_t unit)
 {
+  sp_cm_lookup r;
+  sp_cm_lru_lookup(c, unit, SP_CM_LOOKUP_INSERT, &r);
+  return r.hit;
+}
+
+uint64_t *sp_cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
+                           sp_cm_lookup *res)
+{
+  if (res) res->hit = res->evicted = 0;
   cm_slot *s = cm_map_probe(&c->map, unit);
   if (s->val != CM_EMPTY) {
     uint32_t i = (uint32_t)s->val;
-    if (i != c->mru) {
+    if (mode != SP_CM_LOOKUP_PEEK && i != c->mru) {
       list_unlink(c, i);
       list_push_mru(c, i);
     }
-    return 1;
+    if (res) res->hit = 1;
+    return &c->node[i].payload;
   }
+  if (mode != SP_CM_LOOKUP_INSERT) return NULL;
   uint32_t i;
   if (c->used < c->capacity) {
     i = c->used++;
   } else {
     i = c->lru;
     list_unlink(c, i);
-    /* Erasing shifts slots, so the victim goes first and the new unit's slot is found after. */
+    if (res) {
+      res->evicted = 1;
+      res->victim = c->node[i].unit;
+      res->victim_payload = c->node[i].payload;
+    }
     cm_map_erase(&c->map, cm_map_probe(&c->map, c->node[i].unit));
     s = cm_map_probe(&c->map, unit);
   }
   c->node[i].unit = unit;
+  c->node[i].payload = 0;
   s->key = unit;
   s->val = i;
   c->map.count++;
   list_push_mru(c, i);
-  return 0;
+  return &c->node[i].payload;
+}
+
+void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)
+{
+#if defined(__GNUC__)
+  __builtin_prefetch(&c->map.slots[cm_home(&c->map, unit)]);
+#else
+  (void)c;
+  (void)unit;
+#endif
+}
+
+size_t sp_cm_lru_memory_bytes(const sp_cm_lru *c)
+{
+  return sizeof *c + (size_t)c->capacity * sizeof *c->node +
+         (size_t)(c->map.mask + 1) * sizeof *c->map.slots;
 }
 
 void sp_cm_lru_free(sp_cm_lru *c)
@@ -163,25 +196,30 @@ uint64_t sp_cm_set_index_xorfold(uint64_t unit, uint64_t sets, void *ctx)
 
 /* ---- set-associative LRU ------------------------------------------------------------------------ */
 
+typedef struct sa_way {
+  uint64_t tag;
+  uint64_t payload; /* the caller's (sp_cm_setassoc_lookup) */
+} sa_way;
+
 struct sp_cm_setassoc {
   uint64_t sets;
   uint32_t ways;
   sp_cm_set_index_fn index_fn;
   void *index_ctx;
-  uint64_t *tag;    /* sets x ways, each set MRU first */
+  sa_way *way;      /* sets x ways, each set MRU first */
   uint32_t *filled; /* valid ways per set */
 };
 
 sp_cm_setassoc *sp_cm_setassoc_create(uint64_t sets, uint32_t ways, sp_cm_set_index_fn index_fn,
                                       void *index_ctx)
 {
-  if (sets == 0 || ways == 0 || sets > SIZE_MAX / sizeof(uint64_t) / ways) return NULL;
+  if (sets == 0 || ways == 0 || sets > SIZE_MAX / sizeof(sa_way) / ways) return NULL;
   sp_cm_setassoc *c = calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->tag = malloc(sets * ways * sizeof *c->tag);
+  c->way = malloc(sets * ways * sizeof *c->way);
   c->filled = calloc(sets, sizeof *c->filled);
-  if (!c->tag || !c->filled) {
-    free(c->tag);
+  if (!c->way || !c->filled) {
+    free(c->way);
     free(c->filled);
     free(c);
     return NULL;
@@ -195,25 +233,67 @@ sp_cm_setassoc *sp_cm_setassoc_create(uint64_t sets, uint32_t ways, sp_cm_set_in
 
 int sp_cm_setassoc_access(sp_cm_setassoc *c, uint64_t unit)
 {
+  sp_cm_lookup r;
+  sp_cm_setassoc_lookup(c, unit, SP_CM_LOOKUP_INSERT, &r);
+  return r.hit;
+}
+
+uint64_t *sp_cm_setassoc_lookup(sp_cm_setassoc *c, uint64_t unit, sp_cm_lookup_mode mode,
+                                sp_cm_lookup *res)
+{
   uint64_t set = c->index_fn(unit, c->sets, c->index_ctx);
-  uint64_t *way = &c->tag[set * c->ways];
+  sa_way *way = &c->way[set * c->ways];
   uint32_t n = c->filled[set];
   uint32_t pos = 0;
-  while (pos < n && way[pos] != unit) pos++;
+  while (pos < n && way[pos].tag != unit) pos++;
   int hit = pos < n;
-  if (!hit) {
-    if (n < c->ways) c->filled[set] = n + 1;
-    else pos = n - 1; /* the LRU way is overwritten */
+  if (res) {
+    res->hit = hit;
+    res->evicted = 0;
+  }
+  if (hit && mode == SP_CM_LOOKUP_PEEK) return &way[pos].payload;
+  if (!hit && mode != SP_CM_LOOKUP_INSERT) return NULL;
+  sa_way w = {unit, 0};
+  if (hit) {
+    w = way[pos];
+  } else if (n < c->ways) {
+    c->filled[set] = n + 1;
+    pos = n;
+  } else {
+    pos = n - 1; /* the LRU way is overwritten */
+    if (res) {
+      res->evicted = 1;
+      res->victim = way[pos].tag;
+      res->victim_payload = way[pos].payload;
+    }
   }
   memmove(&way[1], &way[0], pos * sizeof *way);
-  way[0] = unit;
-  return hit;
+  way[0] = w;
+  return &way[0].payload;
+}
+
+void sp_cm_setassoc_prefetch(const sp_cm_setassoc *c, uint64_t unit)
+{
+#if defined(__GNUC__)
+  uint64_t set = c->index_fn(unit, c->sets, c->index_ctx);
+  __builtin_prefetch(&c->way[set * c->ways]);
+  __builtin_prefetch(&c->filled[set]);
+#else
+  (void)c;
+  (void)unit;
+#endif
+}
+
+size_t sp_cm_setassoc_memory_bytes(const sp_cm_setassoc *c)
+{
+  return sizeof *c + (size_t)c->sets * c->ways * sizeof *c->way +
+         (size_t)c->sets * sizeof *c->filled;
 }
 
 void sp_cm_setassoc_free(sp_cm_setassoc *c)
 {
   if (!c) return;
-  free(c->tag);
+  free(c->way);
   free(c->filled);
   free(c);
 }

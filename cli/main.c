@@ -6,15 +6,27 @@
 #include <unistd.h>
 
 #include "schedpredict/analyzer.h"
+#include "schedpredict/arch.h"
+#include "schedpredict/rank.h"
 
 static const char sp_usage[] =
     "usage: schedpredict [options] FILE.c... [-- COMPILER-ARGS]\n"
     "\n"
-    "Finds the OpenACC / OpenMP-target loop nests in C files and extracts their array accesses\n"
-    "as affine functions of the loop indices.\n"
+    "Ranks the ways to map each OpenACC / OpenMP-target loop nest of C files onto an NVIDIA GPU\n"
+    "by modeled memory traffic and time, and prints the clauses to write.\n"
     "\n"
     "options:\n"
+    "  --arch NAME           GPU to model: k40, v100, a100, h100 (default), h200, or a .json\n"
+    "  --list-archs          list the GPU descriptions and exit\n"
+    "  --top N               candidates shown per nest (default 10)\n"
+    "  --format text|json    report format (default text)\n"
+    "  --block 32x8,128      only these block shapes (x[xy[xz]])\n"
+    "  --gangs 132,264       only these capped grid sizes (plus covering grids)\n"
+    "  --vector 32,64        only blocks whose x size (vector_length) is one of these\n"
+    "  --exact               simulate every candidate in full (no sampling)\n"
+    "  --l1-model base|modeled  L1 variant of the dissertation (default base)\n"
     "  --dump-ir             print the loop-nest IR as JSON (schema 'schedpredict-ir')\n"
+    "  --summary             print what the analyzer found in each nest, without ranking\n"
     "  --param NAME=VALUE    value of a run-time variable (function parameter, global)\n"
     "  -p DIR                read compiler arguments from DIR/compile_commands.json\n"
     "  --all-loops           also analyze every outermost loop nest without a directive\n"
@@ -35,7 +47,16 @@ typedef struct sp_cli {
   sp_param *params;
   int nparams;
   const char *output;
-  bool force, dump_ir;
+  bool force, dump_ir, summary, list_archs, exact, json;
+  const char *arch;
+  int top;
+  int (*blocks)[3];
+  int nblocks;
+  int64_t *gangs;
+  int ngangs;
+  int *vectors;
+  int nvectors;
+  sp_cm_l1_variant l1_variant;
   sp_analyzer_options opt;
   bool quiet;
 } sp_cli;
@@ -65,6 +86,90 @@ static int sp_parse_param(sp_cli *cli, const char *text) {
   return SP_EXIT_OK;
 }
 
+/* Comma-separated positive integers; false on anything else. */
+static bool sp_parse_list(const char *text, int64_t **out, int *n) {
+  *n = 0;
+  *out = NULL;
+  const char *p = text;
+  while (*p) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (errno || end == p || v <= 0 || (*end && *end != ',')) return false;
+    int64_t *grown = realloc(*out, (size_t)(*n + 1) * sizeof *grown);
+    if (!grown) return false;
+    *out = grown;
+    (*out)[(*n)++] = v;
+    p = *end ? end + 1 : end;
+  }
+  return *n > 0;
+}
+
+static int sp_parse_model_option(sp_cli *cli, const char *opt, const char *v) {
+  if (strcmp(opt, "--arch") == 0) {
+    cli->arch = v;
+  } else if (strcmp(opt, "--top") == 0) {
+    char *end;
+    long t = strtol(v, &end, 10);
+    if (*end || t < 1 || t > 100000) return sp_usage_error("--top takes a positive number, not '%s'", v);
+    cli->top = (int)t;
+  } else if (strcmp(opt, "--format") == 0) {
+    if (strcmp(v, "json") == 0) cli->json = true;
+    else if (strcmp(v, "text") == 0) cli->json = false;
+    else return sp_usage_error("--format takes text or json, not '%s'", v);
+  } else if (strcmp(opt, "--l1-model") == 0) {
+    if (strcmp(v, "base") == 0) cli->l1_variant = SP_CM_L1_BASE;
+    else if (strcmp(v, "modeled") == 0) cli->l1_variant = SP_CM_L1_MODELED;
+    else return sp_usage_error("--l1-model takes base or modeled, not '%s'", v);
+  } else if (strcmp(opt, "--block") == 0) {
+    char *copy = strdup(v), *save = NULL;
+    if (!copy) return SP_EXIT_INTERNAL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      int d[3] = {1, 1, 1}, nd = 0;
+      for (char *q = tok; *q && nd < 3; nd++) {
+        char *end;
+        long x = strtol(q, &end, 10);
+        if (end == q || x < 1 || x > 1024 || (*end && *end != 'x')) {
+          free(copy);
+          return sp_usage_error("--block takes shapes like 32x8,128 (each side 1..1024), not '%s'", v);
+        }
+        d[nd] = (int)x;
+        q = *end ? end + 1 : end;
+      }
+      if ((long)d[0] * d[1] * d[2] > 1024) {
+        free(copy);
+        return sp_usage_error("--block %s: more than 1024 threads in a block", v);
+      }
+      int (*grown)[3] = realloc(cli->blocks, (size_t)(cli->nblocks + 1) * sizeof *grown);
+      if (!grown) {
+        free(copy);
+        return SP_EXIT_INTERNAL;
+      }
+      cli->blocks = grown;
+      memcpy(cli->blocks[cli->nblocks++], d, sizeof d);
+    }
+    free(copy);
+    if (!cli->nblocks) return sp_usage_error("--block takes shapes like 32x8,128, not '%s'", v);
+  } else if (strcmp(opt, "--gangs") == 0) {
+    free(cli->gangs);
+    if (!sp_parse_list(v, &cli->gangs, &cli->ngangs))
+      return sp_usage_error("--gangs takes positive numbers like 132,264, not '%s'", v);
+  } else if (strcmp(opt, "--vector") == 0) {
+    int64_t *list;
+    int n;
+    if (!sp_parse_list(v, &list, &n)) {
+      free(list);
+      return sp_usage_error("--vector takes lengths like 32,64,128, not '%s'", v);
+    }
+    free(cli->vectors);
+    cli->vectors = malloc((size_t)n * sizeof *cli->vectors);
+    for (int i = 0; cli->vectors && i < n; i++) cli->vectors[i] = (int)list[i];
+    cli->nvectors = cli->vectors ? n : 0;
+    free(list);
+  }
+  return SP_EXIT_OK;
+}
+
 static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
   cli->files = calloc((size_t)argc, sizeof *cli->files);
   if (!cli->files) return SP_EXIT_INTERNAL;
@@ -89,6 +194,18 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
       cli->force = true;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       cli->quiet = true;
+    } else if (strcmp(a, "--summary") == 0) {
+      cli->summary = true;
+    } else if (strcmp(a, "--list-archs") == 0) {
+      cli->list_archs = true;
+    } else if (strcmp(a, "--exact") == 0) {
+      cli->exact = true;
+    } else if (strcmp(a, "--arch") == 0 || strcmp(a, "--top") == 0 ||
+               strcmp(a, "--format") == 0 || strcmp(a, "--block") == 0 ||
+               strcmp(a, "--gangs") == 0 || strcmp(a, "--vector") == 0 ||
+               strcmp(a, "--l1-model") == 0) {
+      if (i + 1 >= argc) return sp_usage_error("%s needs a value", a);
+      rc = sp_parse_model_option(cli, a, argv[++i]);
     } else if (strcmp(a, "--param") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "-p") == 0) {
       if (i + 1 >= argc) return sp_usage_error("%s needs a value", a);
       const char *v = argv[++i];
@@ -104,7 +221,8 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
     }
     if (rc) return rc;
   }
-  if (cli->nfiles == 0) return sp_usage_error("%s", "no input file (give one or more .c files)");
+  if (cli->nfiles == 0 && !cli->list_archs)
+    return sp_usage_error("%s", "no input file (give one or more .c files)");
   cli->opt.params = cli->params;
   cli->opt.nparams = cli->nparams;
   return SP_EXIT_OK;
@@ -134,11 +252,114 @@ static int sp_write_output(const char *path, bool force, const char *text) {
   return ok ? SP_EXIT_OK : SP_EXIT_INPUT;
 }
 
+static int sp_list_archs(void) {
+  sp_arch_entry *entries = NULL;
+  int n = 0;
+  char err[512];
+  if (sp_arch_list(&entries, &n, err, sizeof err) != 0) {
+    fprintf(stderr, "schedpredict: error: %s\n", err);
+    return SP_EXIT_INPUT;
+  }
+  for (int i = 0; i < n; i++)
+    if (entries[i].ok) printf("%-8s %s\n", entries[i].name, entries[i].full_name);
+    else printf("%-8s (does not load: %s)\n", entries[i].name, entries[i].error);
+  free(entries);
+  return SP_EXIT_OK;
+}
+
+static void sp_progress(void *ctx, int done, int total) {
+  const char *what = ctx;
+  fprintf(stderr, "\r%s: %d/%d candidates", what, done, total);
+  if (done == total) fputs("\r\033[K", stderr);
+}
+
+/* Ranks every nest and renders the report into *text. */
+static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
+  sp_arch arch;
+  char err[1024];
+  if (sp_arch_load(cli->arch ? cli->arch : "h100", &arch, err, sizeof err) != 0) {
+    fprintf(stderr, "schedpredict: error: %s\n(--list-archs shows the descriptions there are)\n",
+            err);
+    return SP_EXIT_USAGE;
+  }
+  sp_rank_options ro;
+  memset(&ro, 0, sizeof ro);
+  ro.exact = cli->exact;
+  ro.l1_variant = cli->l1_variant;
+  ro.space.blocks = (const int(*)[3])cli->blocks;
+  ro.space.nblocks = cli->nblocks;
+  ro.space.gang_caps = cli->gangs;
+  ro.space.ngang_caps = cli->ngangs;
+  ro.space.allow_interchange = true;
+  ro.vector_lengths = cli->vectors;
+  ro.nvector_lengths = cli->nvectors;
+  bool tty = isatty(fileno(stderr)) && !cli->quiet;
+  sp_report_nest *rows = calloc((size_t)(prog->nnests ? prog->nnests : 1), sizeof *rows);
+  sp_rank_result *results = calloc((size_t)(prog->nnests ? prog->nnests : 1), sizeof *results);
+  char **errors = calloc((size_t)(prog->nnests ? prog->nnests : 1), sizeof *errors);
+  if (!rows || !results || !errors) {
+    free(rows);
+    free(results);
+    free(errors);
+    return SP_EXIT_INTERNAL;
+  }
+  int ranked = 0;
+  for (int i = 0; i < prog->nnests; i++) {
+    const sp_nest *n = &prog->nests[i];
+    char what[256];
+    snprintf(what, sizeof what, "%s:%u: ranking", n->loc.file, n->loc.line);
+    ro.progress = tty ? sp_progress : NULL;
+    ro.progress_ctx = what;
+    rows[i].nest = n;
+    if (sp_rank_nest(n, &arch, &ro, &results[i], err, sizeof err) == 0) {
+      rows[i].rank = &results[i];
+      ranked++;
+    } else {
+      errors[i] = strdup(err);
+      rows[i].error = errors[i];
+      fprintf(stderr, "%s:%u:%u: warning: nest not ranked: %s\n", n->loc.file, n->loc.line,
+              n->loc.col, err);
+    }
+  }
+  int top = cli->top > 0 ? cli->top : 10;
+  if (cli->json) {
+    *text = sp_report_json(rows, prog->nnests, &arch, top);
+  } else {
+    size_t len = 0;
+    FILE *mem = open_memstream(text, &len);
+    if (mem) {
+      sp_report_text(mem, rows, prog->nnests, &arch, top);
+      fclose(mem);
+    }
+  }
+  for (int i = 0; i < prog->nnests; i++) {
+    sp_rank_result_free(&results[i]);
+    free(errors[i]);
+  }
+  free(rows);
+  free(results);
+  free(errors);
+  if (!*text) return SP_EXIT_INTERNAL;
+  return ranked ? SP_EXIT_OK : SP_EXIT_NO_NESTS;
+}
+
+static char *sp_with_newline(char *text) {
+  if (!text) return NULL;
+  size_t l = strlen(text);
+  char *t = realloc(text, l + 2);
+  if (!t) return text;
+  strcpy(t + l, "\n");
+  return t;
+}
+
 int main(int argc, char **argv) {
   sp_cli cli;
   memset(&cli, 0, sizeof cli);
+  cli.l1_variant = SP_CM_L1_BASE; /* reproduces Hopper's measured L1 hits; see README */
   int rc = sp_parse_args(&cli, argc, argv);
-  if (rc == SP_EXIT_OK) {
+  if (rc == SP_EXIT_OK && cli.list_archs) {
+    rc = sp_list_archs();
+  } else if (rc == SP_EXIT_OK) {
     sp_diag diag;
     sp_diag_init(&diag, stderr);
     diag.quiet = cli.quiet;
@@ -147,27 +368,25 @@ int main(int argc, char **argv) {
     rc = sp_analyze(cli.files, cli.nfiles, &cli.opt, &diag, &prog);
     if (rc == SP_EXIT_OK) {
       char *text = NULL;
-      size_t len = 0;
       if (cli.dump_ir) {
-        text = sp_ir_to_json(&prog);
-        if (text) {
-          size_t l = strlen(text);
-          char *t2 = realloc(text, l + 2);
-          if (t2) {
-            text = t2;
-            strcpy(text + l, "\n");
-          }
-        }
-      } else {
+        text = sp_with_newline(sp_ir_to_json(&prog));
+      } else if (cli.summary) {
+        size_t len = 0;
         FILE *mem = open_memstream(&text, &len);
         if (mem) {
           sp_ir_print_summary(mem, &prog);
           fclose(mem);
         }
+      } else {
+        rc = sp_rank_all(&cli, &prog, &text);
       }
-      if (!text) rc = SP_EXIT_INTERNAL;
-      else if (cli.output) rc = sp_write_output(cli.output, cli.force, text);
-      else fputs(text, stdout);
+      if (!text && rc == SP_EXIT_OK) rc = SP_EXIT_INTERNAL;
+      if (text && cli.json) text = sp_with_newline(text);
+      if (text) {
+        int wrc = cli.output ? sp_write_output(cli.output, cli.force, text)
+                             : (fputs(text, stdout) < 0 ? SP_EXIT_INTERNAL : SP_EXIT_OK);
+        if (rc == SP_EXIT_OK) rc = wrc;
+      }
       free(text);
     }
     sp_program_free(&prog);
@@ -175,5 +394,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < cli.nparams; i++) free(cli.params[i].name);
   free(cli.params);
   free(cli.files);
+  free(cli.blocks);
+  free(cli.gangs);
+  free(cli.vectors);
   return rc;
 }

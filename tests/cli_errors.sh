@@ -38,19 +38,19 @@ expect 3 "not a C source file" -- tests/inputs/binary.c
 expect 3 "syntax_error.c:2:31: error: expected '\)'" -- tests/inputs/syntax_error.c
 expect 3 "error\(s\) from the C parser" -- tests/inputs/syntax_error.c
 expect 4 "needs_param.c:4:23: error: .*'n'.*--param n=VALUE" -- tests/inputs/needs_param.c
-expect 0 "1000 iterations" -- tests/inputs/needs_param.c --param n=1000
+expect 0 "1000 iterations" -- --summary tests/inputs/needs_param.c --param n=1000
 expect 4 "does not fit in 64 bits" -- tests/inputs/overflow.c --param n=4000000000
-expect 0 "10000000000 band iterations" -- tests/inputs/overflow.c --param n=100000
+expect 0 "10000000000 band iterations" -- --summary tests/inputs/overflow.c --param n=100000
 expect 5 "no loop nest to schedule.*--all-loops" -- tests/inputs/no_nests.c
-expect 0 "parallel \(dependence-test\)" -- tests/inputs/no_nests.c --all-loops
-expect 0 "while loop in the nest.*skipped" -- tests/inputs/unmodelable.c
-expect 0 "unmodelable.c:10:3: warning: loop 'i' is declared parallel but carries a dependence" -- tests/inputs/unmodelable.c
+expect 0 "parallel \(dependence-test\)" -- --summary tests/inputs/no_nests.c --all-loops
+expect 0 "while loop in the nest.*skipped" -- --summary tests/inputs/unmodelable.c
+expect 0 "unmodelable.c:10:3: warning: loop 'i' is declared parallel but carries a dependence" -- --summary tests/inputs/unmodelable.c
 expect 3 "use of undeclared identifier 'N'" -- tests/inputs/uses_define.c
-expect 0 "777 iterations" -- tests/inputs/uses_define.c -- -DN=777
-expect 0 "777 iterations" -- -p tests/inputs/compdb tests/inputs/uses_define.c
+expect 0 "777 iterations" -- --summary tests/inputs/uses_define.c -- -DN=777
+expect 0 "777 iterations" -- --summary -p tests/inputs/compdb tests/inputs/uses_define.c
 expect 2 "no readable compile_commands.json" -- -p tests tests/inputs/uses_define.c
 # quiet drops notes but keeps warnings
-expect 0 "warning: loop 'i' is declared parallel" -- -q tests/inputs/unmodelable.c
+expect 0 "warning: loop 'i' is declared parallel" -- --summary -q tests/inputs/unmodelable.c
 # -o writes atomically and refuses to replace a file unless --force
 expect 0 "^$" -- --dump-ir -o "$tmp/ir.json" examples/transpose.c
 if grep -q '"schema_version": 1' "$tmp/ir.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: -o wrote no IR"; fi
@@ -58,7 +58,7 @@ expect 2 "exists; pass --force" -- --dump-ir -o "$tmp/ir.json" examples/transpos
 expect 0 "^$" -- --dump-ir --force -o "$tmp/ir.json" examples/jacobi.c
 if grep -q 'jacobi' "$tmp/ir.json" && [ -z "$(ls "$tmp" | grep tmp)" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --force did not replace cleanly"; fi
 # several files in one run
-out=$("$bin" -q examples/transpose.c examples/jacobi.c | grep -c "nest")
+out=$("$bin" -q --summary examples/transpose.c examples/jacobi.c | grep -c "nest")
 if [ "$out" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: two files gave $out nests, want 3"; fi
 
 echo "cli: $pass passed, $fail failed"

@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
-# Golden IR test: runs `schedpredict --dump-ir` on every example with the arguments on its
-# `// schedpredict-args:` line and compares with tests/golden/NAME.ir.json.
-#   tests/golden.sh SCHEDPREDICT [--update]
+# Golden tests on every example, with the arguments on its `// schedpredict-args:` line:
+#   tests/golden.sh SCHEDPREDICT [--update] [--report]
+# default: `schedpredict --dump-ir` against tests/golden/NAME.ir.json;
+# --report: the ranking report (`--top 3`, H100 model) against tests/golden/NAME.report.txt,
+#   every figure of which comes from simulating the candidates.
 # --update rewrites the expected files (review the diff before committing it).
 set -u
 bin=$1
-update=${2:-}
+shift
+update= mode=ir
+for a in "$@"; do
+  case $a in
+    --update) update=--update ;;
+    --report) mode=report ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 fail=0 n=0
 for src in examples/*.c; do
   name=$(basename "$src" .c)
   args=$(grep -m1 '^// schedpredict-args:' "$src" | sed 's|^// schedpredict-args:||')
-  expected=tests/golden/$name.ir.json
-  actual=$(eval "\"$bin\" --dump-ir -q \"$src\" $args" 2>/tmp/golden.$$.err)
+  if [ $mode = ir ]; then
+    expected=tests/golden/$name.ir.json
+    actual=$(eval "\"$bin\" --dump-ir -q \"$src\" $args" 2>/tmp/golden.$$.err)
+  else
+    expected=tests/golden/$name.report.txt
+    actual=$(eval "\"$bin\" --top 3 -q \"$src\" $args" 2>/tmp/golden.$$.err)
+  fi
   rc=$?
   n=$((n + 1))
   if [ $rc -ne 0 ]; then
@@ -25,5 +39,5 @@ for src in examples/*.c; do
   fi
 done
 rm -f /tmp/golden.$$.err /tmp/golden.$$.diff
-echo "golden IR: $((n - fail)) passed, $fail failed"
+echo "golden $mode: $((n - fail)) passed, $fail failed"
 [ $fail -eq 0 ] && [ $n -gt 0 ]

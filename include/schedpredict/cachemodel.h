@@ -117,6 +117,40 @@ sp_cm_setassoc *sp_cm_setassoc_create(uint64_t sets, uint32_t ways, sp_cm_set_in
 int sp_cm_setassoc_access(sp_cm_setassoc *c, uint64_t unit);
 void sp_cm_setassoc_free(sp_cm_setassoc *c);
 
+/* ---- lookups with a payload (memory-system model) ---------------------------------------------
+ * Both caches keep one uint64_t payload per resident unit that the caller owns (the memory-system
+ * model keeps a line's sector-valid bits there, or an L2 sector's dirty bit and owner). The plain
+ * *_access functions above leave a new unit's payload at 0 and ignore it otherwise.
+ * mode: PEEK finds the unit without changing anything (no LRU update, no insertion); TOUCH also
+ * makes a hit the most recently used; INSERT also inserts a missing unit as MRU with payload 0,
+ * evicting the least recently used unit of the cache (of the set) when full. Returns a pointer to
+ * the unit's payload (valid until the next call that changes the cache), or NULL when the unit is
+ * absent and was not inserted. *res (may be NULL) says whether it hit and what was evicted. */
+typedef enum sp_cm_lookup_mode {
+  SP_CM_LOOKUP_PEEK,
+  SP_CM_LOOKUP_TOUCH,
+  SP_CM_LOOKUP_INSERT
+} sp_cm_lookup_mode;
+
+typedef struct sp_cm_lookup {
+  int hit;                 /* the unit was resident */
+  int evicted;             /* INSERT pushed out a victim */
+  uint64_t victim;         /* the victim unit, when evicted */
+  uint64_t victim_payload; /* its payload */
+} sp_cm_lookup;
+
+uint64_t *sp_cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
+                           sp_cm_lookup *res);
+uint64_t *sp_cm_setassoc_lookup(sp_cm_setassoc *c, uint64_t unit, sp_cm_lookup_mode mode,
+                                sp_cm_lookup *res);
+/* Hint that `unit` will be looked up soon (prefetches its hash slot / its set): lets a caller
+ * overlap the cache misses of a batch of lookups. No effect on the model. */
+void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit);
+void sp_cm_setassoc_prefetch(const sp_cm_setassoc *c, uint64_t unit);
+/* Heap held by a cache (for memory reports). */
+size_t sp_cm_lru_memory_bytes(const sp_cm_lru *c);
+size_t sp_cm_setassoc_memory_bytes(const sp_cm_setassoc *c);
+
 /* Reuse distance per set: one sp_cm_rd per set (created on the set's first access), distances
  * counted among the units of the same set. With ways W, "distance < W" gives exactly the hits of
  * sp_cm_setassoc with the same sets and index function. max_tracked_per_set as in

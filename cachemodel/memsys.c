@@ -1,0 +1,571 @@
+/* The memory system of one candidate (include/schedpredict/memsys.h): coalescer -> one L1 per
+ * SM -> the shared L2 -> DRAM, counting what Nsight Compute counts.
+ *
+ * Model choices (each one is a decision; the reasons are given where they are made):
+ *
+ * Transactions. Each warp instruction is coalesced once at the L1 transaction size: the arch's
+ *   l1_sector_bytes (32 on Maxwell and later) or 128 with kepler_transactions / on Kepler, where
+ *   l1_sector_bytes = l1_line_bytes = 128. A request = one instruction with an active lane. The
+ *   L2 is kept in arch->l2_sector_bytes (32 B) sectors; when the L1 transaction is larger than
+ *   an L2 sector (Kepler mode) an L1 miss fetches all the L2 sectors of the 128-byte transaction
+ *   (the whole line: Eq. 7.6's factor 4), while a load that bypasses L1 and every store send
+ *   only the 32-byte sectors their lanes touch (a second coalescing at 32 B), as the hardware
+ *   does for L2-only accesses.
+ *
+ * L1 (per SM, only when arch->l1_caches_global_loads). Tags are l1_line_bytes (128 B) lines,
+ *   each with one valid bit per L1 sector (payload of the LRU entry). A load looks its lines up
+ *   (one LRU update per line and instruction); a sector whose line is present and whose valid
+ *   bit is set is a hit; any other sector is a miss that allocates the line if needed (LRU
+ *   victim: the whole line with all its sectors), sets the bit and reads the sector from L2.
+ *   That is how a sectored L1 works and how Nsight counts lookup hits, per sector. Capacity:
+ *   opt->l1_bytes or arch->l1_bytes, in lines. FULLY_ASSOCIATIVE: one LRU over all lines (exactly
+ *   the reuse-distance model of the dissertation, distance < #lines <=> hit, kept in the O(1)
+ *   hash + list LRU). SET_ASSOCIATIVE: ways = opt->l1_ways, else arch->l1_assoc, else
+ *   SP_CM_DEFAULT_L1_WAYS = 64 (NVIDIA publishes no L1 associativity; 64 ways is what Accel-Sim's
+ *   Volta and H100 configurations use: -gpgpu_cache:dl1 S:4:128:64), sets = floor(lines / ways),
+ *   set index = XOR fold of the line index (hardware hashes its set index).
+ *
+ * Stores (write-through at L1 on every arch: every store sector goes to L2 and is counted in
+ *   st_sectors and l2_write_sectors; stores never count L1 hits). In L1, per
+ *   arch->l1_store_policy: BYPASS (Kepler) clears the written sectors' valid bits of a resident
+ *   line (a cached copy is invalidated; no LRU update); WRITE_THROUGH_NO_ALLOCATE updates a
+ *   resident copy in place (nothing to model: no LRU update, no allocation);
+ *   WRITE_THROUGH_ALLOCATE (Volta+) allocates the line (LRU update) and marks the written sectors
+ *   valid even when only part of a sector is written (the L1 keeps byte masks; a later load of
+ *   the same sector is counted as a hit). When L1 does not cache global loads it holds no global
+ *   data and stores do nothing there.
+ *
+ * L2 (one logical cache for all SMs). Fed in arrival order: the trace interleaves the SMs in
+ *   lockstep (traces.h), so arrival order *is* the round-robin over the SMs' miss lists of
+ *   Fig. 7.7. Load sectors from L1 misses (or from bypassing loads) are l2_read_sectors; hits are
+ *   l2_read_hit_sectors; each read miss reads the sector from DRAM (dram_read_bytes += 32) and
+ *   allocates it clean. Stores per arch->l2_store_policy: WRITE_BACK_ALLOCATE allocates the
+ *   sector without reading DRAM (byte-masked partial writes; see the transpose note in
+ *   tests/test_memsys.c: real L2s sometimes fill partially written sectors, which this does not
+ *   model) and marks it dirty; WRITE_BACK_NO_ALLOCATE marks a resident sector dirty and sends a
+ *   missing one to DRAM at once (dram_write_bytes += 32). dram_write_bytes counts write-backs of
+ *   dirty sectors evicted during the run, attributed to the array that last wrote the sector;
+ *   dirty data still in the L2 is reported in l2_dirty_bytes, not in dram_write_bytes (the
+ *   kernel's counter does not see a later flush). Capacity: l2_bytes * l2_fraction, in sectors;
+ *   SET_ASSOCIATIVE ways = opt->l2_ways, else arch->l2_assoc, else SP_CM_DEFAULT_L2_WAYS = 16
+ *   (an assumption: unpublished; Accel-Sim uses 24 for V100 and 40 for its unvalidated H100).
+ *
+ * L2 partitions (A100/H100/H200: 2). The model keeps the L2 as one logical cache of the full
+ *   capacity: a sector's hit/miss and the DRAM bytes do not depend on which half homes it (each
+ *   sector lives in exactly one partition, so the capacity adds up). What the split changes is
+ *   the raw lts__t_sector_op_read_hit_rate, which also counts the lookups of far-partition
+ *   traffic: see sp_cm_l2_raw_hit_rate_estimate (memsys.h) for the formula fitted to DESIGN.md's
+ *   33%. Far-partition latency is not used by the counters; cost.c uses the near latency.
+ *
+ * Variants (sp_cm_l1_variant).
+ *   BASE: every request is processed to completion in arrival order; a miss installs its sectors
+ *     at once, so the next warp that reads the same sector hits.
+ *   MODELED (parallel memory processing, Fig. 7.9, with timestamps): each SM has a clock in core
+ *     cycles. A warp instruction through this SM's L1 is stamped with the clock, and then advances
+ *     it by its number of distinct lines, at least 1 (the L1 tag stage looks up one 128-byte line
+ *     per cycle, so an uncoalesced instruction pushes the following warps back, which is the
+ *     "timestamp added to the following warps and to the threads of the same warp if not
+ *     coalesced" of Sec. 7.3.4). All lookups of an instruction happen at its stamp. A load miss's
+ *     fill completes at stamp + arch L2 hit latency if all its L2 sectors hit, else stamp + DRAM
+ *     latency. A later load that finds the sector's valid bit set but its fill still in flight
+ *     (stamp < completion) is counted as a lookup MISS (ld_l1_pending_sectors, not
+ *     ld_l1_hit_sectors) that merges with the outstanding fill: no second L2 request, so
+ *     l2_read_sectors and DRAM bytes equal BASE's; only the L1 hit rate drops. With
+ *     opt->pending_refetch it instead sends its own L2 request (no MSHR merging), which then
+ *     adds to l2_read_sectors (normally an L2 hit). Nothing else differs from BASE (same LRU
+ *     order, same allocation at miss time).
+ *   Which one matches Nsight: the H200 transpose of DESIGN.md (strided reads, 4 warps of a block
+ *     read the same 32 sectors a few hundred cycles apart at most, while every fill comes from
+ *     DRAM, 666 cycles) measured a 75% L1 hit rate with every sector read from L2 once. Hopper's
+ *     lookup_hit therefore counts a hit on a sector whose fill is pending as a hit: BASE
+ *     reproduces the measurement (75%), MODELED gives ~0% there. MODELED is the dissertation's
+ *     claim for its Kepler-era counters (l1_cache_global_hit_rate), kept for comparison.
+ *
+ * Memory (bounded whatever the trace length; everything is allocated at create except the
+ *   per-SM structures, allocated on the SM's first access, so a sampled trace pays only for the
+ *   SMs it uses):
+ *   - fully associative LRU of C units: 24 C bytes of nodes + a hash table of the power of two
+ *     >= 2C slots of 16 bytes (~56-88 bytes per unit). H100 L1 (1866 lines): ~110 KB per SM,
+ *     14.5 MB for 132 SMs; H100 L2 (50 MB = 1,638,400 sectors): ~103 MB.
+ *   - set-associative: 16 bytes per way + 4 per set: H100 L1 ~30 KB per SM, L2 ~26 MB.
+ *   - MODELED: per SM a ring of in-flight fills and a hash map sector -> completion time, sized
+ *     from the latency: (sectors per line) x (DRAM latency + 65) entries, ~190 KB per SM on H100.
+ *   - counters: narrays + 1 of sp_cm_counters. sp_cm_memsys_memory_bytes reports the total. */
+#include "schedpredict/memsys.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cachemodel/cm_hashmap.h"
+#include "schedpredict/cachemodel.h"
+
+/* ---- in-flight fills of one SM (MODELED) ------------------------------------------------------ */
+
+typedef struct pend_ent {
+  uint64_t sector, ready;
+} pend_ent;
+
+typedef struct pend_table {
+  pend_ent *ring; /* in issue order */
+  uint32_t mask, head, count;
+  cm_map map;     /* sector -> completion cycle of its latest fill */
+} pend_table;
+
+static int pend_init(pend_table *p, uint64_t entries)
+{
+  uint64_t cap = cm_pow2_at_least(entries < 64 ? 64 : entries);
+  p->ring = malloc(cap * sizeof *p->ring);
+  if (!p->ring) return -1;
+  if (cm_map_init(&p->map, 2 * cap) != 0) {
+    free(p->ring);
+    p->ring = NULL;
+    return -1;
+  }
+  p->mask = (uint32_t)(cap - 1);
+  p->head = p->count = 0;
+  return 0;
+}
+
+static void pend_pop(pend_table *p)
+{
+  pend_ent *e = &p->ring[p->head];
+  cm_slot *s = cm_map_probe(&p->map, e->sector);
+  if (s->val != CM_EMPTY && s->val <= e->ready) cm_map_erase(&p->map, s);
+  p->head = (p->head + 1) & p->mask;
+  p->count--;
+}
+
+/* Drops the fills completed by `now`. A pending head holds back later entries, but each entry
+ * completes at most max-latency cycles after its issue, which bounds the ring (see create). */
+static void pend_expire(pend_table *p, uint64_t now)
+{
+  while (p->count && p->ring[p->head].ready <= now) pend_pop(p);
+}
+
+static uint64_t pend_ready(const pend_table *p, uint64_t sector)
+{
+  const cm_slot *s = cm_map_probe(&p->map, sector);
+  return s->val == CM_EMPTY ? 0 : s->val;
+}
+
+static void pend_add(pend_table *p, uint64_t sector, uint64_t ready)
+{
+  if (p->count == p->mask + 1) pend_pop(p); /* cannot happen with the computed size; safe */
+  p->ring[(p->head + p->count) & p->mask] = (pend_ent){sector, ready};
+  p->count++;
+  cm_slot *s = cm_map_probe(&p->map, sector);
+  if (s->val == CM_EMPTY) {
+    s->key = sector;
+    s->val = ready;
+    p->map.count++;
+  } else if (s->val < ready) {
+    s->val = ready;
+  }
+}
+
+static void pend_free(pend_table *p)
+{
+  free(p->ring);
+  free(p->map.slots);
+}
+
+/* ---- the memory system ------------------------------------------------------------------------ */
+
+typedef struct sm_state {
+  int ready;       /* structures allocated */
+  sp_cm_lru *l1f;
+  sp_cm_setassoc *l1s;
+  uint64_t clock;  /* MODELED: core cycles */
+  pend_table pend; /* MODELED */
+} sm_state;
+
+struct sp_cm_memsys {
+  sp_cm_options opt;
+  int nsms, narrays;
+  int l1_on;
+  sp_l1_store_policy l1_store;
+  sp_l2_store_policy l2_store;
+  sp_cm_coalescer co;    /* L1 transactions */
+  sp_cm_coalescer co_l2; /* L2 sectors (used when the L1 transaction is larger) */
+  unsigned spl_shift;    /* log2(L1 sectors per line) */
+  unsigned sub_shift;    /* log2(L2 sectors per L1 transaction) */
+  uint32_t l2_sector_bytes;
+  uint64_t l1_lines, l1_sets;
+  uint32_t l1_ways;
+  uint64_t lat_l2, lat_dram; /* cycles, MODELED */
+  uint64_t pend_entries;
+  sp_cm_lru *l2f;
+  sp_cm_setassoc *l2s;
+  sm_state *sm;
+  sp_cm_counters *ctr; /* per array */
+  int64_t lookups;
+};
+
+static unsigned log2u(uint64_t v)
+{
+  unsigned b = 0;
+  while ((UINT64_C(1) << b) < v) b++;
+  return b;
+}
+
+static int is_pow2(int64_t v)
+{
+  return v > 0 && (v & (v - 1)) == 0;
+}
+
+sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
+                                  const sp_cm_options *opt)
+{
+  if (!arch || nsms <= 0 || narrays <= 0) return NULL;
+  sp_cm_options o = {0};
+  o.l1_variant = SP_CM_L1_BASE;
+  o.assoc = SP_CM_FULLY_ASSOCIATIVE;
+  if (opt) o = *opt;
+  if (o.l2_fraction == 0) o.l2_fraction = 1.0;
+  if (!(o.l2_fraction > 0 && o.l2_fraction <= 1.0) || o.l1_bytes < 0 || o.l1_ways < 0 ||
+      o.l2_ways < 0)
+    return NULL;
+  if ((o.l1_variant != SP_CM_L1_BASE && o.l1_variant != SP_CM_L1_MODELED) ||
+      (o.assoc != SP_CM_FULLY_ASSOCIATIVE && o.assoc != SP_CM_SET_ASSOCIATIVE))
+    return NULL;
+
+  int line = arch->l1_line_bytes, sector = arch->l1_sector_bytes;
+  if (o.kepler_transactions) {
+    sector = 128;
+    if (line < 128) line = 128;
+  }
+  int l2s = arch->l2_sector_bytes;
+  if (!is_pow2(line) || !is_pow2(sector) || !is_pow2(l2s) || l2s < 16 || l2s > sector ||
+      sector > line)
+    return NULL;
+
+  sp_cm_memsys *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->opt = o;
+  m->nsms = nsms;
+  m->narrays = narrays;
+  m->l1_on = arch->l1_caches_global_loads != 0;
+  m->l1_store = arch->l1_store_policy;
+  m->l2_store = arch->l2_store_policy;
+  if (sp_cm_coalescer_init(&m->co, (uint32_t)sector, (uint32_t)line) != 0 ||
+      sp_cm_coalescer_init(&m->co_l2, (uint32_t)l2s, (uint32_t)line) != 0)
+    goto fail;
+  m->spl_shift = log2u((uint64_t)(line / sector));
+  m->sub_shift = log2u((uint64_t)(sector / l2s));
+  m->l2_sector_bytes = (uint32_t)l2s;
+
+  int64_t l1_bytes = o.l1_bytes ? o.l1_bytes : arch->l1_bytes;
+  m->l1_lines = l1_bytes >= line ? (uint64_t)(l1_bytes / line) : 1;
+  if (o.assoc == SP_CM_SET_ASSOCIATIVE) {
+    uint64_t ways = o.l1_ways ? (uint64_t)o.l1_ways
+                    : arch->l1_assoc > 0 ? (uint64_t)arch->l1_assoc
+                                         : SP_CM_DEFAULT_L1_WAYS;
+    if (ways > m->l1_lines) ways = m->l1_lines;
+    m->l1_ways = (uint32_t)ways;
+    m->l1_sets = m->l1_lines / ways;
+  }
+
+  double l2_bytes = floor((double)arch->l2_bytes * o.l2_fraction);
+  uint64_t l2_sectors = l2_bytes >= l2s ? (uint64_t)(l2_bytes / l2s) : 1;
+  if (o.assoc == SP_CM_SET_ASSOCIATIVE) {
+    uint64_t ways = o.l2_ways ? (uint64_t)o.l2_ways
+                    : arch->l2_assoc > 0 ? (uint64_t)arch->l2_assoc
+                                         : SP_CM_DEFAULT_L2_WAYS;
+    if (ways > l2_sectors) ways = l2_sectors;
+    m->l2s = sp_cm_setassoc_create(l2_sectors / ways, (uint32_t)ways, sp_cm_set_index_xorfold,
+                                   NULL);
+    if (!m->l2s) goto fail;
+  } else {
+    m->l2f = sp_cm_lru_create(l2_sectors);
+    if (!m->l2f) goto fail;
+  }
+
+  double l2lat = arch->l2_hit_latency_cycles > 0 ? arch->l2_hit_latency_cycles : 0;
+  double dlat = arch->dram_latency_cycles > l2lat ? arch->dram_latency_cycles : l2lat;
+  m->lat_l2 = (uint64_t)ceil(l2lat);
+  m->lat_dram = (uint64_t)ceil(dlat);
+  /* In-flight fills of an SM were issued within the last lat_dram cycles; the clock advances by
+   * at least an instruction's line count, and an instruction misses at most (sectors per line)
+   * sectors per line, so at most spl * (lat_dram + 1 + 64) fills are in flight. */
+  m->pend_entries = ((uint64_t)1 << m->spl_shift) * (m->lat_dram + 65);
+
+  m->sm = calloc((size_t)nsms, sizeof *m->sm);
+  m->ctr = calloc((size_t)narrays, sizeof *m->ctr);
+  if (!m->sm || !m->ctr) goto fail;
+  return m;
+fail:
+  sp_cm_memsys_free(m);
+  return NULL;
+}
+
+void sp_cm_memsys_free(sp_cm_memsys *m)
+{
+  if (!m) return;
+  if (m->sm) {
+    for (int i = 0; i < m->nsms; i++) {
+      sp_cm_lru_free(m->sm[i].l1f);
+      sp_cm_setassoc_free(m->sm[i].l1s);
+      pend_free(&m->sm[i].pend);
+    }
+  }
+  free(m->sm);
+  sp_cm_lru_free(m->l2f);
+  sp_cm_setassoc_free(m->l2s);
+  free(m->ctr);
+  free(m);
+}
+
+static int sm_prepare(sp_cm_memsys *m, sm_state *s)
+{
+  if (m->opt.assoc == SP_CM_SET_ASSOCIATIVE)
+    s->l1s = sp_cm_setassoc_create(m->l1_sets, m->l1_ways, sp_cm_set_index_xorfold, NULL);
+  else
+    s->l1f = sp_cm_lru_create(m->l1_lines);
+  if (!s->l1f && !s->l1s) return -1;
+  if (m->opt.l1_variant == SP_CM_L1_MODELED && pend_init(&s->pend, m->pend_entries) != 0) {
+    sp_cm_lru_free(s->l1f);
+    sp_cm_setassoc_free(s->l1s);
+    s->l1f = NULL;
+    s->l1s = NULL;
+    return -1;
+  }
+  s->ready = 1;
+  return 0;
+}
+
+static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode mode)
+{
+  return s->l1f ? sp_cm_lru_lookup(s->l1f, line, mode, NULL)
+                : sp_cm_setassoc_lookup(s->l1s, line, mode, NULL);
+}
+
+/* L2 payload: bit 0 dirty, the owner array (last reader/writer) above. */
+static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup_mode mode,
+                                  sp_cm_lookup *r)
+{
+  m->lookups++;
+  uint64_t *p = m->l2f ? sp_cm_lru_lookup(m->l2f, sector, mode, r)
+                       : sp_cm_setassoc_lookup(m->l2s, sector, mode, r);
+  if (r->evicted && (r->victim_payload & 1)) {
+    sp_cm_counters *v = &m->ctr[r->victim_payload >> 1];
+    v->dram_write_bytes += m->l2_sector_bytes;
+    v->l2_dirty_bytes -= m->l2_sector_bytes;
+  }
+  return p;
+}
+
+/* One load sector at L2 granularity. Returns 1 on an L2 hit. */
+static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int array)
+{
+  sp_cm_counters *c = &m->ctr[array];
+  sp_cm_lookup r;
+  uint64_t *p = l2_lookup(m, sector, SP_CM_LOOKUP_INSERT, &r);
+  c->l2_read_sectors++;
+  if (r.hit) {
+    c->l2_read_hit_sectors++;
+    return 1;
+  }
+  c->dram_read_bytes += m->l2_sector_bytes;
+  *p = (uint64_t)array << 1;
+  return 0;
+}
+
+static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int array)
+{
+  sp_cm_counters *c = &m->ctr[array];
+  sp_cm_lookup r;
+  c->l2_write_sectors++;
+  uint64_t *p = l2_lookup(m, sector,
+                          m->l2_store == SP_L2_STORE_WRITE_BACK_NO_ALLOC ? SP_CM_LOOKUP_TOUCH
+                                                                          : SP_CM_LOOKUP_INSERT,
+                          &r);
+  if (!p) { /* no-allocate miss: straight to DRAM */
+    c->dram_write_bytes += m->l2_sector_bytes;
+    return;
+  }
+  if (r.hit) c->l2_write_hit_sectors++;
+  if (*p & 1) m->ctr[*p >> 1].l2_dirty_bytes -= m->l2_sector_bytes;
+  c->l2_dirty_bytes += m->l2_sector_bytes;
+  *p = ((uint64_t)array << 1) | 1;
+}
+
+/* All L2 sectors of one L1 transaction; returns 1 if they all hit. */
+static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int array)
+{
+  if (m->sub_shift == 0) return l2_read(m, l1_sector, array);
+  int all = 1;
+  uint64_t first = l1_sector << m->sub_shift, n = UINT64_C(1) << m->sub_shift;
+  for (uint64_t k = 0; k < n; k++) all &= l2_read(m, first + k, array);
+  return all;
+}
+
+static inline void l1_prefetch(const sm_state *s, uint64_t line)
+{
+  if (s->l1f) sp_cm_lru_prefetch(s->l1f, line);
+  else sp_cm_setassoc_prefetch(s->l1s, line);
+}
+
+static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector)
+{
+  if (m->l2f) sp_cm_lru_prefetch(m->l2f, sector);
+  else sp_cm_setassoc_prefetch(m->l2s, sector);
+}
+
+/* A load through L1. The L1 is looked up first (all lines of the instruction), collecting the
+ * sectors that go to L2; their L2 slots are then prefetched and the L2 reads done in the same
+ * order (ascending sectors) as a one-pass loop would: the split only lets the host overlap its
+ * cache misses. */
+static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, int array)
+{
+  sp_cm_counters *c = &m->ctr[array];
+  const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED;
+  uint64_t now = s->clock;
+  if (modeled) {
+    s->clock += wa->n_lines ? wa->n_lines : 1;
+    pend_expire(&s->pend, now);
+  }
+  const unsigned sh = m->spl_shift;
+  const uint64_t in_line = (UINT64_C(1) << sh) - 1;
+  uint64_t todo[SP_CM_MAX_UNITS];
+  uint8_t fill[SP_CM_MAX_UNITS]; /* 1: a miss whose fill is timed; 0: a refetch */
+  uint32_t nt = 0, i = 0;
+  for (uint32_t k = 0; k < wa->n_lines; k++) l1_prefetch(s, wa->lines[k]);
+  m->lookups += wa->n_sectors;
+  while (i < wa->n_sectors) {
+    uint64_t line = wa->sectors[i] >> sh;
+    uint32_t j = i;
+    while (j < wa->n_sectors && (wa->sectors[j] >> sh) == line) j++;
+    uint64_t *valid = l1_lookup(s, line, SP_CM_LOOKUP_INSERT);
+    for (; i < j; i++) {
+      uint64_t sec = wa->sectors[i], bit = UINT64_C(1) << (sec & in_line);
+      if (*valid & bit) {
+        if (modeled && pend_ready(&s->pend, sec) > now) {
+          c->ld_l1_pending_sectors++;
+          if (m->opt.pending_refetch) {
+            todo[nt] = sec;
+            fill[nt++] = 0;
+          }
+        } else {
+          c->ld_l1_hit_sectors++;
+        }
+        continue;
+      }
+      *valid |= bit;
+      todo[nt] = sec;
+      fill[nt++] = 1;
+    }
+  }
+  for (uint32_t k = 0; k < nt; k++)
+    for (uint64_t q = 0; q < (UINT64_C(1) << m->sub_shift); q++)
+      l2_prefetch(m, (todo[k] << m->sub_shift) + q);
+  for (uint32_t k = 0; k < nt; k++) {
+    int hit = l2_read_transaction(m, todo[k], array);
+    if (modeled && fill[k]) pend_add(&s->pend, todo[k], now + (hit ? m->lat_l2 : m->lat_dram));
+  }
+}
+
+static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
+{
+  if (m->opt.l1_variant == SP_CM_L1_MODELED) s->clock += wa->n_lines ? wa->n_lines : 1;
+  if (m->l1_store == SP_L1_STORE_WRITE_THROUGH_NO_ALLOC) return;
+  const unsigned sh = m->spl_shift;
+  const uint64_t in_line = (UINT64_C(1) << sh) - 1;
+  const sp_cm_lookup_mode mode =
+      m->l1_store == SP_L1_STORE_WRITE_THROUGH_ALLOC ? SP_CM_LOOKUP_INSERT : SP_CM_LOOKUP_PEEK;
+  m->lookups += wa->n_sectors;
+  for (uint32_t k = 0; k < wa->n_lines; k++) l1_prefetch(s, wa->lines[k]);
+  uint32_t i = 0;
+  while (i < wa->n_sectors) {
+    uint64_t line = wa->sectors[i] >> sh, mask = 0;
+    for (; i < wa->n_sectors && (wa->sectors[i] >> sh) == line; i++)
+      mask |= UINT64_C(1) << (wa->sectors[i] & in_line);
+    uint64_t *valid = l1_lookup(s, line, mode);
+    if (!valid) continue;
+    if (mode == SP_CM_LOOKUP_INSERT) *valid |= mask;
+    else *valid &= ~mask; /* bypass: invalidate the cached copy */
+  }
+}
+
+int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
+{
+  sp_cm_memsys *m = memsys;
+  if (!m || !wi || wi->sm < 0 || wi->sm >= m->nsms || wi->array < 0 || wi->array >= m->narrays)
+    return -1;
+  if (wi->active == 0) return 0;
+  sp_cm_warp_access wa, wa2;
+  if (sp_cm_coalesce(&m->co, wi->addr, wi->active, wi->access_bytes, &wa) != 0) return -1;
+  sp_cm_counters *c = &m->ctr[wi->array];
+  sm_state *s = &m->sm[wi->sm];
+  if (m->l1_on && !s->ready && sm_prepare(m, s) != 0) return -1;
+  /* the L2-granularity sectors, when they differ from the L1 transactions */
+  const sp_cm_warp_access *l2wa = &wa;
+  if (m->sub_shift && (wi->write || !m->l1_on)) {
+    if (sp_cm_coalesce(&m->co_l2, wi->addr, wi->active, wi->access_bytes, &wa2) != 0) return -1;
+    l2wa = &wa2;
+  }
+  if (!wi->write) {
+    c->ld_requests += wa.requests;
+    c->ld_sectors += wa.n_sectors;
+    if (m->l1_on) {
+      load_l1(m, s, &wa, wi->array);
+    } else {
+      for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k]);
+      for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_read(m, l2wa->sectors[k], wi->array);
+    }
+  } else {
+    c->st_requests += wa.requests;
+    c->st_sectors += wa.n_sectors;
+    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k]);
+    if (m->l1_on) store_l1(m, s, &wa);
+    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], wi->array);
+  }
+  return 0;
+}
+
+void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out)
+{
+  memset(out, 0, sizeof *out);
+  if (!m) return;
+  if (array >= 0) {
+    if (array < m->narrays) *out = m->ctr[array];
+    return;
+  }
+  for (int a = 0; a < m->narrays; a++) {
+    const sp_cm_counters *c = &m->ctr[a];
+    out->ld_requests += c->ld_requests;
+    out->ld_sectors += c->ld_sectors;
+    out->ld_l1_hit_sectors += c->ld_l1_hit_sectors;
+    out->st_requests += c->st_requests;
+    out->st_sectors += c->st_sectors;
+    out->l2_read_sectors += c->l2_read_sectors;
+    out->l2_read_hit_sectors += c->l2_read_hit_sectors;
+    out->l2_write_sectors += c->l2_write_sectors;
+    out->dram_read_bytes += c->dram_read_bytes;
+    out->dram_write_bytes += c->dram_write_bytes;
+    out->l2_write_hit_sectors += c->l2_write_hit_sectors;
+    out->l2_dirty_bytes += c->l2_dirty_bytes;
+    out->ld_l1_pending_sectors += c->ld_l1_pending_sectors;
+  }
+}
+
+size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
+{
+  if (!m) return 0;
+  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->narrays * sizeof *m->ctr;
+  b += m->l2f ? sp_cm_lru_memory_bytes(m->l2f) : sp_cm_setassoc_memory_bytes(m->l2s);
+  for (int i = 0; i < m->nsms; i++) {
+    const sm_state *s = &m->sm[i];
+    if (s->l1f) b += sp_cm_lru_memory_bytes(s->l1f);
+    if (s->l1s) b += sp_cm_setassoc_memory_bytes(s->l1s);
+    if (s->pend.ring)
+      b += (size_t)(s->pend.mask + 1) * sizeof *s->pend.ring +
+           (size_t)(s->pend.map.mask + 1) * sizeof *s->pend.map.slots;
+  }
+  return b;
+}
+
+int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m)
+{
+  return m ? m->lookups : 0;
+}

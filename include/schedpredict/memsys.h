@@ -1,0 +1,117 @@
+/* The memory system a candidate's warp instructions go through (cachemodel stage): coalescer,
+ * one L1 per SM, the L2 shared by all SMs fed round-robin with the SMs' L1 miss streams and
+ * stores (Fig. 7.7), DRAM = L2 misses. Counts what the GPU's counters count, per array and in
+ * total. Prefix sp_cm_ (the cachemodel module). */
+#ifndef SCHEDPREDICT_MEMSYS_H
+#define SCHEDPREDICT_MEMSYS_H
+
+#include <stdint.h>
+
+#include "schedpredict/arch.h"
+#include "schedpredict/traces.h"
+
+typedef enum sp_cm_l1_variant {
+  SP_CM_L1_BASE,    /* requests processed strictly in order (dissertation's "Base") */
+  SP_CM_L1_MODELED, /* parallel memory processing with timestamps (Fig. 7.9, "Modeled") */
+} sp_cm_l1_variant;
+/* cachemodel/memsys.c defines both precisely. In short: MODELED stamps each SM's instructions
+ * with a cycle clock (advanced by the instruction's line count) and counts a load of a sector
+ * whose fill is still in flight as a lookup miss merged with that fill (ld_l1_pending_sectors);
+ * BASE counts it as a hit, which is what Hopper's Nsight reports (DESIGN.md's transpose). */
+
+typedef enum sp_cm_assoc {
+  SP_CM_FULLY_ASSOCIATIVE, /* as in the dissertation (reuse distance) */
+  SP_CM_SET_ASSOCIATIVE,   /* sets x ways from the arch description */
+} sp_cm_assoc;
+
+/* Each field names the Nsight Compute counter it corresponds to. */
+typedef struct sp_cm_counters {
+  int64_t ld_requests;     /* l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum (global_load_requests) */
+  int64_t ld_sectors;      /* l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (gld_transactions) */
+  int64_t ld_l1_hit_sectors; /* l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum */
+  int64_t st_requests;     /* l1tex__t_requests_pipe_lsu_mem_global_op_st.sum */
+  int64_t st_sectors;      /* l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum */
+  int64_t l2_read_sectors; /* lts__t_sectors_srcunit_tex_op_read.sum (l2_tex_read_transactions) */
+  int64_t l2_read_hit_sectors; /* lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum */
+  int64_t l2_write_sectors;    /* lts__t_sectors_srcunit_tex_op_write.sum */
+  int64_t dram_read_bytes;     /* dram__bytes_read.sum (dram_read_transactions x 32) */
+  int64_t dram_write_bytes;    /* dram__bytes_write.sum: write-backs of dirty L2 sectors evicted
+                                  during the run (write-back-allocate), or store sectors that
+                                  missed a write-back-no-allocate L2 */
+  /* --- added (memsys.c) --- */
+  int64_t l2_write_hit_sectors; /* lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum */
+  int64_t l2_dirty_bytes;       /* not a counter: dirty data still in the L2 now (what a flush
+                                   after the kernel would write; Nsight's dram__bytes_write of the
+                                   kernel does not include it) */
+  int64_t ld_l1_pending_sectors; /* no Nsight counter: Modeled variant only, load sectors whose
+                                   tag was present but whose fill was still in flight (counted
+                                   as lookup misses, not in ld_l1_hit_sectors) */
+} sp_cm_counters;
+
+typedef struct sp_cm_options {
+  sp_cm_l1_variant l1_variant;
+  sp_cm_assoc assoc;
+  /* Kepler-style: 128-byte transactions (sector = line = 128) whatever the arch says */
+  bool kepler_transactions;
+  /* when the trace is sampled (fewer SMs simulated), scale the shared L2 to this fraction of
+   * its capacity so each simulated SM sees its share; 1.0 = whole L2 */
+  double l2_fraction; /* 0 is read as 1.0 */
+  /* --- added (memsys.c) --- */
+  int64_t l1_bytes;  /* L1 capacity for global data; 0 = arch->l1_bytes (pass
+                        sp_arch_l1_bytes_for_shared() when the kernel uses shared memory) */
+  int l1_ways, l2_ways; /* SET_ASSOCIATIVE ways; 0 = the arch's l1_assoc / l2_assoc, or when
+                           that is unknown (0): SP_CM_DEFAULT_L1_WAYS / SP_CM_DEFAULT_L2_WAYS */
+  /* Modeled variant: a load that finds its sector's fill still in flight is a lookup miss; false
+   * (default): it merges with the outstanding fill (no L2 request, as an MSHR does); true: it
+   * sends its own L2 request (no miss merging; l2_read_sectors grows) */
+  bool pending_refetch;
+} sp_cm_options;
+
+/* Ways assumed when the arch does not publish them (memsys.c says why). */
+#define SP_CM_DEFAULT_L1_WAYS 64
+#define SP_CM_DEFAULT_L2_WAYS 16
+
+typedef struct sp_cm_memsys sp_cm_memsys;
+
+/* NULL on a bad argument or allocation failure. narrays: counters are kept per array. */
+sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
+                                  const sp_cm_options *opt);
+/* Feeds one warp instruction (usable directly as an sp_trace_sink with ctx = the memsys). */
+int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi);
+/* Counters so far: total, or of one array (array >= 0). */
+void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out);
+void sp_cm_memsys_free(sp_cm_memsys *m);
+/* Heap the memory system holds now (per-SM L1s are allocated on an SM's first access). */
+size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m);
+/* Sector lookups done so far (L1 sector lookups of loads and stores + L2 sector lookups): the
+ * benchmark's unit of work. */
+int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m);
+
+/* Derived rates (0 when the denominator is 0). */
+double sp_cm_l1_hit_rate(const sp_cm_counters *c);     /* ld_l1_hit_sectors / ld_sectors */
+double sp_cm_l2_read_hit_rate(const sp_cm_counters *c); /* l2_read_hit_sectors / l2_read_sectors */
+/* What Hopper's raw lts__t_sector_op_read_hit_rate.pct would read (as a fraction) for these
+ * counters on an arch with arch->l2_partitions partitions P: a hypothesis fitted to the one
+ * measurement in DESIGN.md (every sector from DRAM -> 33%). Each read miss whose sector is homed
+ * in a far partition (fraction (P-1)/P) costs one more L2 read lookup, reported as a hit (the
+ * fill is installed in the near partition and the request then hits it):
+ *   raw = (H + M (P-1)/P) / (N + M (P-1)/P), N = l2 read sectors, H = hits, M = N - H.
+ * P = 1 gives H / N. Use sectors and DRAM bytes to judge the model, this only to read a raw rate. */
+double sp_cm_l2_raw_hit_rate_estimate(const sp_cm_counters *c, const sp_arch *arch);
+
+/* The dissertation's memory access cost, Eq. 7.3-7.7, exactly:
+ *   Mem_L1   = global_loads * (1 - L1_miss_rate) * L1_latency
+ *   Mem_L2   = global_loads * L1_miss_rate * 4 * L2_latency
+ *   Mem_DRAM = global_loads * L1_miss_rate * L2_miss_rate * 4 * DRAM_latency
+ * where global_loads are L1 load transactions and the 4 is the number of 32-byte L2/DRAM
+ * transactions per L1 transaction (128 bytes on Kepler). On sectored L1s (Volta and later) the
+ * L1 transaction is a 32-byte sector and that factor is 1: the formula is the same, with
+ * global_loads = ld_sectors and 4 -> l1_transaction_bytes / 32. Latencies from the arch. */
+double sp_cm_cost_xu(const sp_cm_counters *c, const sp_arch *arch);
+/* The same with the L1 transaction size given (counters from a kepler_transactions run on a
+ * sectored arch: 128); sp_cm_cost_xu uses arch->l1_sector_bytes. The three terms go to parts[3]
+ * (Mem_L1, Mem_L2, Mem_DRAM) when parts is not NULL. */
+double sp_cm_cost_xu_ex(const sp_cm_counters *c, const sp_arch *arch, int l1_transaction_bytes,
+                        double parts[3]);
+
+#endif

@@ -1,0 +1,89 @@
+/* Ranking: every candidate of a nest's schedule space through the trace generator and the memory
+ * model, then the dissertation's cost (Eq. 7.3-7.7) and a time model that also accounts for
+ * parallelism; candidates sorted by predicted time. Prefix sp_rank_. */
+#ifndef SCHEDPREDICT_RANK_H
+#define SCHEDPREDICT_RANK_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "schedpredict/arch.h"
+#include "schedpredict/ir.h"
+#include "schedpredict/memsys.h"
+#include "schedpredict/traces.h"
+
+typedef enum sp_rank_bound {
+  SP_BOUND_DRAM,
+  SP_BOUND_L2,
+  SP_BOUND_L1,
+  SP_BOUND_LATENCY,
+} sp_rank_bound;
+
+/* Predicted time of one candidate, seconds, and its parts. */
+typedef struct sp_rank_time {
+  double dram_s, l2_s, l1_s; /* bytes over each level's bandwidth (for the SMs in use) */
+  double latency_s;          /* memory instructions over the warps in flight x latency */
+  double launch_s;           /* fixed launch overhead */
+  double total_s;            /* max of the above per wave group, plus launch */
+  sp_rank_bound bound;
+  int sms_used;              /* SMs that get at least one block */
+  int active_warps_per_sm;   /* resident warps (occupancy, Eq. 7.2) */
+  double avg_latency_cycles; /* per load sector, from the modeled hit rates */
+} sp_rank_time;
+
+typedef struct sp_rank_candidate {
+  sp_schedule schedule;
+  sp_cm_counters total;
+  sp_cm_counters *per_array; /* nest->narrays entries */
+  sp_trace_stats stats;
+  bool sampled;
+  bool refined; /* simulated again on the larger sample after screening */
+  double scale; /* counters were multiplied by this (blocks / simulated blocks) */
+  double cost_xu;
+  sp_rank_time time;
+} sp_rank_candidate;
+
+typedef struct sp_rank_options {
+  sp_space_options space;
+  const int *vector_lengths; /* keep only candidates whose block x is one of these; NULL = all */
+  int nvector_lengths;
+  bool exact;                     /* no sampling */
+  int64_t sample_budget;          /* warp instructions simulated per candidate before sampling;
+                                     0 = default */
+  sp_cm_l1_variant l1_variant;
+  sp_cm_assoc assoc;
+  void (*progress)(void *ctx, int done, int total);
+  void *progress_ctx;
+} sp_rank_options;
+
+typedef struct sp_rank_result {
+  int n;
+  sp_rank_candidate *candidates; /* in space order */
+  int *order;                    /* indices into candidates, best predicted time first */
+  int default_index;             /* the compiler-default candidate */
+} sp_rank_result;
+
+/* Ranks the nest's candidates; 0, or -1 with a message in err. */
+int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
+                 sp_rank_result *out, char *err, size_t errlen);
+void sp_rank_result_free(sp_rank_result *r);
+
+/* The time model alone (rank/time.c), for tests and the validation stage. loads_per_iteration:
+ * independent loads a thread can have in flight (memory-level parallelism within a warp). */
+void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
+                          const sp_schedule *s, const sp_arch *arch, double loads_per_iteration,
+                          sp_rank_time *out);
+const char *sp_rank_bound_name(sp_rank_bound b);
+
+/* Reports (rank/report.c). */
+typedef struct sp_report_nest {
+  const sp_nest *nest;
+  const sp_rank_result *rank; /* NULL if the nest could not be ranked */
+  const char *error;          /* why not */
+} sp_report_nest;
+
+void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch *arch, int top);
+/* JSON with the same content (schema "schedpredict-report"); malloc'd, NULL on failure. */
+char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, int top);
+
+#endif

@@ -1,0 +1,129 @@
+/* Traces: the schedule space of a nest, and the stream of warp memory instructions a candidate
+ * (schedule + launch configuration) issues on a GPU, in the order the model assumes the GPU
+ * executes them (dissertation 7.3.2-7.3.3):
+ *   - thread blocks are dealt to SMs round-robin (block b -> SM b mod #SMs); an SM holds at most
+ *     `active blocks per SM` (Eq. 7.2) resident blocks, and when one finishes the SM's next block
+ *     takes its slot (waves, Eq. 7.1);
+ *   - the resident warps of an SM are interleaved instruction by instruction, round-robin;
+ *   - the SMs advance in lockstep, one warp instruction per SM per step, SM 0 first, so the
+ *     sink sees SM 0's instruction, SM 1's, ..., then SM 0's next (Fig. 7.7);
+ *   - each warp issues its references in program order; sequential loops inside the body are
+ *     unrolled in order; lanes with no iteration (edges, shorter inner loops) are masked.
+ * The stream is generated on the fly and handed to a sink; it is never stored. */
+#ifndef SCHEDPREDICT_TRACES_H
+#define SCHEDPREDICT_TRACES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedpredict/arch.h"
+#include "schedpredict/ir.h"
+
+#define SP_WARP 32
+
+/* How one band loop is distributed. A loop on thread dim d and block dim e ("both") runs
+ *   i = lower + step * (threadIdx.d + blockIdx.e * blockDim.d + t * blockDim.d * gridDim.e)
+ * for t = 0, 1, ... while i stays within its bounds (a grid-stride loop when the grid does not
+ * cover the iterations). Thread only: i = lower + step * (threadIdx.d + t * blockDim.d).
+ * Block only: i = lower + step * (blockIdx.e + t * gridDim.e). Neither: every thread runs the
+ * whole loop sequentially. */
+typedef struct sp_loop_map {
+  int thread_dim; /* 0..2 for x, y, z, or -1 */
+  int block_dim;  /* 0..2, or -1 */
+} sp_loop_map;
+
+typedef struct sp_schedule {
+  /* map[k] for each band loop k of the nest (loops 0..nband-1); loops after the band, and band
+   * loops that are not parallel, run sequentially in every thread (thread_dim = block_dim = -1) */
+  int nband;
+  sp_loop_map map[SP_MAX_LOOPS];
+  /* collapse: band loops collapse_first .. collapse_first+collapse_count-1 (count >= 2) are
+   * fused into one index, outermost slowest, and distributed by map[collapse_first]; 0 = none */
+  int collapse_first, collapse_count;
+  int block[3];    /* blockDim.x, .y, .z (product <= the arch's max threads per block) */
+  int64_t grid[3]; /* gridDim.x, .y, .z */
+  char name[48];   /* pattern name: "2_1", "2_2", "2_3", "3_1", ... or "default" */
+  char openacc[192]; /* the clauses as a user writes them, one loop after another, e.g.
+                        "i: gang  j: vector(128)" */
+  bool compiler_default; /* the outer-loop-gang, innermost-parallel-vector(128) baseline */
+  /* false when standard OpenACC (gang = blockIdx.x, worker = threadIdx.y, vector = threadIdx.x,
+   * gang outside worker outside vector) cannot state the mapping; `openacc` then starts with
+   * "not expressible:" followed by the nearest clause form (gang(dim:2), tz(n), ...) */
+  bool openacc_expressible;
+} sp_schedule;
+
+/* One warp instruction: one reference executed by the active lanes of one warp. */
+typedef struct sp_warp_instr {
+  int sm;
+  int64_t block;       /* linear block index (x fastest) */
+  int warp;            /* warp index within the block */
+  int ref;             /* index into nest->refs */
+  int array;           /* nest->refs[ref].array */
+  bool write;
+  uint32_t access_bytes;
+  uint32_t active;     /* lane mask */
+  uint64_t addr[SP_WARP]; /* byte addresses (base of the array + offset); valid where active */
+} sp_warp_instr;
+
+/* Return non-zero to stop the trace (the value is returned by sp_trace_run). */
+typedef int (*sp_trace_sink)(void *ctx, const sp_warp_instr *wi);
+
+typedef struct sp_trace_options {
+  int active_blocks_per_sm; /* 0: from the arch (Eq. 7.2) for the block size */
+  /* Sampling (0 = everything): simulate only SMs 0..sample_sms-1 and the first sample_waves
+   * waves of blocks; the caller extrapolates. */
+  int sample_sms;
+  int64_t sample_waves;
+} sp_trace_options;
+
+typedef struct sp_trace_stats {
+  int64_t blocks, blocks_simulated;
+  int64_t waves;      /* Eq. 7.1, rounded up */
+  int active_blocks_per_sm;
+  int64_t warp_instructions;
+  int64_t iterations; /* band iterations executed (each exactly once, property-tested) */
+} sp_trace_stats;
+
+/* Base byte address of every array: 256-byte aligned as cudaMalloc gives, each array starting
+ * on a fresh 2 MiB boundary after the previous one (cudaMalloc's large-allocation granularity).
+ * base must have nest->narrays entries. */
+void sp_trace_array_bases(const sp_nest *nest, uint64_t *base);
+
+/* Checks the schedule against the nest and the arch; on error writes a message and returns -1. */
+int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch, char *err,
+                      size_t errlen);
+
+/* Same mapping and launch configuration (names and OpenACC text aside). */
+bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b);
+
+/* Generates the candidate's warp instructions into sink. Returns 0, the sink's non-zero value,
+ * or -1 on an invalid schedule or allocation failure. */
+int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
+                 const sp_trace_options *opt, sp_trace_sink sink, void *ctx,
+                 sp_trace_stats *stats);
+
+/* The schedule space of a nest: every legal assignment of its parallel band loops (up to 3, after
+ * collapse) to thread and block dimensions, times launch configurations. */
+typedef struct sp_space_options {
+  /* block shapes to try ({x,y,z}); NULL = the default list (32..1024 threads, 1-D and 2-D/3-D) */
+  const int (*blocks)[3];
+  int nblocks;
+  /* capped grid sizes in multiples of the SM count to try besides covering grids; NULL =
+   * default {1, 2, 4, 8} x #SMs; a covering grid (one iteration per thread) is always tried */
+  const int64_t *gang_caps;
+  int ngang_caps;
+  bool allow_interchange; /* let vector sit on any parallel loop (default true) */
+} sp_space_options;
+
+typedef struct sp_space {
+  int n, cap;
+  sp_schedule *items;
+  int default_index; /* the compiler-default candidate */
+} sp_space;
+
+int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_options *opt,
+                   sp_space *out, char *err, size_t errlen);
+void sp_space_free(sp_space *s);
+
+#endif

@@ -1,0 +1,244 @@
+/* Every candidate of a nest through the trace generator and the memory model, then the cost and
+ * the time model; sorted by predicted time. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedpredict/rank.h"
+
+/* Ranking runs in two passes: every candidate on a small sample of the trace (screening), then
+ * the best of those and the compiler default again on a larger sample (refinement); the final
+ * order is the refined one. Budgets are warp instructions simulated per candidate. */
+#define SP_SCREEN_TOTAL 3000000 /* shared by all candidates of the space */
+#define SP_SCREEN_MIN 2000
+#define SP_DEFAULT_SAMPLE_BUDGET 150000
+#define SP_REFINE_COUNT 8
+
+/* Warp instructions the candidate will issue: each reference once per iteration of its loops,
+ * divided over the lanes of a warp (trip counts averaged for triangular loops). */
+static double sp_estimate_warp_instructions(const sp_nest *n) {
+  double total = 0;
+  for (int r = 0; r < n->nrefs; r++) {
+    double it = 1;
+    for (int k = 0; k < n->refs[r].nloops; k++) {
+      const sp_loop *L = &n->loops[n->refs[r].loops[k]];
+      it *= ((double)L->trip_min + (double)L->trip_max) / 2;
+    }
+    total += it;
+  }
+  return total / 32;
+}
+
+/* Loads a thread can have in flight: the reads of one iteration of the innermost body. */
+static double sp_loads_per_iteration(const sp_nest *n) {
+  int deepest = 0, reads = 0;
+  for (int r = 0; r < n->nrefs; r++)
+    if (n->refs[r].nloops > deepest) deepest = n->refs[r].nloops;
+  for (int r = 0; r < n->nrefs; r++)
+    if (n->refs[r].nloops == deepest && n->refs[r].access == SP_READ) reads++;
+  return reads > 0 ? reads : 1;
+}
+
+static void sp_scale_counters(sp_cm_counters *c, double f) {
+  int64_t *v = (int64_t *)c;
+  for (size_t i = 0; i < sizeof *c / sizeof *v; i++) v[i] = (int64_t)llround((double)v[i] * f);
+}
+
+/* Forwards warp instructions to the memory model and stops the trace after `cap` of them: the
+ * last resort of sampling, for grids too small to sample by SM or wave (one long block). */
+typedef struct sp_capped_sink {
+  sp_cm_memsys *memsys;
+  int64_t seen, cap;
+  double lanes; /* reference executions simulated (active lanes), for the extrapolation */
+} sp_capped_sink;
+
+static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
+  sp_capped_sink *c = ctx;
+  int rc = sp_cm_memsys_access(c->memsys, wi);
+  if (rc) return rc;
+  c->lanes += __builtin_popcount(wi->active);
+  return c->cap > 0 && ++c->seen >= c->cap ? 1 : 0;
+}
+
+/* all_sms: sample by waves and trace prefix only, so the L2 keeps its full size and every SM's
+ * share of it (the refinement pass: shrinking the L2 misjudges data shared by all SMs). */
+static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
+                            double est_instr, int64_t budget, bool all_sms,
+                            sp_rank_candidate *c) {
+  sp_trace_options topt;
+  memset(&topt, 0, sizeof topt);
+  int nsms = arch->sm_count;
+  if (budget > 0 && est_instr > (double)budget) {
+    /* fewer SMs (each has its own L1; the shared L2 shrinks to their share), then fewer waves */
+    const sp_schedule *s = &c->schedule;
+    int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
+    int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
+    if (active < 1) active = 1;
+    int64_t waves = (blocks + (int64_t)active * nsms - 1) / ((int64_t)active * nsms);
+    double keep = (double)budget / est_instr;
+    int k = (int)ceil(nsms * keep);
+    if (k < 4) k = 4;
+    if (k < nsms && !all_sms) {
+      topt.sample_sms = nsms = k;
+      keep = keep * arch->sm_count / k;
+    }
+    if (keep < 1 && waves >= 2) {
+      topt.sample_waves = (int64_t)ceil((double)waves * keep);
+      if (topt.sample_waves < 1) topt.sample_waves = 1;
+      if (topt.sample_waves >= waves) topt.sample_waves = 0;
+    }
+  }
+  sp_cm_options cmo;
+  memset(&cmo, 0, sizeof cmo);
+  cmo.l1_variant = opt->l1_variant;
+  cmo.assoc = opt->assoc;
+  cmo.kepler_transactions = arch->l1_sector_bytes == arch->l1_line_bytes;
+  cmo.l2_fraction = (double)nsms / arch->sm_count;
+  sp_cm_memsys *m = sp_cm_memsys_create(arch, nsms, nest->narrays, &cmo);
+  if (!m) return -1;
+  sp_capped_sink sink = {m, 0, budget > 0 ? budget + budget / 4 : 0, 0};
+  int rc = sp_trace_run(nest, &c->schedule, arch, &topt, sp_capped_access, &sink, &c->stats);
+  bool truncated = rc == 1;
+  if (truncated) rc = 0;
+  if (rc == 0) {
+    c->per_array = calloc((size_t)(nest->narrays ? nest->narrays : 1), sizeof *c->per_array);
+    if (!c->per_array) rc = -1;
+  }
+  if (rc == 0) {
+    sp_cm_memsys_counters(m, -1, &c->total);
+    for (int a = 0; a < nest->narrays; a++) sp_cm_memsys_counters(m, a, &c->per_array[a]);
+    c->sampled = topt.sample_sms > 0 || topt.sample_waves > 0 || truncated;
+    c->scale = 1;
+    /* extrapolate by the share of the reference executions simulated: exact for whole blocks
+     * of uniform work, and it also accounts for a trace cut in the middle of long iterations */
+    if (c->sampled && sink.lanes > 0) {
+      c->scale = est_instr * 32 / sink.lanes;
+      sp_scale_counters(&c->total, c->scale);
+      for (int a = 0; a < nest->narrays; a++) sp_scale_counters(&c->per_array[a], c->scale);
+    }
+    c->cost_xu = sp_cm_cost_xu(&c->total, arch);
+    sp_rank_predict_time(&c->total, &c->stats, &c->schedule, arch,
+                         sp_loads_per_iteration(nest), &c->time);
+  }
+  sp_cm_memsys_free(m);
+  return rc;
+}
+
+typedef struct sp_rank_key {
+  int unrefined;
+  double time, cost;
+  int index;
+} sp_rank_key;
+
+static int sp_by_time(const void *pa, const void *pb) {
+  const sp_rank_key *x = pa, *y = pb;
+  if (x->unrefined != y->unrefined) return x->unrefined - y->unrefined;
+  if (x->time != y->time) return x->time < y->time ? -1 : 1;
+  if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+  return x->index - y->index;
+}
+
+static int sp_order_by_time(const sp_rank_result *out, int *order);
+
+int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
+                 sp_rank_result *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  sp_space space;
+  if (sp_space_build(nest, arch, &opt->space, &space, err, errlen) != 0) return -1;
+  if (space.n == 0) {
+    snprintf(err, errlen, "no schedule: the nest has no parallel loop to map onto the GPU");
+    sp_space_free(&space);
+    return -1;
+  }
+  if (opt->nvector_lengths > 0) { /* --vector: keep the candidates with those block x sizes */
+    int kept = 0, def = -1;
+    for (int i = 0; i < space.n; i++) {
+      bool ok = false;
+      for (int v = 0; v < opt->nvector_lengths; v++) ok |= space.items[i].block[0] == opt->vector_lengths[v];
+      if (!ok && i != space.default_index) continue; /* the baseline stays */
+      if (i == space.default_index) def = kept;
+      space.items[kept++] = space.items[i];
+    }
+    space.n = kept;
+    space.default_index = def;
+  }
+  out->candidates = calloc((size_t)space.n, sizeof *out->candidates);
+  out->order = malloc((size_t)space.n * sizeof *out->order);
+  if (!out->candidates || !out->order) {
+    snprintf(err, errlen, "out of memory");
+    sp_space_free(&space);
+    sp_rank_result_free(out);
+    return -1;
+  }
+  out->n = space.n;
+  out->default_index = space.default_index;
+  double est = sp_estimate_warp_instructions(nest);
+  int64_t budget = opt->exact ? 0 : opt->sample_budget > 0 ? opt->sample_budget
+                                                           : SP_DEFAULT_SAMPLE_BUDGET;
+  int64_t screen_budget = SP_SCREEN_TOTAL / space.n;
+  if (screen_budget < SP_SCREEN_MIN) screen_budget = SP_SCREEN_MIN;
+  bool screen = !opt->exact && space.n > SP_REFINE_COUNT && est > (double)screen_budget;
+  int rc = 0;
+  for (int i = 0; i < space.n && rc == 0; i++) {
+    out->candidates[i].schedule = space.items[i];
+    rc = sp_run_candidate(nest, arch, opt, est, screen ? screen_budget : budget, !screen,
+                          &out->candidates[i]);
+    if (rc) snprintf(err, errlen, "candidate %s could not be simulated", space.items[i].name);
+    if (opt->progress) opt->progress(opt->progress_ctx, i + 1, space.n);
+  }
+  sp_space_free(&space);
+  if (rc) {
+    sp_rank_result_free(out);
+    return -1;
+  }
+  if (screen) { /* refine the screening's best and the default on the larger sample */
+    int *first = malloc((size_t)out->n * sizeof *first);
+    rc = first ? sp_order_by_time(out, first) : -1;
+    for (int k = 0; rc == 0 && k <= SP_REFINE_COUNT && k < out->n; k++) {
+      int i = k < SP_REFINE_COUNT ? first[k] : out->default_index;
+      if (k == SP_REFINE_COUNT && out->candidates[i].refined) break;
+      sp_rank_candidate *c = &out->candidates[i];
+      free(c->per_array);
+      c->per_array = NULL;
+      rc = sp_run_candidate(nest, arch, opt, est, budget, true, c);
+      c->refined = true;
+    }
+    free(first);
+    if (rc) {
+      snprintf(err, errlen, "refinement failed (out of memory?)");
+      sp_rank_result_free(out);
+      return -1;
+    }
+  }
+  if (sp_order_by_time(out, out->order) != 0) {
+    snprintf(err, errlen, "out of memory");
+    sp_rank_result_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+/* Candidates by predicted time; screened-only candidates after the refined ones, since their
+ * figures come from a smaller sample. */
+static int sp_order_by_time(const sp_rank_result *out, int *order) {
+  sp_rank_key *keys = malloc((size_t)out->n * sizeof *keys);
+  if (!keys) return -1;
+  bool any_refined = false;
+  for (int i = 0; i < out->n; i++) any_refined |= out->candidates[i].refined;
+  for (int i = 0; i < out->n; i++) {
+    const sp_rank_candidate *c = &out->candidates[i];
+    keys[i] = (sp_rank_key){any_refined && !c->refined, c->time.total_s, c->cost_xu, i};
+  }
+  qsort(keys, (size_t)out->n, sizeof *keys, sp_by_time);
+  for (int i = 0; i < out->n; i++) order[i] = keys[i].index;
+  free(keys);
+  return 0;
+}
+
+void sp_rank_result_free(sp_rank_result *r) {
+  if (r->candidates)
+    for (int i = 0; i < r->n; i++) free(r->candidates[i].per_array);
+  free(r->candidates);
+  free(r->order);
+  memset(r, 0, sizeof *r);
+}

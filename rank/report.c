@@ -1,0 +1,329 @@
+/* Reports of a ranking: the human text table and JSON with the same content. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedpredict/rank.h"
+
+static const char sp_dim_names[] = "xyz";
+
+static double sp_pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* A band loop fused into the collapse group that starts before it: no line of its own. */
+static bool sp_collapsed_away(const sp_schedule *s, int k) {
+  return s->collapse_count >= 2 && k > s->collapse_first &&
+         k < s->collapse_first + s->collapse_count;
+}
+
+/* "j->tx+bx i->ty+by k:seq" */
+static void sp_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int k = 0; k < s->nband && k < n->nloops; k++) {
+    if (sp_collapsed_away(s, k)) continue;
+    const sp_loop_map *m = &s->map[k];
+    char what[32];
+    if (m->thread_dim >= 0 && m->block_dim >= 0)
+      snprintf(what, sizeof what, "t%c+b%c", sp_dim_names[m->thread_dim], sp_dim_names[m->block_dim]);
+    else if (m->thread_dim >= 0)
+      snprintf(what, sizeof what, "t%c", sp_dim_names[m->thread_dim]);
+    else if (m->block_dim >= 0)
+      snprintf(what, sizeof what, "b%c", sp_dim_names[m->block_dim]);
+    else
+      snprintf(what, sizeof what, "seq");
+    char idx[64];
+    if (s->collapse_count >= 2 && k == s->collapse_first)
+      snprintf(idx, sizeof idx, "%s..%s", n->loops[k].index,
+               n->loops[k + s->collapse_count - 1].index);
+    else
+      snprintf(idx, sizeof idx, "%s", n->loops[k].index);
+    int w = snprintf(buf + used, used < len ? len - used : 0, "%s%s->%s", used ? " " : "", idx,
+                     what);
+    if (w > 0) used += (size_t)w;
+  }
+}
+
+/* The directive to write on band loop k, or "" when the loop keeps no clause. */
+static void sp_loop_pragma(const sp_nest *n, const sp_schedule *s, int k, char *buf, size_t len) {
+  const sp_loop_map *m = &s->map[k];
+  char clauses[192] = "";
+  size_t used = 0;
+#define SP_ADD(...)                                                                      \
+  do {                                                                                   \
+    int w_ = snprintf(clauses + used, used < sizeof clauses ? sizeof clauses - used : 0, \
+                      __VA_ARGS__);                                                      \
+    if (w_ > 0) used += (size_t)w_;                                                      \
+  } while (0)
+  if (s->collapse_count >= 2 && k == s->collapse_first) SP_ADD(" collapse(%d)", s->collapse_count);
+  if (m->block_dim >= 0) SP_ADD(" gang");
+  if (m->thread_dim == 1 || m->thread_dim == 2) SP_ADD(" worker");
+  if (m->thread_dim == 0) SP_ADD(" vector");
+  if (m->block_dim < 0 && m->thread_dim < 0) SP_ADD(" seq");
+  if (k == 0) {
+    int64_t gangs = s->grid[0] * s->grid[1] * s->grid[2];
+    SP_ADD(" num_gangs(%lld)", (long long)gangs);
+    if (s->block[1] * s->block[2] > 1) SP_ADD(" num_workers(%d)", s->block[1] * s->block[2]);
+    SP_ADD(" vector_length(%d)", s->block[0]);
+  }
+#undef SP_ADD
+  snprintf(buf, len, "#pragma acc %s%s", k == 0 ? "parallel loop" : "loop", clauses);
+  (void)n;
+}
+
+/* OpenACC nests gang outside worker outside vector: a schedule that puts them the other way
+ * round needs the loops interchanged first. */
+static bool sp_needs_interchange(const sp_schedule *s) {
+  int rank_prev = -1;
+  for (int k = 0; k < s->nband; k++) {
+    const sp_loop_map *m = &s->map[k];
+    int r = m->thread_dim == 0 ? 2 : m->thread_dim > 0 ? 1 : m->block_dim >= 0 ? 0 : -1;
+    if (r < 0) continue;
+    if (r < rank_prev) return true;
+    rank_prev = r;
+  }
+  return false;
+}
+
+static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t len) {
+  const sp_rank_candidate *b = &r->candidates[r->order[0]];
+  const sp_rank_candidate *d = &r->candidates[r->default_index];
+  if (r->order[0] == r->default_index) {
+    snprintf(buf, len, "The compiler default is already the best predicted schedule (%s bound).",
+             sp_rank_bound_name(b->time.bound));
+    return;
+  }
+  size_t used = 0;
+#define SP_SAY(...)                                                                     \
+  do {                                                                                  \
+    int w_ = snprintf(buf + used, used < len ? len - used : 0, __VA_ARGS__);            \
+    if (w_ > 0) used += (size_t)w_;                                                     \
+  } while (0)
+  SP_SAY("Predicted %.2fx faster than the compiler default (%s bound vs %s bound)",
+         d->time.total_s / b->time.total_s, sp_rank_bound_name(b->time.bound),
+         sp_rank_bound_name(d->time.bound));
+  /* the array whose accesses coalesce best relative to the default */
+  int best_a = -1;
+  double best_gain = 1.25;
+  for (int a = 0; a < n->narrays; a++) {
+    const sp_cm_counters *x = &b->per_array[a], *y = &d->per_array[a];
+    int64_t xr = x->ld_requests + x->st_requests, yr = y->ld_requests + y->st_requests;
+    if (!xr || !yr) continue;
+    double xs = (double)(x->ld_sectors + x->st_sectors) / (double)xr;
+    double ys = (double)(y->ld_sectors + y->st_sectors) / (double)yr;
+    if (ys / xs > best_gain) {
+      best_gain = ys / xs;
+      best_a = a;
+    }
+  }
+  if (best_a >= 0) {
+    const sp_cm_counters *x = &b->per_array[best_a], *y = &d->per_array[best_a];
+    SP_SAY(": accesses to %s coalesce (%.1f vs %.1f sectors per request)", n->arrays[best_a].name,
+           (double)(x->ld_sectors + x->st_sectors) / (double)(x->ld_requests + x->st_requests),
+           (double)(y->ld_sectors + y->st_sectors) / (double)(y->ld_requests + y->st_requests));
+  }
+  double bh1 = sp_pct(b->total.ld_l1_hit_sectors, b->total.ld_sectors);
+  double dh1 = sp_pct(d->total.ld_l1_hit_sectors, d->total.ld_sectors);
+  double bdram = (double)b->total.dram_read_bytes, ddram = (double)d->total.dram_read_bytes;
+  if (fabs(bh1 - dh1) >= 10)
+    SP_SAY("%s L1 reuse %.0f%% vs %.0f%%", best_a >= 0 ? ";" : ":", bh1, dh1);
+  else if (ddram > 1.2 * bdram && bdram > 0)
+    SP_SAY("%s %.1fx less DRAM traffic", best_a >= 0 ? ";" : ":", ddram / bdram);
+  if (b->time.sms_used > d->time.sms_used || b->time.active_warps_per_sm > 1.5 * d->time.active_warps_per_sm)
+    SP_SAY("; it keeps %d warps per SM busy on %d SMs (default: %d on %d)",
+           b->time.active_warps_per_sm, b->time.sms_used, d->time.active_warps_per_sm,
+           d->time.sms_used);
+  SP_SAY(".");
+#undef SP_SAY
+}
+
+static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_candidate *c, int rank,
+                         double default_s) {
+  char map[160];
+  sp_cuda_mapping(n, &c->schedule, map, sizeof map);
+  char block[32], grid[48];
+  snprintf(block, sizeof block, "%dx%dx%d", c->schedule.block[0], c->schedule.block[1],
+           c->schedule.block[2]);
+  snprintf(grid, sizeof grid, "%lldx%lldx%lld", (long long)c->schedule.grid[0],
+           (long long)c->schedule.grid[1], (long long)c->schedule.grid[2]);
+  char r[16];
+  if (rank > 0) snprintf(r, sizeof r, "%d", rank);
+  else snprintf(r, sizeof r, "dflt");
+  fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10lld %11lld %5.1f %5.1f %9.1f %10.3g %9.1f %6.2fx%s\n",
+          r, c->schedule.name, map, block, grid, (long long)(c->total.ld_requests + c->total.st_requests),
+          (long long)(c->total.ld_sectors + c->total.st_sectors),
+          sp_pct(c->total.ld_l1_hit_sectors, c->total.ld_sectors),
+          sp_pct(c->total.l2_read_hit_sectors, c->total.l2_read_sectors),
+          (double)c->total.dram_read_bytes / 1e6, c->cost_xu, c->time.total_s * 1e6,
+          default_s / c->time.total_s, c->sampled ? " ~" : "");
+}
+
+void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch *arch, int top) {
+  fprintf(out, "GPU model: %s (%d SMs, L1 %lld KiB/SM for global loads, L2 %lld MiB)\n\n",
+          arch->full_name, arch->sm_count, (long long)(arch->l1_bytes / 1024),
+          (long long)(arch->l2_bytes >> 20));
+  for (int i = 0; i < n; i++) {
+    const sp_nest *nest = nests[i].nest;
+    fprintf(out, "%s:%u:%u: nest in %s() [%s]\n", nest->loc.file, nest->loc.line, nest->loc.col,
+            nest->function, sp_construct_name(nest->construct));
+    fputs("  loops:", out);
+    for (int k = 0; k < nest->nloops; k++) {
+      const sp_loop *L = &nest->loops[k];
+      if (L->trip_min == L->trip_max)
+        fprintf(out, " %s(%lld%s)", L->index, (long long)L->trip_max, L->parallel ? "" : ", seq");
+      else
+        fprintf(out, " %s(%lld..%lld%s)", L->index, (long long)L->trip_min,
+                (long long)L->trip_max, L->parallel ? "" : ", seq");
+    }
+    fputs("\n  arrays:", out);
+    for (int a = 0; a < nest->narrays; a++)
+      fprintf(out, " %s (%.1f MB)", nest->arrays[a].name, (double)nest->arrays[a].total_bytes / 1e6);
+    fputc('\n', out);
+    const sp_rank_result *r = nests[i].rank;
+    if (!r) {
+      fprintf(out, "  not ranked: %s\n\n", nests[i].error ? nests[i].error : "?");
+      continue;
+    }
+    int sampled = 0;
+    for (int c = 0; c < r->n; c++) sampled += r->candidates[c].sampled;
+    fprintf(out, "  %d candidates evaluated", r->n);
+    if (sampled) fprintf(out, " (%d sampled and extrapolated, marked ~; --exact to simulate all)", sampled);
+    fputs("\n\n", out);
+    fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
+            "pattern", "CUDA mapping", "block", "grid", "requests", "sectors", "L1%", "L2%",
+            "DRAM MB", "cost(Xu)", "time us", "speedup");
+    double dflt = r->candidates[r->default_index].time.total_s;
+    bool default_shown = false;
+    for (int k = 0; k < r->n && k < top; k++) {
+      sp_print_row(out, nest, &r->candidates[r->order[k]], k + 1, dflt);
+      default_shown |= r->order[k] == r->default_index;
+    }
+    if (!default_shown) sp_print_row(out, nest, &r->candidates[r->default_index], 0, dflt);
+    const sp_rank_candidate *best = &r->candidates[r->order[0]];
+    fputs("\n  recommended:\n", out);
+    if (sp_needs_interchange(&best->schedule))
+      fputs("    (interchange the loops first so that gang is outside worker outside vector)\n", out);
+    for (int k = 0; k < best->schedule.nband; k++) {
+      if (sp_collapsed_away(&best->schedule, k)) continue;
+      char line[256];
+      sp_loop_pragma(nest, &best->schedule, k, line, sizeof line);
+      fprintf(out, "    %-72s // line %u: for (%s ...)\n", line, nest->loops[k].loc.line,
+              nest->loops[k].index);
+    }
+    char why[768];
+    sp_why(nest, r, why, sizeof why);
+    fprintf(out, "\n  %s\n\n", why);
+  }
+}
+
+static json_t *sp_counters_json(const sp_cm_counters *c) {
+  json_t *o = json_object();
+  json_object_set_new(o, "global_load_requests", json_integer(c->ld_requests));
+  json_object_set_new(o, "gld_transactions", json_integer(c->ld_sectors));
+  json_object_set_new(o, "ld_l1_hit_sectors", json_integer(c->ld_l1_hit_sectors));
+  json_object_set_new(o, "global_hit_rate", json_real(sp_pct(c->ld_l1_hit_sectors, c->ld_sectors)));
+  json_object_set_new(o, "st_requests", json_integer(c->st_requests));
+  json_object_set_new(o, "st_sectors", json_integer(c->st_sectors));
+  json_object_set_new(o, "l2_tex_read_transactions", json_integer(c->l2_read_sectors));
+  json_object_set_new(o, "l2_read_hit_sectors", json_integer(c->l2_read_hit_sectors));
+  json_object_set_new(o, "l2_tex_read_hit_rate",
+                      json_real(sp_pct(c->l2_read_hit_sectors, c->l2_read_sectors)));
+  json_object_set_new(o, "l2_write_sectors", json_integer(c->l2_write_sectors));
+  json_object_set_new(o, "dram_read_bytes", json_integer(c->dram_read_bytes));
+  json_object_set_new(o, "dram_write_bytes", json_integer(c->dram_write_bytes));
+  return o;
+}
+
+static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, double dflt) {
+  json_t *o = json_object();
+  char map[160];
+  sp_cuda_mapping(n, &c->schedule, map, sizeof map);
+  json_object_set_new(o, "pattern", json_string(c->schedule.name));
+  json_object_set_new(o, "cuda_mapping", json_string(map));
+  json_object_set_new(o, "openacc", json_string(c->schedule.openacc));
+  json_object_set_new(o, "compiler_default", json_boolean(c->schedule.compiler_default));
+  json_t *blk = json_array(), *grd = json_array();
+  for (int d = 0; d < 3; d++) {
+    json_array_append_new(blk, json_integer(c->schedule.block[d]));
+    json_array_append_new(grd, json_integer(c->schedule.grid[d]));
+  }
+  json_object_set_new(o, "block", blk);
+  json_object_set_new(o, "grid", grd);
+  json_object_set_new(o, "counters", sp_counters_json(&c->total));
+  json_t *per = json_object();
+  for (int a = 0; a < n->narrays; a++)
+    json_object_set_new(per, n->arrays[a].name, sp_counters_json(&c->per_array[a]));
+  json_object_set_new(o, "per_array", per);
+  json_object_set_new(o, "sampled", json_boolean(c->sampled));
+  json_object_set_new(o, "extrapolation_factor", json_real(c->scale));
+  json_object_set_new(o, "cost_xu", json_real(c->cost_xu));
+  json_t *t = json_object();
+  json_object_set_new(t, "total_us", json_real(c->time.total_s * 1e6));
+  json_object_set_new(t, "dram_us", json_real(c->time.dram_s * 1e6));
+  json_object_set_new(t, "l2_us", json_real(c->time.l2_s * 1e6));
+  json_object_set_new(t, "l1_us", json_real(c->time.l1_s * 1e6));
+  json_object_set_new(t, "latency_us", json_real(c->time.latency_s * 1e6));
+  json_object_set_new(t, "bound", json_string(sp_rank_bound_name(c->time.bound)));
+  json_object_set_new(t, "sms_used", json_integer(c->time.sms_used));
+  json_object_set_new(t, "active_warps_per_sm", json_integer(c->time.active_warps_per_sm));
+  json_object_set_new(o, "time", t);
+  json_object_set_new(o, "speedup_over_default", json_real(dflt / c->time.total_s));
+  json_object_set_new(o, "blocks", json_integer(c->stats.blocks));
+  json_object_set_new(o, "waves", json_integer(c->stats.waves));
+  json_object_set_new(o, "warp_instructions_simulated", json_integer(c->stats.warp_instructions));
+  json_object_set_new(o, "blocks_simulated", json_integer(c->stats.blocks_simulated));
+  return o;
+}
+
+char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, int top) {
+  json_t *root = json_object();
+  json_object_set_new(root, "schema", json_string("schedpredict-report"));
+  json_object_set_new(root, "schema_version", json_integer(1));
+  json_object_set_new(root, "arch", json_string(arch->name));
+  json_t *arr = json_array();
+  for (int i = 0; i < n; i++) {
+    const sp_nest *nest = nests[i].nest;
+    const sp_rank_result *r = nests[i].rank;
+    json_t *o = json_object();
+    char loc[512];
+    snprintf(loc, sizeof loc, "%s:%u:%u", nest->loc.file, nest->loc.line, nest->loc.col);
+    json_object_set_new(o, "location", json_string(loc));
+    json_object_set_new(o, "function", json_string(nest->function));
+    if (!r) {
+      json_object_set_new(o, "error", json_string(nests[i].error ? nests[i].error : "?"));
+      json_array_append_new(arr, o);
+      continue;
+    }
+    json_object_set_new(o, "candidates_evaluated", json_integer(r->n));
+    double dflt = r->candidates[r->default_index].time.total_s;
+    json_t *ranked = json_array();
+    for (int k = 0; k < r->n && k < top; k++)
+      json_array_append_new(ranked, sp_candidate_json(nest, &r->candidates[r->order[k]], dflt));
+    json_object_set_new(o, "ranking", ranked);
+    json_object_set_new(o, "compiler_default",
+                        sp_candidate_json(nest, &r->candidates[r->default_index], dflt));
+    const sp_rank_candidate *best = &r->candidates[r->order[0]];
+    json_t *lines = json_array();
+    for (int k = 0; k < best->schedule.nband; k++) {
+      if (sp_collapsed_away(&best->schedule, k)) continue;
+      char line[256];
+      sp_loop_pragma(nest, &best->schedule, k, line, sizeof line);
+      json_t *l = json_object();
+      json_object_set_new(l, "line", json_integer(nest->loops[k].loc.line));
+      json_object_set_new(l, "pragma", json_string(line));
+      json_array_append_new(lines, l);
+    }
+    json_object_set_new(o, "recommended_pragmas", lines);
+    json_object_set_new(o, "needs_interchange", json_boolean(sp_needs_interchange(&best->schedule)));
+    char why[768];
+    sp_why(nest, r, why, sizeof why);
+    json_object_set_new(o, "why", json_string(why));
+    json_array_append_new(arr, o);
+  }
+  json_object_set_new(root, "nests", arr);
+  char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+  json_decref(root);
+  return s;
+}

@@ -1,0 +1,108 @@
+/* The time model: the modeled traffic of a candidate over the bandwidth of each level, and its
+ * memory instructions over the warps it keeps in flight (Little's law), wave group by wave group,
+ * so that the grid's size and the occupancy count, not only the traffic. */
+#include <math.h>
+#include <string.h>
+
+#include "schedpredict/rank.h"
+
+/* Kernel start-up the host cannot hide (estimate, typical of Volta-Hopper). */
+#define SP_LAUNCH_SECONDS 2.0e-6
+/* Independent loads one warp keeps in flight at most (the compiler hoists the loads of an
+ * iteration; beyond this the register file and scoreboard limit it). Estimate. */
+#define SP_MAX_MLP 4.0
+/* Fraction of the SMs that saturate DRAM bandwidth: a few dozen Hopper SMs already draw the full
+ * HBM bandwidth on streaming kernels. Estimate, documented in the README. */
+#define SP_DRAM_SATURATING_SM_FRACTION 0.5
+
+const char *sp_rank_bound_name(sp_rank_bound b) {
+  switch (b) {
+    case SP_BOUND_DRAM: return "DRAM bandwidth";
+    case SP_BOUND_L2: return "L2 bandwidth";
+    case SP_BOUND_L1: return "L1 throughput";
+    case SP_BOUND_LATENCY: return "memory latency";
+  }
+  return "?";
+}
+
+typedef struct sp_group {
+  double fraction; /* of all blocks (and of all traffic) */
+  int sms;         /* SMs busy */
+  int warps;       /* resident warps per busy SM */
+} sp_group;
+
+static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_group *g,
+                            double mlp, double lat_cycles, double *parts, sp_rank_bound *bound) {
+  double clock = a->clock_boost_mhz * 1e6;
+  double f = g->fraction, sm_share = (double)g->sms / a->sm_count;
+  double dram_bytes = (double)(c->dram_read_bytes + c->dram_write_bytes) * f;
+  double l2_bytes = (double)(c->l2_read_sectors + c->l2_write_sectors) * 32.0 * f;
+  double l1_bytes = (double)(c->ld_sectors + c->st_sectors) * 32.0 * f;
+  double dram_share = fmin(1.0, sm_share / SP_DRAM_SATURATING_SM_FRACTION);
+  parts[0] = dram_bytes / (a->dram_bw_gbs * 1e9 * dram_share);
+  parts[1] = l2_bytes / (a->l2_bw_gbs * 1e9 * sm_share);
+  parts[2] = l1_bytes / (a->l1_bw_bytes_per_cycle * clock * g->sms);
+  double loads_per_sm = (double)c->ld_requests * f / g->sms;
+  parts[3] = loads_per_sm * lat_cycles / (g->warps * mlp) / clock;
+  int worst = 0;
+  for (int i = 1; i < 4; i++)
+    if (parts[i] > parts[worst]) worst = i;
+  *bound = (sp_rank_bound)worst;
+  return parts[worst];
+}
+
+void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
+                          const sp_schedule *s, const sp_arch *a, double loads_per_iteration,
+                          sp_rank_time *out) {
+  memset(out, 0, sizeof *out);
+  int threads = s->block[0] * s->block[1] * s->block[2];
+  int warps_per_block = (threads + 31) / 32;
+  int64_t blocks = st->blocks > 0 ? st->blocks : 1;
+  int active = st->active_blocks_per_sm > 0 ? st->active_blocks_per_sm : 1;
+  double mlp = fmin(SP_MAX_MLP, fmax(1.0, loads_per_iteration));
+
+  /* average load latency per request from the modeled hit rates */
+  double h1 = c->ld_sectors ? (double)c->ld_l1_hit_sectors / (double)c->ld_sectors : 0;
+  double h2 = c->l2_read_sectors ? (double)c->l2_read_hit_sectors / (double)c->l2_read_sectors : 0;
+  double l2_lat = a->l2_far_hit_latency_cycles > 0
+                      ? (a->l2_hit_latency_cycles + a->l2_far_hit_latency_cycles) / 2
+                      : a->l2_hit_latency_cycles;
+  double lat = h1 * a->l1_hit_latency_cycles +
+               (1 - h1) * (h2 * l2_lat + (1 - h2) * a->dram_latency_cycles);
+  out->avg_latency_cycles = lat;
+
+  /* full waves run on every SM with the resident blocks of Eq. 7.2; the tail wave on fewer */
+  int64_t per_wave = (int64_t)active * a->sm_count;
+  int64_t full_waves = blocks / per_wave, tail = blocks % per_wave;
+  sp_group groups[2];
+  int ng = 0;
+  if (full_waves > 0)
+    groups[ng++] = (sp_group){(double)(full_waves * per_wave) / (double)blocks, a->sm_count,
+                              active * warps_per_block};
+  if (tail > 0) {
+    int sms = tail < a->sm_count ? (int)tail : a->sm_count;
+    int per_sm = (int)((tail + sms - 1) / sms);
+    groups[ng++] = (sp_group){(double)tail / (double)blocks, sms, per_sm * warps_per_block};
+  }
+  out->sms_used = blocks < a->sm_count ? (int)blocks : a->sm_count;
+  out->active_warps_per_sm = (blocks >= per_wave ? active : (int)((blocks + out->sms_used - 1) /
+                                                                  out->sms_used)) *
+                             warps_per_block;
+  double total = 0, worst_group = -1;
+  for (int g = 0; g < ng; g++) {
+    double parts[4];
+    sp_rank_bound b;
+    double t = sp_group_time(c, a, &groups[g], mlp, lat, parts, &b);
+    out->dram_s += parts[0];
+    out->l2_s += parts[1];
+    out->l1_s += parts[2];
+    out->latency_s += parts[3];
+    if (t > worst_group) {
+      worst_group = t;
+      out->bound = b;
+    }
+    total += t;
+  }
+  out->launch_s = SP_LAUNCH_SECONDS;
+  out->total_s = total + SP_LAUNCH_SECONDS;
+}

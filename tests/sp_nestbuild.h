@@ -1,0 +1,99 @@
+/* Hand-built loop nests for the traces tests (no analyzer involved). */
+#ifndef SP_NESTBUILD_H
+#define SP_NESTBUILD_H
+#include <stdbool.h>
+#include <string.h>
+
+#include "schedpredict/ir.h"
+
+typedef struct tnest {
+  sp_nest n;
+  sp_array arr[8];
+  sp_ref refs[16];
+  sp_guard guards[16];
+  int nguards;
+  char names[SP_MAX_LOOPS][8];
+} tnest;
+
+static inline void tn_init(tnest *t) {
+  memset(t, 0, sizeof *t);
+  t->n.arrays = t->arr;
+  t->n.refs = t->refs;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) t->n.loops[k].collapsed_into = -1;
+}
+
+/* lower/upper: constant plus coefficient on the parent loop (a triangular bound) */
+static inline int tn_loop(tnest *t, int parent, bool band, bool parallel, int64_t lo, int64_t lo_coef,
+                   int64_t hi, int64_t hi_coef, int64_t step) {
+  int k = t->n.nloops++;
+  sp_loop *l = &t->n.loops[k];
+  snprintf(t->names[k], sizeof t->names[k], "%c", "ijklmnop"[k % 8]);
+  l->index = t->names[k];
+  l->parent = parent;
+  l->depth = parent < 0 ? 0 : t->n.loops[parent].depth + 1;
+  l->band = band;
+  l->parallel = parallel;
+  l->lower.constant = lo;
+  l->upper.constant = hi;
+  if (parent >= 0) {
+    l->lower.coef[parent] = lo_coef;
+    l->upper.coef[parent] = hi_coef;
+  }
+  l->step = step;
+  int64_t trip = step > 0 ? (hi - lo) / step + 1 : (lo - hi) / -step + 1;
+  if (lo_coef || hi_coef) trip = 16; /* a bound: the tests keep triangular indices below 16 */
+  l->trip_min = l->trip_max = trip > 0 ? trip : 0;
+  l->collapsed_into = -1;
+  return k;
+}
+
+static inline int tn_array(tnest *t, int64_t elem, int64_t total) {
+  int a = t->n.narrays++;
+  t->arr[a].name = (char *)"arr";
+  t->arr[a].elem_size = elem;
+  t->arr[a].total_bytes = total;
+  return a;
+}
+
+/* A reference inside the loops chain[0..nchain-1]; offset = c + sum coef[k] * idx_k. */
+static inline int tn_ref(tnest *t, int array, bool write, int64_t size, const int *chain, int nchain,
+                  int64_t c, const int64_t *coef) {
+  int r = t->n.nrefs++;
+  sp_ref *ref = &t->refs[r];
+  ref->array = array;
+  ref->access = write ? SP_WRITE : SP_READ;
+  ref->size = size;
+  ref->offset.constant = c;
+  for (int k = 0; k < SP_MAX_LOOPS && coef; k++) ref->offset.coef[k] = coef[k];
+  ref->nloops = nchain;
+  for (int k = 0; k < nchain; k++) ref->loops[k] = chain[k];
+  return r;
+}
+
+static inline void tn_guard(tnest *t, int r, sp_cmp cmp, int64_t c, const int64_t *coef) {
+  sp_guard *g = &t->guards[t->nguards++];
+  memset(g, 0, sizeof *g);
+  g->cmp = cmp;
+  g->expr.constant = c;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) g->expr.coef[k] = coef[k];
+  if (!t->refs[r].guards) t->refs[r].guards = g;
+  t->refs[r].nguards++;
+}
+
+/* 2-D nest i (outer) x j (inner), n x m doubles, refs given by the caller */
+static inline void tn_2d(tnest *t, int64_t n, int64_t m) {
+  tn_init(t);
+  tn_loop(t, -1, true, true, 0, 0, n - 1, 0, 1);
+  tn_loop(t, 0, true, true, 0, 0, m - 1, 0, 1);
+}
+
+/* B[j][i] = A[i][j] on n x n doubles */
+static inline void tn_transpose(tnest *t, int64_t n) {
+  tn_2d(t, n, n);
+  int a = tn_array(t, 8, n * n * 8), b = tn_array(t, 8, n * n * 8);
+  int chain[2] = {0, 1};
+  int64_t ca[SP_MAX_LOOPS] = {n * 8, 8}, cb[SP_MAX_LOOPS] = {8, n * 8};
+  tn_ref(t, a, false, 8, chain, 2, 0, ca);
+  tn_ref(t, b, true, 8, chain, 2, 0, cb);
+}
+#endif

@@ -1,0 +1,567 @@
+/* The memory system (cachemodel/memsys.c, cost.c) on hand-built warp-instruction streams:
+ * the measured H200 transpose of DESIGN.md on the H100 description, Kepler transactions, L1
+ * capacity and per-SM independence, the shared L2, stores and write-backs, Base vs Modeled,
+ * Eq. 7.3-7.7, set- vs fully associative. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedpredict/cachemodel.h"
+#include "schedpredict/memsys.h"
+#include "tests/sp_test.h"
+
+static sp_arch load_arch(const char *name)
+{
+  sp_arch a;
+  char err[512];
+  memset(&a, 0, sizeof a);
+  if (sp_arch_load(name, &a, err, sizeof err) != 0) {
+    fprintf(stderr, "cannot load arch %s: %s\n", name, err);
+    exit(2);
+  }
+  return a;
+}
+
+static sp_cm_counters total(const sp_cm_memsys *m)
+{
+  sp_cm_counters c;
+  sp_cm_memsys_counters(m, -1, &c);
+  return c;
+}
+
+/* One warp instruction: lanes 0..nlanes-1 at base + lane * stride. */
+static int emit(sp_cm_memsys *m, int sm, int array, int write, uint64_t base, uint64_t stride,
+                uint32_t bytes, int nlanes)
+{
+  sp_warp_instr wi;
+  memset(&wi, 0, sizeof wi);
+  wi.sm = sm;
+  wi.array = array;
+  wi.write = write;
+  wi.access_bytes = bytes;
+  wi.active = nlanes >= 32 ? UINT32_MAX : (UINT32_C(1) << nlanes) - 1;
+  for (int l = 0; l < nlanes; l++) wi.addr[l] = base + (uint64_t)l * stride;
+  return sp_cm_memsys_access(m, &wi);
+}
+
+/* ---- the transpose of DESIGN.md -----------------------------------------------------------------
+ * n x n doubles, block 32x8 (warp w of a block = threadIdx.y = w, lanes = threadIdx.x), grid
+ * (n/32) x (n/8), linear block b = bx + gridDim.x * by on SM b mod nsms. x = tx + 32 bx,
+ * y = ty + 8 by. reads_coalesced: B[x][y] = A[y][x]; else B[y][x] = A[x][y]. Order: blocks in
+ * groups of nsms (one per SM), and within a group, for each warp, its load then its store, the
+ * SMs in lockstep (SM 0's instruction, SM 1's, ...). Arrays as sp_trace_array_bases places them:
+ * A at a 2 MiB boundary, B on the next 2 MiB boundary after A. */
+static int run_transpose(sp_cm_memsys *m, int n, int nsms, int reads_coalesced)
+{
+  const uint64_t A = UINT64_C(1) << 30, B = A + (uint64_t)n * n * 8;
+  const int64_t gx = n / 32, nblocks = (int64_t)gx * (n / 8);
+  for (int64_t b0 = 0; b0 < nblocks; b0 += nsms) {
+    for (int w = 0; w < 8; w++) {
+      for (int op = 0; op < 2; op++) {
+        for (int sm = 0; sm < nsms && b0 + sm < nblocks; sm++) {
+          int64_t b = b0 + sm, bx = b % gx, by = b / gx;
+          uint64_t x0 = (uint64_t)bx * 32, y = (uint64_t)by * 8 + (uint64_t)w;
+          uint64_t base, stride;
+          int rowmajor_x = reads_coalesced ? op == 0 : op == 1; /* lanes along a row? */
+          uint64_t arr = op == 0 ? A : B;
+          if (rowmajor_x) { /* arr[y][x]: lanes consecutive */
+            base = arr + (y * (uint64_t)n + x0) * 8;
+            stride = 8;
+          } else { /* arr[x][y]: lanes one row apart */
+            base = arr + (x0 * (uint64_t)n + y) * 8;
+            stride = (uint64_t)n * 8;
+          }
+          if (emit(m, sm, op, op, base, stride, 8, 32) != 0) return -1;
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+static void test_transpose_h100(void)
+{
+  sp_arch h100 = load_arch("h100");
+  const int n = 4096, nsms = h100.sm_count;
+  CHECK_EQ_INT(nsms, 132);
+  sp_cm_options opt = {0};
+  opt.l1_variant = SP_CM_L1_BASE;
+  opt.assoc = SP_CM_FULLY_ASSOCIATIVE;
+  for (int rc = 1; rc >= 0; rc--) {
+    sp_cm_memsys *m = sp_cm_memsys_create(&h100, nsms, 2, &opt);
+    CHECK(m != NULL);
+    if (!m) return;
+    CHECK_EQ_INT(run_transpose(m, n, nsms, rc), 0);
+    sp_cm_counters c = total(m), a, b;
+    sp_cm_memsys_counters(m, 0, &a);
+    sp_cm_memsys_counters(m, 1, &b);
+    fprintf(stderr,
+            "  transpose %s: ld_req %lld ld_sect %lld L1 hit %.4f L2 read %lld L2 hit %lld "
+            "DRAM read %.1f MB write %.1f MB (+%.1f MB dirty in L2) st_sect %lld mem %.1f MB\n",
+            rc ? "reads coalesced " : "writes coalesced", (long long)c.ld_requests,
+            (long long)c.ld_sectors, sp_cm_l1_hit_rate(&c), (long long)c.l2_read_sectors,
+            (long long)c.l2_read_hit_sectors, c.dram_read_bytes / 1e6, c.dram_write_bytes / 1e6,
+            c.l2_dirty_bytes / 1e6, (long long)c.st_sectors,
+            sp_cm_memsys_memory_bytes(m) / 1e6);
+    /* DESIGN.md, measured on an H200 (Nsight): */
+    CHECK_EQ_INT(c.ld_requests, 524288);
+    CHECK_EQ_INT(c.st_requests, 524288);
+    CHECK_EQ_INT(c.ld_sectors, rc ? 4194304 : 16777216);
+    CHECK_EQ_INT(c.st_sectors, rc ? 16777216 : 4194304);
+    CHECK_EQ_INT(c.l2_write_sectors, c.st_sectors);
+    CHECK_EQ_INT(c.ld_l1_hit_sectors, rc ? 0 : 12582912); /* measured 0% and 75% */
+    CHECK_NEAR(sp_cm_l1_hit_rate(&c), rc ? 0.0 : 0.75, 1e-12);
+    CHECK_EQ_INT(c.l2_read_sectors, 4194304); /* measured 4,194,304 in both */
+    CHECK_EQ_INT(c.l2_read_hit_sectors, 0);
+    /* measured 149.5 MB (reads coalesced) and 134.2 MB: the model reads every sector once */
+    CHECK_EQ_INT(c.dram_read_bytes, 134217728);
+    CHECK(c.dram_read_bytes >= 134000000 && c.dram_read_bytes <= 150000000);
+    /* every B sector is dirtied once: written back on eviction or still dirty in the L2 */
+    CHECK_EQ_INT(c.dram_write_bytes + c.l2_dirty_bytes, 134217728);
+    CHECK(c.l2_dirty_bytes > 0 && c.l2_dirty_bytes <= h100.l2_bytes);
+    /* per array */
+    CHECK_EQ_INT(a.ld_sectors, c.ld_sectors);
+    CHECK_EQ_INT(a.st_sectors, 0);
+    CHECK_EQ_INT(b.ld_sectors, 0);
+    CHECK_EQ_INT(b.dram_write_bytes, c.dram_write_bytes);
+    CHECK_EQ_INT(a.dram_read_bytes, c.dram_read_bytes);
+    /* Hopper's raw L2 read hit rate for "everything from DRAM" read 33% (DESIGN.md) */
+    CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&c, &h100), 1.0 / 3.0, 1e-12);
+    CHECK_NEAR(sp_cm_l2_read_hit_rate(&c), 0.0, 0);
+    /* bounded memory: L2 of 1.6 M sectors + 132 L1s */
+    CHECK(sp_cm_memsys_memory_bytes(m) < (size_t)200 << 20);
+    sp_cm_memsys_free(m);
+  }
+}
+
+/* Base vs Modeled on the strided-read transpose (smaller): the 4 warps that share each sector
+ * load it 34 cycles apart, while its fill (from DRAM) takes 666: Modeled counts those as
+ * lookup misses merged with the fill; L2 traffic is the same. */
+static void test_transpose_modeled(void)
+{
+  sp_arch h100 = load_arch("h100");
+  const int n = 1024, nsms = h100.sm_count;
+  sp_cm_counters c[4];
+  for (int v = 0; v < 4; v++) {
+    sp_cm_options opt = {0};
+    opt.l1_variant = v == 1 || v == 2 ? SP_CM_L1_MODELED : SP_CM_L1_BASE;
+    opt.pending_refetch = v == 2;
+    opt.assoc = v == 3 ? SP_CM_SET_ASSOCIATIVE : SP_CM_FULLY_ASSOCIATIVE;
+    sp_cm_memsys *m = sp_cm_memsys_create(&h100, nsms, 2, &opt);
+    CHECK(m != NULL);
+    if (!m) return;
+    CHECK_EQ_INT(run_transpose(m, n, nsms, 0), 0);
+    c[v] = total(m);
+    sp_cm_memsys_free(m);
+  }
+  const int64_t sectors = (int64_t)n * n * 8 / 32;
+  CHECK_EQ_INT(c[0].ld_sectors, 4 * sectors);
+  CHECK_EQ_INT(c[0].ld_l1_hit_sectors, 3 * sectors);
+  CHECK_EQ_INT(c[0].ld_l1_pending_sectors, 0);
+  CHECK_EQ_INT(c[0].l2_read_sectors, sectors);
+  CHECK_EQ_INT(c[1].ld_l1_hit_sectors, 0);
+  CHECK_EQ_INT(c[1].ld_l1_pending_sectors, 3 * sectors);
+  CHECK_EQ_INT(c[1].l2_read_sectors, sectors);
+  CHECK_EQ_INT(c[1].dram_read_bytes, c[0].dram_read_bytes);
+  CHECK_EQ_INT(c[2].ld_l1_hit_sectors, 0);
+  CHECK_EQ_INT(c[2].l2_read_sectors, 4 * sectors);
+  CHECK_EQ_INT(c[2].l2_read_hit_sectors, 3 * sectors);
+  CHECK_EQ_INT(c[2].dram_read_bytes, c[0].dram_read_bytes);
+  /* set-associative (64-way L1, 16-way L2): the 32 lines a block shares fit any set */
+  CHECK_EQ_INT(c[3].ld_l1_hit_sectors, 3 * sectors);
+  CHECK_EQ_INT(c[3].l2_read_sectors, sectors);
+  CHECK_EQ_INT(c[3].dram_read_bytes, c[0].dram_read_bytes);
+}
+
+/* The constructed case: warp 0 of SM 0 misses a line, warp 1 loads it 1 cycle later, warp 2
+ * after 700 cycles of other loads (> the 666-cycle DRAM latency). */
+static void test_base_vs_modeled(void)
+{
+  sp_arch h100 = load_arch("h100");
+  sp_cm_counters c[2];
+  for (int v = 0; v < 2; v++) {
+    sp_cm_options opt = {0};
+    opt.l1_variant = v ? SP_CM_L1_MODELED : SP_CM_L1_BASE;
+    sp_cm_memsys *m = sp_cm_memsys_create(&h100, 4, 2, &opt);
+    if (!m) {
+      CHECK(m != NULL);
+      return;
+    }
+    const uint64_t L = 1 << 20;
+    emit(m, 0, 0, 0, L, 4, 4, 32); /* clock 0: miss, 4 sectors */
+    emit(m, 0, 0, 0, L, 4, 4, 32); /* clock 1: Base hit 4, Modeled pending 4 */
+    for (int k = 0; k < 700; k++) emit(m, 0, 1, 0, (uint64_t)(1 << 24) + k * 128, 4, 4, 32);
+    emit(m, 0, 0, 0, L, 4, 4, 32); /* clock 702: hit in both */
+    sp_cm_memsys_counters(m, 0, &c[v]);
+    sp_cm_memsys_free(m);
+  }
+  CHECK_EQ_INT(c[0].ld_sectors, 12);
+  CHECK_EQ_INT(c[0].ld_l1_hit_sectors, 8);
+  CHECK_EQ_INT(c[0].ld_l1_pending_sectors, 0);
+  CHECK_EQ_INT(c[1].ld_l1_hit_sectors, 4);
+  CHECK_EQ_INT(c[1].ld_l1_pending_sectors, 4);
+  CHECK_EQ_INT(c[0].l2_read_sectors, 4);
+  CHECK_EQ_INT(c[1].l2_read_sectors, 4);
+  /* an L2 hit fill completes sooner (283 cycles): a reload 300 cycles later hits */
+  sp_cm_options opt = {0};
+  opt.l1_variant = SP_CM_L1_MODELED;
+  sp_cm_memsys *m = sp_cm_memsys_create(&h100, 4, 1, &opt);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit(m, 1, 0, 0, 4096, 4, 4, 32);                      /* SM 1 brings the line into L2 */
+  emit(m, 0, 0, 0, 4096, 4, 4, 32);                      /* SM 0, clock 0: L1 miss, L2 hit */
+  for (int k = 0; k < 299; k++) emit(m, 0, 0, 0, (uint64_t)(1 << 24) + k * 128, 4, 4, 32);
+  emit(m, 0, 0, 0, 4096, 4, 4, 32); /* clock 299 >= 283: hit */
+  sp_cm_counters t = total(m);
+  CHECK_EQ_INT(t.ld_l1_hit_sectors, 4);
+  CHECK_EQ_INT(t.ld_l1_pending_sectors, 0);
+  sp_cm_memsys_free(m);
+}
+
+static void test_kepler(void)
+{
+  sp_arch k40 = load_arch("k40");
+  sp_cm_memsys *m = sp_cm_memsys_create(&k40, k40.sm_count, 1, NULL);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit(m, 0, 0, 0, 4096, 8, 8, 32); /* coalesced doubles: 256 B */
+  emit(m, 0, 0, 0, 4096, 8, 8, 32); /* again: bypasses L1, hits L2 */
+  sp_cm_counters c = total(m);
+  CHECK_EQ_INT(c.ld_requests, 2);
+  CHECK_EQ_INT(c.ld_sectors, 4); /* 2 x 128-byte transactions per request */
+  CHECK_EQ_INT(c.ld_l1_hit_sectors, 0);
+  CHECK_EQ_INT(c.l2_read_sectors, 16); /* L2-only loads: the 32-byte sectors touched */
+  CHECK_EQ_INT(c.l2_read_hit_sectors, 8);
+  CHECK_EQ_INT(c.dram_read_bytes, 256);
+  /* Eq. 7.3-7.7 on these counters: L1 miss rate 1, L2 miss rate 1/2, factor 128/32 = 4:
+   * 4 * 1 * 4 * 200 + 4 * 1 * 0.5 * 4 * 300 = 3200 + 2400 */
+  CHECK_NEAR(sp_cm_cost_xu(&c, &k40), 5600.0, 1e-9);
+  /* a half-warp of floats at an odd 64-byte offset: 1 transaction, 2 L2 sectors */
+  emit(m, 0, 0, 0, 8192 + 64, 4, 4, 16);
+  emit(m, 0, 0, 1, 8192, 8, 8, 32); /* store: 2 transactions, 8 L2 sectors */
+  sp_cm_counters d = total(m);
+  CHECK_EQ_INT(d.ld_sectors - c.ld_sectors, 1);
+  CHECK_EQ_INT(d.l2_read_sectors - c.l2_read_sectors, 2);
+  CHECK_EQ_INT(d.st_sectors, 2);
+  CHECK_EQ_INT(d.l2_write_sectors, 8);
+  CHECK_EQ_INT(d.l2_write_hit_sectors, 2);
+  sp_cm_memsys_free(m);
+
+  /* kepler_transactions on a sectored arch that caches loads: an L1 miss fetches the line */
+  sp_arch h100 = load_arch("h100");
+  sp_cm_options opt = {0};
+  opt.kepler_transactions = true;
+  m = sp_cm_memsys_create(&h100, 2, 1, &opt);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit(m, 0, 0, 0, 4096 + 8, 8, 8, 4); /* 32 bytes in one line */
+  emit(m, 0, 0, 0, 4096 + 64, 8, 8, 4);
+  c = total(m);
+  CHECK_EQ_INT(c.ld_sectors, 2);
+  CHECK_EQ_INT(c.ld_l1_hit_sectors, 1);
+  CHECK_EQ_INT(c.l2_read_sectors, 4);
+  CHECK_NEAR(sp_cm_cost_xu_ex(&c, &h100, 128, NULL),
+             2 * 0.5 * 39.6 + 2 * 0.5 * 4 * 283 + 2 * 0.5 * 1.0 * 4 * 666, 1e-9);
+  sp_cm_memsys_free(m);
+}
+
+/* Cyclic re-reads of nlines lines (one line per warp: 32 floats) on SM sm, `passes` times. */
+static void cyclic(sp_cm_memsys *m, int sm, int nlines, int passes, uint64_t base)
+{
+  for (int p = 0; p < passes; p++)
+    for (int k = 0; k < nlines; k++) emit(m, sm, 0, 0, base + (uint64_t)k * 128, 4, 4, 32);
+}
+
+static void test_l1_capacity_and_sharing(void)
+{
+  sp_arch h100 = load_arch("h100");
+  for (int assoc = 0; assoc < 2; assoc++) {
+    sp_cm_options opt = {0};
+    opt.assoc = assoc ? SP_CM_SET_ASSOCIATIVE : SP_CM_FULLY_ASSOCIATIVE;
+    opt.l1_bytes = 16 * 128; /* 16 lines */
+    opt.l1_ways = 16;        /* set-associative: one set of 16 ways = fully associative */
+    for (int nlines = 16; nlines <= 17; nlines++) {
+      sp_cm_memsys *m = sp_cm_memsys_create(&h100, 2, 1, &opt);
+      if (!m) {
+        CHECK(m != NULL);
+        return;
+      }
+      cyclic(m, 0, nlines, 1, 0);
+      sp_cm_counters first = total(m);
+      cyclic(m, 0, nlines, 4, 0);
+      sp_cm_counters c = total(m);
+      int64_t hits = c.ld_l1_hit_sectors - first.ld_l1_hit_sectors;
+      int64_t sect = c.ld_sectors - first.ld_sectors;
+      CHECK_EQ_INT(first.ld_l1_hit_sectors, 0);
+      CHECK_EQ_INT(sect, 4 * nlines * 4);
+      CHECK_EQ_INT(hits, nlines == 16 ? sect : 0); /* 100% when it fits, 0% one line over */
+      /* the L2 (50 MB) holds everything: only the first pass reaches DRAM */
+      CHECK_EQ_INT(c.dram_read_bytes, (int64_t)nlines * 128);
+      CHECK_EQ_INT(c.l2_read_hit_sectors, c.l2_read_sectors - nlines * 4);
+      /* SM 1 has its own L1: its first pass misses in L1 and hits in the shared L2 */
+      sp_cm_counters before = total(m);
+      cyclic(m, 1, nlines, 1, 0);
+      c = total(m);
+      CHECK_EQ_INT(c.ld_l1_hit_sectors - before.ld_l1_hit_sectors, 0);
+      CHECK_EQ_INT(c.l2_read_sectors - before.l2_read_sectors, nlines * 4);
+      CHECK_EQ_INT(c.l2_read_hit_sectors - before.l2_read_hit_sectors, nlines * 4);
+      CHECK_EQ_INT(c.dram_read_bytes, before.dram_read_bytes);
+      sp_cm_memsys_free(m);
+    }
+  }
+  /* a sector miss in a resident line: the line is tagged, the other sector still misses */
+  sp_cm_memsys *m = sp_cm_memsys_create(&h100, 1, 1, NULL);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit(m, 0, 0, 0, 0, 4, 4, 8);  /* sector 0 */
+  emit(m, 0, 0, 0, 32, 4, 4, 8); /* sector 1 of the same line: miss */
+  emit(m, 0, 0, 0, 0, 4, 4, 16); /* sectors 0-1: hits */
+  sp_cm_counters c = total(m);
+  CHECK_EQ_INT(c.ld_sectors, 4);
+  CHECK_EQ_INT(c.ld_l1_hit_sectors, 2);
+  CHECK_EQ_INT(c.l2_read_sectors, 2);
+  /* bad input */
+  sp_warp_instr wi;
+  memset(&wi, 0, sizeof wi);
+  wi.access_bytes = 4;
+  wi.active = 1;
+  wi.sm = 1;
+  CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), -1); /* SM out of range */
+  wi.sm = 0;
+  wi.array = 1;
+  CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), -1); /* array out of range */
+  wi.array = 0;
+  wi.access_bytes = 17;
+  CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), -1);
+  wi.access_bytes = 4;
+  wi.active = 0;
+  CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), 0); /* no active lane: no request */
+  CHECK_EQ_INT(total(m).ld_requests, 3);
+  sp_cm_memsys_free(m);
+  CHECK(sp_cm_memsys_create(&h100, 0, 1, NULL) == NULL);
+  CHECK(sp_cm_memsys_create(&h100, 1, 0, NULL) == NULL);
+  sp_cm_options bad = {0};
+  bad.l2_fraction = 1.5;
+  CHECK(sp_cm_memsys_create(&h100, 1, 1, &bad) == NULL);
+}
+
+static void test_stores(void)
+{
+  sp_arch h100 = load_arch("h100");
+  /* write-through-allocate (Hopper): counted as stores, no L1 hit; a later load hits L1 */
+  sp_cm_memsys *m = sp_cm_memsys_create(&h100, 2, 2, NULL);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit(m, 0, 1, 1, 4096, 4, 4, 32);
+  emit(m, 0, 1, 1, 4096, 4, 4, 32);
+  sp_cm_counters c = total(m);
+  CHECK_EQ_INT(c.st_requests, 2);
+  CHECK_EQ_INT(c.st_sectors, 8);
+  CHECK_EQ_INT(c.l2_write_sectors, 8);
+  CHECK_EQ_INT(c.l2_write_hit_sectors, 4);
+  CHECK_EQ_INT(c.ld_l1_hit_sectors, 0);
+  CHECK_EQ_INT(c.ld_sectors, 0);
+  CHECK_EQ_INT(c.dram_read_bytes, 0); /* write-allocate of whole sectors: no fill */
+  CHECK_EQ_INT(c.l2_dirty_bytes, 128);
+  emit(m, 0, 0, 0, 4096, 4, 4, 32);
+  c = total(m);
+  CHECK_EQ_INT(c.ld_l1_hit_sectors, 4);
+  CHECK_EQ_INT(c.l2_read_sectors, 0);
+  emit(m, 1, 0, 0, 4096, 4, 4, 32); /* another SM: L1 miss, L2 hit on the written data */
+  c = total(m);
+  CHECK_EQ_INT(c.l2_read_hit_sectors, 4);
+  CHECK_EQ_INT(c.dram_read_bytes, 0);
+  sp_cm_memsys_free(m);
+
+  /* bypass (Kepler's store policy) on an L1 that caches loads: the store invalidates */
+  sp_arch a = h100;
+  a.l1_store_policy = SP_L1_STORE_BYPASS;
+  m = sp_cm_memsys_create(&a, 1, 1, NULL);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit(m, 0, 0, 0, 4096, 4, 4, 32); /* miss */
+  emit(m, 0, 0, 0, 4096, 4, 4, 32); /* hit 4 */
+  emit(m, 0, 0, 1, 4096, 4, 4, 8);  /* store sector 0 */
+  emit(m, 0, 0, 0, 4096, 4, 4, 32); /* sector 0 misses (L2 hit), 1-3 hit */
+  c = total(m);
+  CHECK_EQ_INT(c.ld_l1_hit_sectors, 7);
+  CHECK_EQ_INT(c.l2_read_sectors, 5);
+  CHECK_EQ_INT(c.l2_read_hit_sectors, 1);
+  sp_cm_memsys_free(m);
+
+  /* write-through-no-allocate: a store does not bring the line into L1 */
+  a.l1_store_policy = SP_L1_STORE_WRITE_THROUGH_NO_ALLOC;
+  m = sp_cm_memsys_create(&a, 1, 1, NULL);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit(m, 0, 0, 1, 4096, 4, 4, 32);
+  emit(m, 0, 0, 0, 4096, 4, 4, 32);
+  c = total(m);
+  CHECK_EQ_INT(c.ld_l1_hit_sectors, 0);
+  CHECK_EQ_INT(c.l2_read_hit_sectors, 4);
+  sp_cm_memsys_free(m);
+
+  /* L2 write-back: a 4 KB L2 (128 sectors) filled with dirty data, then 128 other sectors read:
+   * every dirty sector is written back once, attributed to the array that wrote it */
+  a = h100;
+  a.l2_bytes = 4096;
+  m = sp_cm_memsys_create(&a, 1, 2, NULL);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  for (int k = 0; k < 32; k++) emit(m, 0, 1, 1, (uint64_t)k * 128, 4, 4, 32);
+  c = total(m);
+  CHECK_EQ_INT(c.l2_dirty_bytes, 4096);
+  CHECK_EQ_INT(c.dram_write_bytes, 0);
+  for (int k = 0; k < 32; k++) emit(m, 0, 0, 0, (uint64_t)(1 << 20) + k * 128, 4, 4, 32);
+  sp_cm_counters c0, c1;
+  sp_cm_memsys_counters(m, 0, &c0);
+  sp_cm_memsys_counters(m, 1, &c1);
+  CHECK_EQ_INT(c1.dram_write_bytes, 4096);
+  CHECK_EQ_INT(c0.dram_write_bytes, 0);
+  CHECK_EQ_INT(c1.l2_dirty_bytes, 0);
+  CHECK_EQ_INT(c0.dram_read_bytes, 4096);
+  sp_cm_memsys_free(m);
+
+  /* write-back-no-allocate: a store miss goes to DRAM, a store hit dirties the sector */
+  a.l2_store_policy = SP_L2_STORE_WRITE_BACK_NO_ALLOC;
+  m = sp_cm_memsys_create(&a, 1, 1, NULL);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit(m, 0, 0, 1, 0, 4, 4, 32); /* miss: 128 B to DRAM */
+  emit(m, 0, 0, 0, 128, 4, 4, 32);
+  emit(m, 0, 0, 1, 128, 4, 4, 32); /* hit: dirty */
+  c = total(m);
+  CHECK_EQ_INT(c.dram_write_bytes, 128);
+  CHECK_EQ_INT(c.l2_write_hit_sectors, 4);
+  CHECK_EQ_INT(c.l2_dirty_bytes, 128);
+  sp_cm_memsys_free(m);
+}
+
+static void test_cost(void)
+{
+  sp_arch h100 = load_arch("h100"), k40 = load_arch("k40");
+  sp_cm_counters c = {0};
+  c.ld_sectors = 1000;
+  c.ld_l1_hit_sectors = 750;
+  c.l2_read_sectors = 250;
+  c.l2_read_hit_sectors = 50;
+  /* h100: 1000*0.75*39.6 + 1000*0.25*1*283 + 1000*0.25*0.8*1*666 */
+  double parts[3];
+  CHECK_NEAR(sp_cm_cost_xu(&c, &h100), 29700.0 + 70750.0 + 133200.0, 1e-6);
+  CHECK_NEAR(sp_cm_cost_xu_ex(&c, &h100, 32, parts), 233650.0, 1e-6);
+  CHECK_NEAR(parts[0], 29700.0, 1e-6);
+  CHECK_NEAR(parts[1], 70750.0, 1e-6);
+  CHECK_NEAR(parts[2], 133200.0, 1e-6);
+  /* k40: no L1 hits, 100 transactions of 128 B, L2 400 sectors of which 100 hit:
+   * 0 + 100*1*4*200 + 100*1*0.75*4*300 */
+  sp_cm_counters k = {0};
+  k.ld_sectors = 100;
+  k.l2_read_sectors = 400;
+  k.l2_read_hit_sectors = 100;
+  CHECK_NEAR(sp_cm_cost_xu(&k, &k40), 80000.0 + 90000.0, 1e-6);
+  sp_cm_counters z = {0};
+  CHECK_NEAR(sp_cm_cost_xu(&z, &h100), 0.0, 0);
+  /* raw-rate estimate: P = 1 is the plain rate; all hits stay 100% */
+  CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&k, &k40), 0.25, 1e-12);
+  CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&c, &h100), (50 + 100.0) / (250 + 100.0), 1e-12);
+}
+
+/* Set-associative (arch-default ways: 64 in L1, 16 in L2) and fully associative agree on every
+ * counter while the working set cannot overflow a set. */
+static void test_setassoc_tiny(void)
+{
+  sp_arch h100 = load_arch("h100");
+  sp_cm_counters c[2];
+  for (int v = 0; v < 2; v++) {
+    sp_cm_options opt = {0};
+    opt.assoc = v ? SP_CM_SET_ASSOCIATIVE : SP_CM_FULLY_ASSOCIATIVE;
+    sp_cm_memsys *m = sp_cm_memsys_create(&h100, 3, 2, &opt);
+    if (!m) {
+      CHECK(m != NULL);
+      return;
+    }
+    uint64_t state = 12345;
+    for (int k = 0; k < 20000; k++) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      uint64_t r = state >> 33;
+      int sm = (int)(r % 3), write = (r >> 2) % 5 == 0, array = (int)((r >> 5) & 1);
+      uint64_t line = (r >> 6) % 40;          /* 40 lines */
+      uint64_t stride = ((r >> 12) & 1) ? 4 : 132; /* coalesced or scattered */
+      int lanes = 1 + (int)((r >> 13) % 32);
+      emit(m, sm, array, write, (uint64_t)array * (1 << 21) + line * 128, stride, 4, lanes);
+    }
+    c[v] = total(m);
+    sp_cm_memsys_free(m);
+  }
+  CHECK(c[0].ld_l1_hit_sectors > 0 && c[0].l2_read_hit_sectors > 0);
+  CHECK(memcmp(&c[0], &c[1], sizeof c[0]) == 0);
+  CHECK_EQ_INT(c[1].ld_l1_hit_sectors, c[0].ld_l1_hit_sectors);
+  CHECK_EQ_INT(c[1].l2_read_sectors, c[0].l2_read_sectors);
+  CHECK_EQ_INT(c[1].l2_read_hit_sectors, c[0].l2_read_hit_sectors);
+}
+
+/* The extended LRU lookups: payloads follow their units, victims are reported. */
+static void test_lookup_payload(void)
+{
+  sp_cm_lru *f = sp_cm_lru_create(2);
+  sp_cm_setassoc *s = sp_cm_setassoc_create(1, 2, NULL, NULL);
+  if (!f || !s) {
+    CHECK(0);
+    sp_cm_lru_free(f);
+    sp_cm_setassoc_free(s);
+    return;
+  }
+  for (int v = 0; v < 2; v++) {
+    sp_cm_lookup r;
+#define LK(u, mode) (v ? sp_cm_setassoc_lookup(s, u, mode, &r) : sp_cm_lru_lookup(f, u, mode, &r))
+    *LK(10, SP_CM_LOOKUP_INSERT) = 100;
+    CHECK(!r.hit && !r.evicted);
+    *LK(11, SP_CM_LOOKUP_INSERT) = 110;
+    CHECK(LK(12, SP_CM_LOOKUP_PEEK) == NULL && !r.hit);
+    CHECK(LK(12, SP_CM_LOOKUP_TOUCH) == NULL);
+    CHECK_EQ_INT(*LK(10, SP_CM_LOOKUP_PEEK), 100); /* PEEK: 10 stays LRU */
+    uint64_t *p = LK(12, SP_CM_LOOKUP_INSERT);
+    CHECK(r.evicted && r.victim == 10 && r.victim_payload == 100);
+    CHECK_EQ_INT(*p, 0);
+    *p = 120;
+    CHECK_EQ_INT(*LK(11, SP_CM_LOOKUP_TOUCH), 110); /* 11 becomes MRU */
+    LK(13, SP_CM_LOOKUP_INSERT);
+    CHECK(r.evicted && r.victim == 12 && r.victim_payload == 120);
+    CHECK(r.hit == 0);
+#undef LK
+  }
+  CHECK(sp_cm_lru_memory_bytes(f) > 0 && sp_cm_setassoc_memory_bytes(s) > 0);
+  sp_cm_lru_free(f);
+  sp_cm_setassoc_free(s);
+}
+
+int main(void)
+{
+  SP_RUN(test_lookup_payload);
+  SP_RUN(test_cost);
+  SP_RUN(test_kepler);
+  SP_RUN(test_l1_capacity_and_sharing);
+  SP_RUN(test_stores);
+  SP_RUN(test_base_vs_modeled);
+  SP_RUN(test_setassoc_tiny);
+  SP_RUN(test_transpose_modeled);
+  SP_RUN(test_transpose_h100);
+  return SP_TEST_END();
+}

@@ -1,0 +1,475 @@
+/* Trace generation: every iteration exactly once, hand-computed transpose counts, the execution
+ * order, waves and stats, sampling, irregular references. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedpredict/arch.h"
+#include "schedpredict/traces.h"
+#include "tests/sp_nestbuild.h"
+#include "tests/sp_test.h"
+
+static sp_arch H100;
+
+static uint64_t rng_state = 12345;
+static uint32_t rnd(uint32_t n) {
+  rng_state = rng_state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+  return (uint32_t)(rng_state >> 33) % n;
+}
+
+/* ---- property: every iteration exactly once ---- */
+
+#define DIG 16 /* every index stays in [0, 16) */
+typedef struct cover_ctx {
+  uint64_t base[8];
+  uint8_t *seen[2]; /* per probe reference: times each offset was accessed */
+  int64_t size[2];
+  int probe[2]; /* reference ids */
+  int64_t outside;
+} cover_ctx;
+
+static int cover_sink(void *vctx, const sp_warp_instr *wi) {
+  cover_ctx *c = vctx;
+  for (int p = 0; p < 2; p++) {
+    if (wi->ref != c->probe[p]) continue;
+    for (int l = 0; l < SP_WARP; l++) {
+      if (!(wi->active >> l & 1)) continue;
+      uint64_t off = wi->addr[l] - c->base[wi->array];
+      if (off >= (uint64_t)c->size[p])
+        c->outside++;
+      else if (c->seen[p][off] < 255)
+        c->seen[p][off]++;
+    }
+  }
+  return 0;
+}
+
+/* brute-force enumeration of the domain (loop ids 0..nb-1 band, nb = the inner sequential
+ * loop if present) */
+static void enumerate(const sp_nest *n, int k, int last, int64_t *idx, uint8_t *exp0, uint8_t *exp1,
+                      int64_t *count, int guard_loop) {
+  if (k == last) {
+    int64_t off = 0, mul = 1;
+    for (int j = 0; j < last; j++, mul *= DIG) off += idx[j] * mul;
+    if (n->loops[k - 1].band || last == 0) {
+      exp0[off]++;
+      (*count)++;
+    } else {
+      /* inner sequential loop reached: exp1 holds (band indices, m) with the guard */
+      if (guard_loop < 0 || idx[last - 1] - idx[0] >= 0) exp1[off]++;
+    }
+    return;
+  }
+  const sp_loop *l = &n->loops[k];
+  int64_t lo = l->lower.constant, hi = l->upper.constant;
+  for (int j = 0; j < k; j++) lo += l->lower.coef[j] * idx[j], hi += l->upper.coef[j] * idx[j];
+  for (int64_t i = lo; l->step > 0 ? i <= hi : i >= hi; i += l->step) {
+    idx[k] = i;
+    enumerate(n, k + 1, last, idx, exp0, exp1, count, guard_loop);
+  }
+}
+
+static void random_nest(tnest *t, int *nb_out, bool *inner_out) {
+  tn_init(t);
+  int nb = 1 + (int)rnd(3);
+  for (int k = 0; k < nb; k++) {
+    int64_t a = rnd(8), b = rnd(8);
+    if (a > b) { int64_t x = a; a = b; b = x; }
+    int64_t lo_coef = 0, hi_coef = 0;
+    if (k > 0 && rnd(3) == 0) { /* triangular: [outer, b+7] or [a, outer + b] */
+      if (rnd(2)) lo_coef = 1, a = 0, b = 7 + (int64_t)rnd(2);
+      else hi_coef = 1, b = rnd(4);
+    }
+    int64_t step = rnd(2) ? 1 : 2;
+    bool neg = rnd(3) == 0;
+    bool par = !(k < nb - 1 && rnd(6) == 0);
+    if (neg) /* start at the high end */
+      tn_loop(t, k - 1, true, par, b, hi_coef, a, lo_coef, -step);
+    else
+      tn_loop(t, k - 1, true, par, a, lo_coef, b, hi_coef, step);
+  }
+  if (nb >= 2 && rnd(3) == 0) {
+    bool rect = true;
+    for (int k = 0; k < 2; k++)
+      for (int j = 0; j < SP_MAX_LOOPS; j++)
+        rect &= !t->n.loops[k].lower.coef[j] && !t->n.loops[k].upper.coef[j];
+    if (rect) t->n.loops[0].clauses.collapse = 2, t->n.loops[1].collapsed_into = 0;
+  }
+  bool inner = rnd(2);
+  int a0 = tn_array(t, 1, 1 << 20), a1 = tn_array(t, 1, 1 << 20);
+  int chain[SP_MAX_LOOPS];
+  int64_t coef[SP_MAX_LOOPS] = {0};
+  int64_t mul = 1;
+  for (int k = 0; k < nb; k++, mul *= DIG) chain[k] = k, coef[k] = mul;
+  tn_ref(t, a0, false, 1, chain, nb, 0, coef);
+  if (inner) { /* m from the innermost band index down to 0 or up to 9: lane-specific trips */
+    /* m from the innermost band index down to 0, or from 0 up to it: lane-specific trips */
+    int m = rnd(2) ? tn_loop(t, nb - 1, false, false, 0, 1, 0, 0, -1)
+                   : tn_loop(t, nb - 1, false, false, 0, 0, 0, 1, 1);
+    chain[nb] = m;
+    coef[m] = mul;
+    int r = tn_ref(t, a1, true, 1, chain, nb + 1, 0, coef);
+    int64_t g[SP_MAX_LOOPS] = {0};
+    g[m] = 1, g[0] = -1; /* m - i >= 0 */
+    if (nb > 1) tn_guard(t, r, SP_CMP_GE0, 0, g);
+  }
+  *nb_out = nb;
+  *inner_out = inner;
+}
+
+static void test_every_iteration_once(void) {
+  sp_arch small = H100;
+  small.sm_count = 3;
+  static const int blocks[][3] = {{32, 1, 1}, {8, 1, 1}, {64, 2, 1}, {4, 2, 1}, {2, 2, 2},
+                                  {32, 4, 1}, {8, 4, 2}, {128, 1, 1}};
+  static const int64_t caps[] = {1, 2};
+  int nschedules = 0, bad_nests = 0;
+  int64_t total_iters = 0;
+  for (int trial = 0; trial < 120; trial++) {
+    tnest t;
+    int nb;
+    bool inner;
+    random_nest(&t, &nb, &inner);
+    int size = 1;
+    for (int k = 0; k <= nb; k++) size *= DIG;
+    uint8_t *exp0 = calloc((size_t)size, 1), *exp1 = calloc((size_t)size, 1);
+    uint8_t *got0 = calloc((size_t)size, 1), *got1 = calloc((size_t)size, 1);
+    int64_t idx[SP_MAX_LOOPS] = {0}, count = 0;
+    if (inner) enumerate(&t.n, 0, nb + 1, idx, exp0, exp1, &count, nb > 1 ? 0 : -1);
+    enumerate(&t.n, 0, nb, idx, exp0, exp1, &count, -1);
+    sp_space_options o = {blocks, 8, caps, 2, true};
+    sp_space sp;
+    char err[256];
+    if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) {
+      fprintf(stderr, "space: %s\n", err);
+      bad_nests++;
+      goto next;
+    }
+    int stride = sp.n > 60 ? sp.n / 60 : 1;
+    for (int i = 0; i < sp.n; i++) {
+      if (i % stride && i != sp.default_index) continue;
+      const sp_schedule *s = &sp.items[i];
+      cover_ctx c;
+      memset(&c, 0, sizeof c);
+      sp_trace_array_bases(&t.n, c.base);
+      memset(got0, 0, (size_t)size);
+      memset(got1, 0, (size_t)size);
+      c.seen[0] = got0, c.seen[1] = got1;
+      c.size[0] = c.size[1] = size;
+      c.probe[0] = 0, c.probe[1] = inner ? 1 : -1;
+      sp_trace_options to = {0, 0, 0};
+      sp_trace_stats st;
+      int rc = sp_trace_run(&t.n, s, &small, &to, cover_sink, &c, &st);
+      bool ok = rc == 0 && c.outside == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
+                st.iterations == count && (!inner || memcmp(got1, exp1, (size_t)size) == 0);
+      nschedules++;
+      if (!ok) {
+        if (bad_nests < 5)
+          fprintf(stderr, "trial %d schedule %s [%s] block %dx%dx%d grid %lldx%lldx%lld: rc %d, "
+                  "outside %lld, iterations %lld of %lld\n", trial, s->name, s->openacc, s->block[0],
+                  s->block[1], s->block[2], (long long)s->grid[0], (long long)s->grid[1],
+                  (long long)s->grid[2], rc, (long long)c.outside, (long long)st.iterations,
+                  (long long)count);
+        bad_nests++;
+        break;
+      }
+      total_iters += st.iterations;
+    }
+    sp_space_free(&sp);
+  next:
+    free(exp0), free(exp1), free(got0), free(got1);
+  }
+  fprintf(stderr, "  %d schedules checked, %lld iterations\n", nschedules, (long long)total_iters);
+  CHECK_EQ_INT(bad_nests, 0);
+  CHECK(nschedules > 1000);
+}
+
+/* ---- transpose by hand ---- */
+
+typedef struct tp_ctx {
+  int64_t loads, stores, bad_loads, bad_stores;
+} tp_ctx;
+
+static int tp_sink(void *vctx, const sp_warp_instr *wi) {
+  tp_ctx *c = vctx;
+  bool contiguous = wi->active == 0xffffffffu, strided = contiguous;
+  for (int l = 1; l < SP_WARP; l++) {
+    contiguous &= wi->addr[l] == wi->addr[0] + 8 * (uint64_t)l;
+    strided &= wi->addr[l] == wi->addr[0] + 32768 * (uint64_t)l;
+  }
+  if (wi->write) {
+    c->stores++;
+    c->bad_stores += !strided;
+  } else {
+    c->loads++;
+    c->bad_loads += !contiguous;
+  }
+  return 0;
+}
+
+static void init_schedule(sp_schedule *s, int nband) {
+  memset(s, 0, sizeof *s);
+  s->nband = nband;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) s->map[k].thread_dim = s->map[k].block_dim = -1;
+  s->block[0] = s->block[1] = s->block[2] = 1;
+  s->grid[0] = s->grid[1] = s->grid[2] = 1;
+}
+
+static void test_transpose(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_schedule s;
+  init_schedule(&s, 2);
+  s.map[1] = (sp_loop_map){0, 0}; /* j: threadIdx.x + blockIdx.x */
+  s.map[0] = (sp_loop_map){1, 1}; /* i: threadIdx.y + blockIdx.y */
+  s.block[0] = 32, s.block[1] = 8;
+  s.grid[0] = 128, s.grid[1] = 512;
+  tp_ctx c = {0};
+  sp_trace_stats st;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, tp_sink, &c, &st), 0);
+  CHECK_EQ_INT(c.loads, 524288);
+  CHECK_EQ_INT(c.stores, 524288);
+  CHECK_EQ_INT(c.bad_loads, 0);
+  CHECK_EQ_INT(c.bad_stores, 0);
+  CHECK_EQ_INT(st.iterations, 4096 * 4096);
+  CHECK_EQ_INT(st.warp_instructions, 2 * 524288);
+  CHECK_EQ_INT(st.blocks, 65536);
+  CHECK_EQ_INT(st.blocks_simulated, 65536);
+  int act = sp_arch_active_blocks_per_sm(&H100, 256, 0, 0);
+  CHECK_EQ_INT(st.active_blocks_per_sm, act);
+  CHECK_EQ_INT(st.waves, (65536 + act * H100.sm_count - 1) / (act * H100.sm_count));
+}
+
+/* ---- execution order ---- */
+
+typedef struct seq_ctx {
+  int n, cap;
+  int sm[256], warp[256], ref[256];
+  int64_t block[256];
+} seq_ctx;
+
+static int seq_sink(void *vctx, const sp_warp_instr *wi) {
+  seq_ctx *c = vctx;
+  if (c->n < c->cap) {
+    c->sm[c->n] = wi->sm, c->block[c->n] = wi->block, c->warp[c->n] = wi->warp, c->ref[c->n] = wi->ref;
+  }
+  c->n++;
+  return 0;
+}
+
+static void test_order(void) {
+  sp_arch tiny = H100;
+  tiny.sm_count = 2;
+  /* 1-D loop, 64 threads per block (2 warps), one iteration per thread, two references */
+  tnest t;
+  tn_init(&t);
+  tn_loop(&t, -1, true, true, 0, 0, 8 * 64 - 1, 0, 1);
+  int a = tn_array(&t, 4, 8 * 64 * 4);
+  int ch[1] = {0};
+  int64_t c1[SP_MAX_LOOPS] = {4};
+  tn_ref(&t, a, false, 4, ch, 1, 0, c1);
+  tn_ref(&t, a, true, 4, ch, 1, 0, c1);
+  sp_schedule s;
+  init_schedule(&s, 1);
+  s.map[0] = (sp_loop_map){0, 0};
+  s.block[0] = 64;
+  s.grid[0] = 8;
+  /* one resident block: per SM, for each block in turn: ref 0 of warps 0, 1, then ref 1;
+   * the two SMs alternate */
+  sp_trace_options o = {1, 0, 0};
+  seq_ctx c = {.cap = 256};
+  sp_trace_stats st;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &tiny, &o, seq_sink, &c, &st), 0);
+  CHECK_EQ_INT(c.n, 8 * 2 * 2);
+  int bad = 0;
+  for (int i = 0; i < c.n && i < c.cap; i++) {
+    int sm = i % 2, k = i / 2;         /* k-th instruction of this SM */
+    int round = k / 4, within = k % 4; /* 4 instructions per block */
+    int64_t block = sm + 2 * round;
+    int ref = within / 2, warp = within % 2;
+    if (c.sm[i] != sm || c.block[i] != block || c.warp[i] != warp || c.ref[i] != ref) {
+      if (bad++ < 4)
+        fprintf(stderr, "  instr %d: sm %d block %lld warp %d ref %d, expected %d %lld %d %d\n", i,
+                c.sm[i], (long long)c.block[i], c.warp[i], c.ref[i], sm, (long long)block, warp, ref);
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+  CHECK_EQ_INT(st.waves, 4);
+
+  /* two resident blocks: SM 0 holds blocks 0 and 2, interleaves their warps (b0w0, b0w1, b2w0,
+   * b2w1 for ref 0, then ref 1), then blocks 4 and 6 */
+  o.active_blocks_per_sm = 2;
+  memset(&c, 0, sizeof c);
+  c.cap = 256;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &tiny, &o, seq_sink, &c, &st), 0);
+  CHECK_EQ_INT(c.n, 32);
+  bad = 0;
+  for (int i = 0; i < c.n && i < c.cap; i++) {
+    int sm = i % 2, k = i / 2;
+    int wave = k / 8, within = k % 8;
+    int ref = within / 4, slot = (within % 4) / 2, warp = within % 2;
+    int64_t block = sm + 2 * (2 * wave + slot);
+    if (c.sm[i] != sm || c.block[i] != block || c.warp[i] != warp || c.ref[i] != ref) bad++;
+  }
+  CHECK_EQ_INT(bad, 0);
+  CHECK_EQ_INT(st.waves, 2);
+}
+
+/* ---- waves, stats, sampling ---- */
+
+typedef struct count_ctx {
+  int64_t n, per_sm_lt;
+  int k;
+  uint64_t hash; /* of the instructions of SMs < k, in order */
+} count_ctx;
+
+static int count_sink(void *vctx, const sp_warp_instr *wi) {
+  count_ctx *c = vctx;
+  c->n++;
+  if (wi->sm < c->k) {
+    c->per_sm_lt++;
+    uint64_t h = c->hash ^ ((uint64_t)wi->sm << 48 ^ (uint64_t)wi->block << 8 ^ (uint64_t)wi->warp);
+    h = (h ^ wi->addr[0] ^ wi->active) * UINT64_C(0x100000001b3);
+    c->hash = h;
+  }
+  return 0;
+}
+
+static void test_waves_sampling(void) {
+  tnest t;
+  tn_2d(&t, 4096, 128);
+  int a = tn_array(&t, 8, 4096 * 128 * 8);
+  int ch[2] = {0, 1};
+  int64_t ca[SP_MAX_LOOPS] = {1024, 8};
+  tn_ref(&t, a, false, 8, ch, 2, 0, ca);
+  sp_schedule s;
+  init_schedule(&s, 2);
+  s.map[1] = (sp_loop_map){0, -1}; /* 2_1: j on threadIdx.x, i on blockIdx.x */
+  s.map[0] = (sp_loop_map){-1, 0};
+  s.block[0] = 128;
+  s.grid[0] = 4096;
+  count_ctx full = {.k = 5};
+  sp_trace_stats st;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, count_sink, &full, &st), 0);
+  int act = sp_arch_active_blocks_per_sm(&H100, 128, 0, 0);
+  CHECK_EQ_INT(st.active_blocks_per_sm, act);
+  CHECK_EQ_INT(st.blocks, 4096);
+  CHECK_EQ_INT(st.waves, (4096 + act * H100.sm_count - 1) / (act * H100.sm_count));
+  CHECK_EQ_INT(st.warp_instructions, 4096 * 4);
+  CHECK_EQ_INT(full.n, 4096 * 4);
+  CHECK_EQ_INT(st.iterations, 4096 * 128);
+
+  sp_trace_options o = {0, 5, 0};
+  count_ctx samp = {.k = 5};
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, &o, count_sink, &samp, &st), 0);
+  CHECK_EQ_INT(samp.n, full.per_sm_lt);
+  CHECK(samp.hash == full.hash);
+  CHECK_EQ_INT(st.warp_instructions, full.per_sm_lt);
+  int64_t exp_blocks = 0;
+  for (int i = 0; i < 5; i++) exp_blocks += (4096 - 1 - i) / H100.sm_count + 1;
+  CHECK_EQ_INT(st.blocks_simulated, exp_blocks);
+
+  /* one wave: each SM stops after `act` blocks */
+  o.sample_sms = 0;
+  o.sample_waves = 1;
+  count_ctx w1 = {.k = 0};
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, &o, count_sink, &w1, &st), 0);
+  CHECK_EQ_INT(st.blocks_simulated, (int64_t)act * H100.sm_count);
+  CHECK_EQ_INT(w1.n, (int64_t)act * H100.sm_count * 4);
+}
+
+/* grid y capped at 65535 with a longer loop: the grid-stride loop covers the rest */
+static void test_grid_stride_y(void) {
+  tnest t;
+  tn_2d(&t, 70000, 32);
+  int a = tn_array(&t, 4, 70000 * 32 * 4);
+  int ch[2] = {0, 1};
+  int64_t ca[SP_MAX_LOOPS] = {128, 4};
+  tn_ref(&t, a, false, 4, ch, 2, 0, ca);
+  sp_space sp;
+  char err[256];
+  CHECK_EQ_INT(sp_space_build(&t.n, &H100, NULL, &sp, err, sizeof err), 0);
+  int found = 0;
+  for (int i = 0; i < sp.n && !found; i++) {
+    const sp_schedule *s = &sp.items[i];
+    if (strcmp(s->name, "2_2") || s->block[0] != 32) continue;
+    if (s->grid[1] != 65535) continue;
+    found = 1;
+    count_ctx c = {.k = 0};
+    sp_trace_stats st;
+    CHECK_EQ_INT(sp_trace_run(&t.n, s, &H100, NULL, count_sink, &c, &st), 0);
+    CHECK_EQ_INT(st.iterations, 70000 * 32);
+    CHECK_EQ_INT(c.n, 70000);
+  }
+  CHECK(found);
+  sp_space_free(&sp);
+}
+
+/* irregular references: every active lane on its own sector */
+static int irr_sink(void *vctx, const sp_warp_instr *wi) {
+  int64_t *bad = vctx;
+  for (int l = 0; l < SP_WARP; l++)
+    for (int m = l + 1; m < SP_WARP; m++)
+      if ((wi->active >> l & 1) && (wi->active >> m & 1) && wi->addr[l] / 32 == wi->addr[m] / 32)
+        (*bad)++;
+  return 0;
+}
+
+static void test_irregular(void) {
+  tnest t;
+  tn_2d(&t, 64, 100);
+  int a = tn_array(&t, 8, 1 << 16);
+  int ch[2] = {0, 1};
+  int64_t ca[SP_MAX_LOOPS] = {0, 0};
+  int r = tn_ref(&t, a, false, 8, ch, 2, 0, ca);
+  t.refs[r].irregular = true;
+  sp_schedule s;
+  init_schedule(&s, 2);
+  s.map[1] = (sp_loop_map){0, -1};
+  s.map[0] = (sp_loop_map){-1, 0};
+  s.block[0] = 64;
+  s.grid[0] = 64;
+  int64_t bad = 0;
+  sp_trace_stats st;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_sink, &bad, &st), 0);
+  CHECK_EQ_INT(bad, 0);
+  CHECK_EQ_INT(st.warp_instructions, 64 * 4); /* 100 = 64 + 36: two steps of two warps */
+}
+
+/* a sink's non-zero value stops the trace and is returned */
+static int stop_sink(void *vctx, const sp_warp_instr *wi) {
+  (void)wi;
+  return ++*(int *)vctx == 10 ? 7 : 0;
+}
+
+static void test_stop_and_errors(void) {
+  tnest t;
+  tn_transpose(&t, 256);
+  sp_schedule s;
+  init_schedule(&s, 2);
+  s.map[1] = (sp_loop_map){0, 0};
+  s.map[0] = (sp_loop_map){-1, 1};
+  s.block[0] = 128;
+  s.grid[0] = 2, s.grid[1] = 256;
+  int n = 0;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, stop_sink, &n, NULL), 7);
+  CHECK_EQ_INT(n, 10);
+  s.block[1] = 2; /* no loop on thread y */
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, stop_sink, &n, NULL), -1);
+}
+
+int main(void) {
+  char err[512];
+  if (sp_arch_load("h100", &H100, err, sizeof err) != 0) {
+    fprintf(stderr, "%s\n", err);
+    return 1;
+  }
+  SP_RUN(test_order);
+  SP_RUN(test_waves_sampling);
+  SP_RUN(test_irregular);
+  SP_RUN(test_stop_and_errors);
+  SP_RUN(test_grid_stride_y);
+  SP_RUN(test_transpose);
+  SP_RUN(test_every_iteration_once);
+  return SP_TEST_END();
+}

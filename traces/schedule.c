@@ -1,0 +1,559 @@
+/* The schedule space of a nest (sp_space_build) and the legality check of one schedule.
+ *
+ * Mappable "units": the parallel band loops, a collapse group counting as one unit. At most 3
+ * units are mapped: with more, the outer ones are collapsed into one group when their bounds are
+ * constant and they are adjacent, otherwise only the innermost 3 are mapped and the others run
+ * sequentially in every thread.
+ *
+ * Each unit gets a thread dim and/or a block dim (never neither), thread dims distinct, block
+ * dims distinct, at least one thread dim. Used dims always form a prefix (x; x,y; x,y,z): a loop
+ * alone on threadIdx.y with blockDim.x = 1 is the same as that loop on threadIdx.x, so only the
+ * canonical form is listed.
+ *
+ * Pattern names (x = innermost unit, y = the next outer, z = the outermost of three; tx = threadIdx.x,
+ * bx = blockIdx.x, "+" = both, a grid-stride loop when the grid does not cover the loop):
+ *   2_1  x->tx     y->bx                 (dissertation Listing 7.3)
+ *   2_2  x->tx+bx  y->by                 (Listing 7.4)
+ *   2_3  x->tx+bx  y->ty+by              (Listing 7.5)
+ *   3_1  x->tx     y->ty     z->bx       (Fig. 7.6)
+ *   3_2  x->tx+bx  y->by     z->bz       (2_2 extended: only x on threads)
+ *   3_3  x->tx+bx  y->ty+by  z->bz       (2_3 extended: z on the grid only)
+ *   3_4  x->tx+bx  y->ty+by  z->tz+bz    (everything on both)
+ *   3_5  x->tx     y->bx     z->by       (2_1 extended: x on threads, the others on the grid)
+ * Every other map is named by its signature, units outermost first separated by '|', e.g.
+ * "tx+bx|ty" (the outer loop on threadIdx.x and blockIdx.x, the inner on threadIdx.y: an
+ * interchange), prefixed by "cN:" when the map contains a collapse group of N loops. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedpredict/traces.h"
+#include "traces/traces_internal.h"
+
+#define FAIL(...)                                                                               \
+  do {                                                                                          \
+    if (err && errlen) snprintf(err, errlen, __VA_ARGS__);                                      \
+    return -1;                                                                                  \
+  } while (0)
+
+int sp_traces_band_count(const sp_nest *nest) {
+  int nb = 0;
+  if (!nest || nest->nloops < 0 || nest->nloops > SP_MAX_LOOPS) return -1;
+  while (nb < nest->nloops && nest->loops[nb].band) nb++;
+  for (int k = nb; k < nest->nloops; k++)
+    if (nest->loops[k].band) return -1;
+  for (int k = 1; k < nb; k++)
+    if (nest->loops[k].parent != k - 1) return -1;
+  return nb;
+}
+
+static bool affine_is_const(const sp_affine *a) {
+  for (int k = 0; k < SP_MAX_LOOPS; k++)
+    if (a->coef[k]) return false;
+  return true;
+}
+
+static bool loop_bounds_const(const sp_loop *l) {
+  return affine_is_const(&l->lower) && affine_is_const(&l->upper);
+}
+
+static int64_t const_trip(const sp_loop *l) {
+  int64_t lo = l->lower.constant, hi = l->upper.constant, st = l->step;
+  if (st > 0) return hi < lo ? 0 : (hi - lo) / st + 1;
+  return hi > lo ? 0 : (lo - hi) / -st + 1;
+}
+
+int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch, char *err,
+                      size_t errlen) {
+  if (!nest || !s || !arch) FAIL("null argument");
+  int nb = sp_traces_band_count(nest);
+  if (nb < 0) FAIL("the nest's band loops are not a perfectly nested chain from loop 0");
+  if (s->nband != nb) FAIL("schedule has %d band loops, the nest %d", s->nband, nb);
+  for (int k = 0; k < nest->nloops; k++) {
+    const sp_loop *l = &nest->loops[k];
+    if (l->step == 0) FAIL("loop %d has step 0", k);
+    if (k > 0 && (l->parent < 0 || l->parent >= k)) FAIL("loop %d has a bad parent", k);
+    unsigned anc = 0;
+    for (int p = k > 0 ? l->parent : -1; p >= 0; p = nest->loops[p].parent) anc |= 1u << p;
+    for (int j = 0; j < SP_MAX_LOOPS; j++)
+      if ((l->lower.coef[j] || l->upper.coef[j]) && !(anc & (1u << j)))
+        FAIL("bounds of loop %d depend on loop %d, which does not enclose it", k, j);
+  }
+  if (nest->nrefs < 0 || (nest->nrefs > 0 && !nest->refs)) FAIL("bad reference list");
+  for (int r = 0; r < nest->nrefs; r++) {
+    const sp_ref *ref = &nest->refs[r];
+    if (ref->array < 0 || ref->array >= nest->narrays) FAIL("reference %d: bad array", r);
+    if (ref->size <= 0 || ref->size > UINT32_MAX) FAIL("reference %d: bad size", r);
+    if (ref->nloops < nb || ref->nloops > nest->nloops)
+      FAIL("reference %d is not inside the band", r);
+    for (int k = 0; k < ref->nloops; k++) {
+      int id = ref->loops[k];
+      if (id < 0 || id >= nest->nloops) FAIL("reference %d: bad loop id", r);
+      if (k < nb && id != k) FAIL("reference %d is not inside the band", r);
+      if (k >= nb && nest->loops[id].parent != ref->loops[k - 1])
+        FAIL("reference %d: loop list is not a nesting chain", r);
+    }
+    if (ref->nguards < 0 || (ref->nguards > 0 && !ref->guards)) FAIL("reference %d: bad guards", r);
+    unsigned encl = 0;
+    for (int k = 0; k < ref->nloops; k++) encl |= 1u << ref->loops[k];
+    for (int j = 0; j < SP_MAX_LOOPS; j++) {
+      bool uses = ref->offset.coef[j] != 0;
+      for (int g = 0; g < ref->nguards; g++) uses |= ref->guards[g].expr.coef[j] != 0;
+      if (uses && !(encl & (1u << j)))
+        FAIL("reference %d uses loop %d, which does not enclose it", r, j);
+    }
+  }
+  /* collapse group */
+  if (s->collapse_count != 0) {
+    if (s->collapse_count < 2 || s->collapse_first < 0 || s->collapse_first + s->collapse_count > nb)
+      FAIL("bad collapse group %d+%d", s->collapse_first, s->collapse_count);
+    for (int k = s->collapse_first; k < s->collapse_first + s->collapse_count; k++) {
+      if (!nest->loops[k].parallel) FAIL("collapse group contains sequential loop %d", k);
+      if (!loop_bounds_const(&nest->loops[k]))
+        FAIL("collapse group loop %d has non-constant bounds (only rectangular loops collapse)", k);
+      if (k > s->collapse_first && (s->map[k].thread_dim != -1 || s->map[k].block_dim != -1))
+        FAIL("loop %d is collapsed into loop %d but has its own mapping", k, s->collapse_first);
+    }
+  }
+  unsigned tused = 0, bused = 0;
+  for (int k = 0; k < nb; k++) {
+    int t = s->map[k].thread_dim, b = s->map[k].block_dim;
+    if (t < -1 || t > 2 || b < -1 || b > 2) FAIL("loop %d: dimension out of range", k);
+    if ((t >= 0 || b >= 0) && !nest->loops[k].parallel)
+      FAIL("loop %d is sequential but mapped to the hardware", k);
+    if (t >= 0) {
+      if (tused & (1u << t)) FAIL("thread dim %d used twice", t);
+      tused |= 1u << t;
+    }
+    if (b >= 0) {
+      if (bused & (1u << b)) FAIL("block dim %d used twice", b);
+      bused |= 1u << b;
+    }
+  }
+  for (int k = nb; k < SP_MAX_LOOPS; k++)
+    if (s->map[k].thread_dim != -1 || s->map[k].block_dim != -1)
+      if (k < nest->nloops) FAIL("loop %d is not in the band but is mapped", k);
+  int64_t threads = 1;
+  for (int d = 0; d < 3; d++) {
+    if (s->block[d] < 1) FAIL("blockDim[%d] = %d", d, s->block[d]);
+    if (s->block[d] > 1 && !(tused & (1u << d)))
+      FAIL("blockDim[%d] = %d but no loop is on that thread dim", d, s->block[d]);
+    threads *= s->block[d];
+    if (threads > arch->max_threads_per_block)
+      FAIL("block of %" PRId64 "+ threads exceeds %d", threads, arch->max_threads_per_block);
+  }
+  int64_t blocks = 1;
+  for (int e = 0; e < 3; e++) {
+    int64_t lim = e == 0 ? SP_GRID_X_MAX : SP_GRID_YZ_MAX;
+    if (s->grid[e] < 1 || s->grid[e] > lim) FAIL("gridDim[%d] = %" PRId64 " out of range", e, s->grid[e]);
+    if (s->grid[e] > 1 && !(bused & (1u << e)))
+      FAIL("gridDim[%d] = %" PRId64 " but no loop is on that block dim", e, s->grid[e]);
+    if (blocks > INT64_MAX / 4096 / s->grid[e]) FAIL("grid too large");
+    blocks *= s->grid[e];
+  }
+  return 0;
+}
+
+/* ---- the space ---- */
+
+typedef struct unit {
+  int first, count; /* band loops first..first+count-1 (count > 1: a collapse group) */
+  int64_t trip;     /* iterations (the maximum over outer indices) */
+} unit;
+
+static int64_t loop_trip(const sp_loop *l) { return l->trip_max > 0 ? l->trip_max : 0; }
+
+static bool group_ok(const sp_nest *nest, int first, int count) {
+  for (int k = first; k < first + count; k++)
+    if (!nest->loops[k].parallel || !loop_bounds_const(&nest->loops[k])) return false;
+  return true;
+}
+
+/* Builds the units. user_collapse: honor the user's collapse(n) clause as one unit; returns false
+ * when there is no such (legal) clause. */
+static bool build_units(const sp_nest *nest, int nb, bool user_collapse, unit *u, int *nu,
+                        int *cfirst, int *ccount) {
+  int gf = -1, gc = 0;
+  if (user_collapse) {
+    for (int k = 0; k < nb; k++) {
+      int c = nest->loops[k].clauses.collapse;
+      if (c >= 2 && nest->loops[k].parallel) {
+        if (k + c > nb) c = nb - k;
+        if (c >= 2 && group_ok(nest, k, c)) gf = k, gc = c;
+        break;
+      }
+    }
+    if (gf < 0) return false;
+  }
+  int n = 0;
+  for (int k = 0; k < nb; k++) {
+    if (gf >= 0 && k == gf) {
+      u[n++] = (unit){k, gc, 0};
+      k += gc - 1;
+    } else if (nest->loops[k].parallel) {
+      u[n++] = (unit){k, 1, 0};
+    }
+  }
+  if (n > 3 && gf < 0) {
+    /* collapse the outer n-2 units when they are adjacent rectangular loops */
+    int m = n - 2;
+    bool ok = u[0].first + m <= nb && group_ok(nest, u[0].first, m);
+    for (int i = 1; ok && i < m; i++) ok = u[i].first == u[0].first + i;
+    if (ok) {
+      gf = u[0].first, gc = m;
+      u[0] = (unit){gf, gc, 0};
+      for (int i = 1; i < 3; i++) u[i] = u[i + m - 1];
+      n = 3;
+    }
+  }
+  if (n > 3) { /* keep the innermost 3 */
+    for (int i = 0; i < 3; i++) u[i] = u[n - 3 + i];
+    n = 3;
+    if (gf >= 0 && u[0].first > gf) gf = -1, gc = 0;
+  }
+  for (int i = 0; i < n; i++) {
+    int64_t t = 1;
+    for (int k = u[i].first; k < u[i].first + u[i].count; k++) {
+      int64_t lt = u[i].count > 1 ? const_trip(&nest->loops[k]) : loop_trip(&nest->loops[k]);
+      t = (lt > 0 && t > INT64_MAX / lt) ? INT64_MAX : t * lt;
+    }
+    u[i].trip = t;
+  }
+  *nu = n;
+  *cfirst = gf < 0 ? 0 : gf;
+  *ccount = gf < 0 ? 0 : gc;
+  return true;
+}
+
+static int push(sp_space *sp, const sp_schedule *s) {
+  if (sp->n == sp->cap) {
+    int nc = sp->cap ? sp->cap * 2 : 64;
+    sp_schedule *ni = realloc(sp->items, (size_t)nc * sizeof *ni);
+    if (!ni) return -1;
+    sp->items = ni;
+    sp->cap = nc;
+  }
+  sp->items[sp->n++] = *s;
+  return 0;
+}
+
+bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b) {
+  if (a->nband != b->nband || a->collapse_first != b->collapse_first ||
+      a->collapse_count != b->collapse_count)
+    return false;
+  for (int k = 0; k < a->nband; k++)
+    if (a->map[k].thread_dim != b->map[k].thread_dim || a->map[k].block_dim != b->map[k].block_dim)
+      return false;
+  for (int d = 0; d < 3; d++)
+    if (a->block[d] != b->block[d] || a->grid[d] != b->grid[d]) return false;
+  return true;
+}
+
+static const char DIMC[3] = {'x', 'y', 'z'};
+
+static void name_schedule(sp_schedule *s, const unit *u, int n, const int *t, const int *b) {
+  /* t[], b[]: per unit, outermost first */
+  static const struct {
+    int n;
+    int t[3], b[3]; /* outermost first */
+    const char *name;
+  } pat[] = {
+      {2, {-1, 0}, {0, -1}, "2_1"},         {2, {-1, 0}, {1, 0}, "2_2"},
+      {2, {1, 0}, {1, 0}, "2_3"},           {3, {-1, 1, 0}, {0, -1, -1}, "3_1"},
+      {3, {-1, -1, 0}, {2, 1, 0}, "3_2"},   {3, {-1, 1, 0}, {2, 1, 0}, "3_3"},
+      {3, {2, 1, 0}, {2, 1, 0}, "3_4"},     {3, {-1, -1, 0}, {1, 0, -1}, "3_5"},
+  };
+  bool collapsed = false;
+  for (int i = 0; i < n; i++) collapsed |= u[i].count > 1;
+  if (!collapsed) {
+    for (size_t p = 0; p < sizeof pat / sizeof pat[0]; p++) {
+      if (pat[p].n != n) continue;
+      bool eq = true;
+      for (int i = 0; i < n; i++) eq &= pat[p].t[i] == t[i] && pat[p].b[i] == b[i];
+      if (eq) {
+        snprintf(s->name, sizeof s->name, "%s", pat[p].name);
+        return;
+      }
+    }
+  }
+  size_t len = 0;
+  s->name[0] = 0;
+  for (int i = 0; i < n; i++) {
+    char part[16];
+    int pl = 0;
+    if (u[i].count > 1) pl += snprintf(part + pl, sizeof part - (size_t)pl, "c%d:", u[i].count);
+    if (t[i] >= 0) pl += snprintf(part + pl, sizeof part - (size_t)pl, "t%c", DIMC[t[i]]);
+    if (b[i] >= 0)
+      pl += snprintf(part + pl, sizeof part - (size_t)pl, "%sb%c", t[i] >= 0 ? "+" : "", DIMC[b[i]]);
+    if (t[i] < 0 && b[i] < 0) pl += snprintf(part + pl, sizeof part - (size_t)pl, "seq");
+    len += (size_t)snprintf(s->name + len, len < sizeof s->name ? sizeof s->name - len : 0, "%s%s",
+                            i ? "|" : "", part);
+    if (len >= sizeof s->name) break;
+  }
+}
+
+/* The OpenACC clause form (GCC's mapping: gang = blockIdx.x, worker = threadIdx.y, vector =
+ * threadIdx.x). */
+static void openacc_text(sp_schedule *s, const sp_nest *nest, const unit *u, int n, const int *t,
+                         const int *b) {
+  bool ok = true;
+  int gpos = -1, wpos = -1, vpos = -1;
+  for (int i = 0; i < n; i++) {
+    if (b[i] == 0) gpos = i;
+    if (b[i] > 0 || t[i] == 2) ok = false;
+    if (t[i] == 1) wpos = i;
+    if (t[i] == 0) vpos = i;
+  }
+  /* gang outside (or on) worker outside (or on) vector */
+  if (gpos >= 0 && wpos >= 0 && gpos > wpos) ok = false;
+  if (gpos >= 0 && vpos >= 0 && gpos > vpos) ok = false;
+  if (wpos >= 0 && vpos >= 0 && wpos > vpos) ok = false;
+  s->openacc_expressible = ok;
+  char buf[512];
+  size_t len = 0;
+#define APP(...)                                                                                \
+  do {                                                                                          \
+    if (len < sizeof buf) len += (size_t)snprintf(buf + len, sizeof buf - len, __VA_ARGS__);    \
+  } while (0)
+  if (!ok) APP("not expressible: ");
+  int ui = 0;
+  bool any_gang = false;
+  for (int k = 0; k < s->nband; k++) {
+    const sp_loop *l = &nest->loops[k];
+    const char *nm = l->index ? l->index : "?";
+    if (ui < n && u[ui].first == k) {
+      APP("%s%s:", len && buf[len - 1] != ' ' ? "  " : "", nm);
+      if (u[ui].count > 1) APP(" collapse(%d)", u[ui].count);
+      if (b[ui] >= 0) any_gang = true;
+      if (b[ui] == 0) APP(" gang");
+      if (b[ui] > 0) APP(" gang(dim:%d)", b[ui] + 1);
+      if (t[ui] == 2) APP(" tz(%d)", s->block[2]);
+      if (t[ui] == 1) APP(" worker(%d)", s->block[1]);
+      if (t[ui] == 0) APP(" vector(%d)", s->block[0]);
+      if (t[ui] < 0 && b[ui] < 0) APP(" seq");
+      k += u[ui].count - 1;
+      ui++;
+    } else if (l->parallel) {
+      APP("%s%s: seq", len && buf[len - 1] != ' ' ? "  " : "", nm);
+    }
+  }
+  if (any_gang) APP("  num_gangs(%" PRId64 ")", s->grid[0] * s->grid[1] * s->grid[2]);
+#undef APP
+  /* truncated to the field (the clause text of up to 3 loops fits) */
+  size_t cp = strlen(buf) < sizeof s->openacc ? strlen(buf) : sizeof s->openacc - 1;
+  memcpy(s->openacc, buf, cp);
+  s->openacc[cp] = 0;
+}
+
+static void fill_schedule(sp_schedule *s, const sp_nest *nest, int nb, const unit *u, int n,
+                          const int *t, const int *b, int cfirst, int ccount, const int *blk,
+                          const int64_t *grid) {
+  memset(s, 0, sizeof *s);
+  s->nband = nb;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) s->map[k].thread_dim = s->map[k].block_dim = -1;
+  for (int i = 0; i < n; i++) s->map[u[i].first] = (sp_loop_map){t[i], b[i]};
+  s->collapse_first = cfirst;
+  s->collapse_count = ccount;
+  for (int d = 0; d < 3; d++) s->block[d] = blk[d], s->grid[d] = grid[d];
+  name_schedule(s, u, n, t, b);
+  openacc_text(s, nest, u, n, t, b);
+}
+
+static const int DEF_BLOCKS1[][3] = {{32, 1, 1},  {64, 1, 1},  {128, 1, 1},
+                                     {256, 1, 1}, {512, 1, 1}, {1024, 1, 1}};
+static const int DEF_BLOCKS2[][3] = {{32, 4, 1},  {32, 8, 1}, {32, 16, 1},
+                                     {64, 4, 1},  {16, 16, 1}, {8, 32, 1}};
+static const int64_t DEF_CAPS[] = {1, 2, 4, 8};
+/* three units have 186 maps: fewer launch configurations each keeps the space near 1000 */
+static const int DEF3_BLOCKS1[][3] = {{32, 1, 1}, {128, 1, 1}, {256, 1, 1}};
+static const int DEF3_BLOCKS2[][3] = {{32, 4, 1}, {32, 8, 1}, {16, 16, 1}};
+static const int DEF3_BLOCKS3[][3] = {{32, 4, 2}, {8, 8, 4}};
+static const int64_t DEF3_CAPS[] = {2, 8};
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a <= 0 ? 1 : (a + b - 1) / b; }
+
+/* The launch configurations of one map: block shapes x grids (covering, capped). */
+static int add_launches(sp_space *sp, const sp_nest *nest, const sp_arch *arch,
+                        const sp_space_options *opt, int nb, const unit *u, int n, const int *t,
+                        const int *b, int cfirst, int ccount) {
+  int kt = 0, kb = 0;
+  for (int i = 0; i < n; i++) {
+    if (t[i] >= 0) kt++;
+    if (b[i] >= 0) kb++;
+  }
+  const int(*shapes)[3];
+  int nshapes;
+  if (opt && opt->blocks) {
+    shapes = opt->blocks, nshapes = opt->nblocks;
+  } else if (kt == 1) {
+    shapes = n == 3 ? DEF3_BLOCKS1 : DEF_BLOCKS1, nshapes = n == 3 ? NELEM(DEF3_BLOCKS1) : NELEM(DEF_BLOCKS1);
+  } else if (kt == 2) {
+    shapes = n == 3 ? DEF3_BLOCKS2 : DEF_BLOCKS2, nshapes = n == 3 ? NELEM(DEF3_BLOCKS2) : NELEM(DEF_BLOCKS2);
+  } else {
+    shapes = DEF3_BLOCKS3, nshapes = NELEM(DEF3_BLOCKS3);
+  }
+  const int64_t *caps = opt && opt->gang_caps ? opt->gang_caps : n == 3 ? DEF3_CAPS : DEF_CAPS;
+  int ncaps = opt && opt->gang_caps ? opt->ngang_caps : n == 3 ? NELEM(DEF3_CAPS) : NELEM(DEF_CAPS);
+  for (int si = 0; si < nshapes; si++) {
+    const int *blk = shapes[si];
+    int rank = 0;
+    int64_t prod = 1;
+    bool bad = false;
+    for (int d = 0; d < 3; d++) {
+      if (blk[d] < 1) bad = true;
+      if (blk[d] > 1) rank = d + 1;
+      prod *= blk[d] > 0 ? blk[d] : 1;
+    }
+    if (bad || rank != kt || prod > arch->max_threads_per_block) continue;
+    int64_t cover[3] = {1, 1, 1};
+    for (int i = 0; i < n; i++) {
+      if (b[i] < 0) continue;
+      int64_t c = t[i] >= 0 ? ceil_div(u[i].trip, blk[t[i]]) : (u[i].trip > 0 ? u[i].trip : 1);
+      int64_t lim = b[i] == 0 ? SP_GRID_X_MAX : SP_GRID_YZ_MAX;
+      cover[b[i]] = c > lim ? lim : c;
+    }
+    int64_t grids[1 + 16][3];
+    int ng = 0;
+    memcpy(grids[ng++], cover, sizeof cover);
+    double total = (double)cover[0] * (double)cover[1] * (double)cover[2];
+    for (int ci = 0; kb > 0 && ci < ncaps && ng < 17; ci++) {
+      if (caps[ci] < 1) continue;
+      int64_t g = caps[ci] * arch->sm_count;
+      if ((double)g >= total) continue; /* the covering grid already fits */
+      int64_t gr[3] = {1, 1, 1}, rem = g;
+      for (int e = 0; e < kb; e++) {
+        gr[e] = cover[e] < rem ? cover[e] : rem;
+        rem = rem / gr[e];
+        if (rem < 1) rem = 1;
+      }
+      bool dup = false;
+      for (int j = 0; j < ng; j++)
+        dup |= grids[j][0] == gr[0] && grids[j][1] == gr[1] && grids[j][2] == gr[2];
+      if (!dup) memcpy(grids[ng++], gr, sizeof gr);
+    }
+    for (int gi = 0; gi < ng; gi++) {
+      sp_schedule s;
+      fill_schedule(&s, nest, nb, u, n, t, b, cfirst, ccount, blk, grids[gi]);
+      if (push(sp, &s)) return -1;
+    }
+  }
+  return 0;
+}
+
+/* Enumerates the maps of n units (see the comment at the top). */
+static int add_maps(sp_space *sp, const sp_nest *nest, const sp_arch *arch,
+                    const sp_space_options *opt, int nb, const unit *u, int n, int cfirst,
+                    int ccount) {
+  bool interchange = opt ? opt->allow_interchange : true;
+  int ncodes = 1;
+  for (int i = 0; i < n; i++) ncodes *= 4;
+  /* thread assignments outer loop, so maps with the same threads are adjacent */
+  for (int tc = 0; tc < ncodes; tc++) {
+    for (int bc = 0; bc < ncodes; bc++) {
+      int t[3], b[3];
+      unsigned tu = 0, bu = 0;
+      bool ok = true;
+      for (int i = 0, x = tc, y = bc; i < n; i++, x /= 4, y /= 4) {
+        /* digit order: innermost unit varies fastest, thread x listed first */
+        t[n - 1 - i] = x % 4 - 1;
+        b[n - 1 - i] = y % 4 - 1;
+      }
+      for (int i = 0; i < n; i++) {
+        if (t[i] < 0 && b[i] < 0) ok = false;
+        if (t[i] >= 0) ok &= !(tu & (1u << t[i])), tu |= 1u << t[i];
+        if (b[i] >= 0) ok &= !(bu & (1u << b[i])), bu |= 1u << b[i];
+      }
+      if (!ok || tu == 0) continue;
+      if ((tu & (tu + 1)) != 0 || (bu & (bu + 1)) != 0) continue; /* prefixes only */
+      if (!interchange && t[n - 1] != 0) continue;
+      if (add_launches(sp, nest, arch, opt, nb, u, n, t, b, cfirst, ccount)) return -1;
+    }
+  }
+  return 0;
+}
+
+/* The compiler default: outermost unit gang (blockIdx.x, covering grid), innermost unit
+ * vector(128) (threadIdx.x); a single unit gets both; middle units run sequentially. */
+static void default_schedule(sp_schedule *s, const sp_nest *nest, int nb, const unit *u, int n,
+                             int cfirst, int ccount) {
+  int t[3] = {-1, -1, -1}, b[3] = {-1, -1, -1};
+  int blk[3] = {128, 1, 1};
+  int64_t grid[3] = {1, 1, 1};
+  t[n - 1] = 0;
+  b[0] = 0;
+  int64_t g = n == 1 ? ceil_div(u[0].trip, 128) : (u[0].trip > 0 ? u[0].trip : 1);
+  grid[0] = g > SP_GRID_X_MAX ? SP_GRID_X_MAX : g;
+  fill_schedule(s, nest, nb, u, n, t, b, cfirst, ccount, blk, grid);
+  s->compiler_default = true;
+}
+
+int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_options *opt,
+                   sp_space *out, char *err, size_t errlen) {
+  if (!nest || !arch || !out) FAIL("null argument");
+  memset(out, 0, sizeof *out);
+  out->default_index = -1;
+  int nb = sp_traces_band_count(nest);
+  if (nb < 0) FAIL("the nest's band loops are not a perfectly nested chain from loop 0");
+  if (opt && opt->blocks && opt->nblocks < 0) FAIL("bad block list");
+  if (opt && opt->gang_caps && opt->ngang_caps < 0) FAIL("bad gang caps");
+  unit u[SP_MAX_LOOPS], uc[SP_MAX_LOOPS];
+  int n = 0, nc = 0, cf = 0, cc = 0, cf2 = 0, cc2 = 0;
+  build_units(nest, nb, false, u, &n, &cf, &cc);
+  if (n == 0) FAIL("the nest has no parallel band loop to map");
+  bool has_user_collapse = build_units(nest, nb, true, uc, &nc, &cf2, &cc2);
+  if (add_maps(out, nest, arch, opt, nb, u, n, cf, cc)) goto oom;
+  if (has_user_collapse && nc < n && add_maps(out, nest, arch, opt, nb, uc, nc, cf2, cc2)) goto oom;
+  /* drop duplicates (clamped grids can coincide), keeping the first */
+  int w = 0;
+  for (int i = 0; i < out->n; i++) {
+    bool dup = false;
+    for (int j = 0; j < w && !dup; j++) dup = sp_schedule_equal(&out->items[j], &out->items[i]);
+    if (!dup) out->items[w++] = out->items[i];
+  }
+  out->n = w;
+  sp_schedule def;
+  if (has_user_collapse && nc < n)
+    default_schedule(&def, nest, nb, uc, nc, cf2, cc2);
+  else
+    default_schedule(&def, nest, nb, u, n, cf, cc);
+  for (int i = 0; i < out->n; i++)
+    if (sp_schedule_equal(&out->items[i], &def)) {
+      out->items[i].compiler_default = true;
+      out->default_index = i;
+      break;
+    }
+  if (out->default_index < 0) {
+    snprintf(def.name, sizeof def.name, "default");
+    if (push(out, &def)) goto oom;
+    out->default_index = out->n - 1;
+  }
+  /* keep only what the checker accepts (a user block list may hold impossible shapes) */
+  w = 0;
+  for (int i = 0; i < out->n; i++) {
+    if (sp_schedule_check(nest, &out->items[i], arch, NULL, 0) == 0) {
+      if (i == out->default_index) out->default_index = w;
+      out->items[w++] = out->items[i];
+    } else if (i == out->default_index) {
+      out->default_index = -1;
+    }
+  }
+  out->n = w;
+  if (out->n == 0) {
+    sp_space_free(out);
+    FAIL("no legal schedule (check the block list and the nest)");
+  }
+  return 0;
+oom:
+  sp_space_free(out);
+  FAIL("out of memory");
+}
+
+void sp_space_free(sp_space *s) {
+  if (!s) return;
+  free(s->items);
+  s->items = NULL;
+  s->n = s->cap = 0;
+  s->default_index = -1;
+}

@@ -1,0 +1,803 @@
+/* Trace generation: the warp instructions of one candidate, streamed to a sink in the execution
+ * order of traces.h.
+ *
+ * Each warp runs a small flat program: BEGIN/END pairs for the band loops (outermost first; a
+ * mapped loop iterates its grid-stride counter t, a sequential one its plain counter), then the
+ * body built from the references' loop lists (BEGIN/END for sequential inner loops, REF for each
+ * reference in program order). A level's lanes hold their own index values (idx) and inclusive
+ * last bound (ub, evaluated at the lane's outer indices when the level starts); the level's mask
+ * is the parent's mask and the lanes still within bounds. A level repeats while any lane is active
+ * (max-trip with masking). Indices advance by adding step * stride: no division on the hot path.
+ *
+ * Two representations of the lanes' indices: without a collapse group every index is affine in
+ * the lane's threadIdx (idx = s + g . threadIdx, s per warp, g per loop), so a warp keeps only the
+ * scalars s and the lane parts of bounds, offsets and guards are tabled once per warp of the block
+ * (the fast path); a collapse group (mixed-radix digits, not affine) keeps per-lane arrays.
+ *
+ * Memory: one cursor per resident warp of each simulated SM (scalars per level, or levels x 32
+ * lanes with a collapse), nothing proportional to the iterations. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedpredict/traces.h"
+#include "traces/traces_internal.h"
+
+enum { OP_BEGIN, OP_END, OP_REF };
+
+typedef struct op {
+  int kind;
+  int level; /* BEGIN/END: the level; REF: the innermost enclosing level (-1: none) */
+  int ref;
+  int jump;  /* BEGIN: op after the matching END; END: op after the matching BEGIN */
+} op;
+
+typedef struct term {
+  int loop;
+  int64_t coef;
+} term;
+
+typedef struct affc { /* compact affine: c + sum coef * idx[loop] */
+  int64_t c;
+  int n;
+  term t[SP_MAX_LOOPS];
+} affc;
+
+typedef struct level {
+  int loop;   /* loop id (the first of a collapse group) */
+  int parent; /* enclosing level, -1 = none */
+  bool collapsed;
+  int mapped; /* p0 row (0..2) for a mapped level, -1 sequential */
+  int dir;    /* sign of the step */
+  int64_t step, stride, dstep; /* dstep = step * stride: the index increment */
+  affc lower, upper;
+  bool count_iters; /* the innermost band level: count band iterations */
+} level;
+
+typedef struct refc {
+  affc off;
+  int nguards;
+  int guard0; /* index into tr.guards */
+  uint64_t base;
+  uint64_t nlines; /* irregular: 128-byte lines of the array */
+  bool irregular, write;
+  int array;
+  uint32_t size;
+  int nloops;
+  int loops[SP_MAX_LOOPS];
+} refc;
+
+typedef struct guardc {
+  affc e;
+  sp_cmp cmp;
+} guardc;
+
+typedef struct collapse_info {
+  int first, count;
+  int64_t total;
+  int64_t trip[SP_MAX_LOOPS], lo[SP_MAX_LOOPS], st[SP_MAX_LOOPS];
+  int64_t radix[SP_MAX_LOOPS]; /* product of the trips of the inner group loops */
+  int64_t sdig[SP_MAX_LOOPS];  /* the stride's digits */
+} collapse_info;
+
+typedef struct lanes_t {
+  int64_t coord[3][SP_WARP]; /* threadIdx.x/y/z of each lane */
+  uint32_t root;
+} lanes_t;
+
+typedef struct warp {
+  int pc;
+  bool live;
+  int widx;
+  int64_t block;
+  uint32_t root;
+  uint32_t *mask; /* [nlev] */
+  int64_t *idx;   /* [nloops][32] by loop id */
+  int64_t *ub;    /* [nlev][32] */
+  int64_t *p0;    /* [nmapped][32] */
+  int64_t *f;     /* [32] fused index of the collapse group */
+  int64_t *dig;   /* [count][32] its digits */
+  /* affine path: every index is s[loop] + sum_d g[loop][d] * threadIdx.d of the lane */
+  int64_t *s;     /* [nloops] */
+  int64_t *u;     /* [nlev] the scalar part of the level's last bound */
+  int64_t boff[3]; /* per mapped level: the block's part of p0 */
+} warp;
+
+typedef struct tr {
+  const sp_nest *nest;
+  int nloops, nlev, nops;
+  level lev[SP_MAX_LOOPS];
+  op ops[4 * SP_MAX_LOOPS + 2 * 64];
+  op *opv; /* ops (heap when many references) */
+  refc *refs;
+  guardc *guards;
+  bool has_collapse;
+  collapse_info cg;
+  int nmapped;
+  int map_t[3], map_b[3]; /* per p0 row */
+  int block[3];
+  int64_t grid[3];
+  int64_t iters;
+  /* Affine path (no collapse group): per-lane parts precomputed per warp of the block, so the
+   * per-warp state is a few scalars and an instruction costs 32 additions. */
+  bool fast;
+  int wpb;
+  int64_t g[SP_MAX_LOOPS][3];
+  int64_t *lv_lane;  /* [nlev][wpb][32]: lane part of idx - last bound */
+  int64_t *ref_lane; /* [nrefs][wpb][32]: lane part of the byte offset */
+  int64_t *grd_lane; /* [nguards][wpb][32] */
+  const lanes_t *ln;  /* [wpb] */
+  int64_t scratch[SP_MAX_LOOPS * SP_WARP];
+} tr;
+
+static void affc_from(affc *out, const sp_affine *a) {
+  out->c = a->constant;
+  out->n = 0;
+  for (int k = 0; k < SP_MAX_LOOPS; k++)
+    if (a->coef[k]) out->t[out->n++] = (term){k, a->coef[k]};
+}
+
+/* v[l] = a evaluated at each lane's indices (wrapping arithmetic) */
+static inline void affc_eval(const affc *a, const int64_t *idx, int64_t *v) {
+  uint64_t *u = (uint64_t *)v;
+  for (int l = 0; l < SP_WARP; l++) u[l] = (uint64_t)a->c;
+  for (int i = 0; i < a->n; i++) {
+    const uint64_t k = (uint64_t)a->t[i].coef;
+    const int64_t *x = idx + a->t[i].loop * SP_WARP;
+    for (int l = 0; l < SP_WARP; l++) u[l] += k * (uint64_t)x[l];
+  }
+}
+
+static inline uint32_t in_bounds(const int64_t *ix, const int64_t *ub, int dir) {
+  uint32_t m = 0;
+  if (dir > 0)
+    for (int l = 0; l < SP_WARP; l++) m |= (uint32_t)(ix[l] <= ub[l]) << l;
+  else
+    for (int l = 0; l < SP_WARP; l++) m |= (uint32_t)(ix[l] >= ub[l]) << l;
+  return m;
+}
+
+static uint64_t mix64(uint64_t z) {
+  z += UINT64_C(0x9e3779b97f4a7c15);
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+void sp_trace_array_bases(const sp_nest *nest, uint64_t *base) {
+  const uint64_t huge = UINT64_C(2) << 20; /* 2 MiB */
+  uint64_t a = UINT64_C(1) << 40;           /* a plausible device virtual address */
+  for (int i = 0; i < nest->narrays; i++) {
+    base[i] = a;
+    int64_t sz = nest->arrays[i].total_bytes;
+    uint64_t bytes = sz > 0 ? (uint64_t)sz : 1;
+    a = (a + bytes + huge - 1) / huge * huge;
+  }
+}
+
+/* ---- building the program ---- */
+
+static int add_op(tr *T, int cap, int kind, int lv, int ref) {
+  if (T->nops >= cap) return -1;
+  T->opv[T->nops] = (op){kind, lv, ref, 0};
+  return T->nops++;
+}
+
+static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_t *base) {
+  int nb = s->nband;
+  T->nest = nest;
+  T->nloops = nest->nloops;
+  T->has_collapse = s->collapse_count >= 2;
+  for (int d = 0; d < 3; d++) T->block[d] = s->block[d], T->grid[d] = s->grid[d];
+  int cap = 2 * nest->nloops + nest->nrefs + 2 * SP_MAX_LOOPS;
+  if (cap <= (int)(sizeof T->ops / sizeof T->ops[0])) {
+    T->opv = T->ops;
+  } else {
+    T->opv = malloc((size_t)cap * sizeof *T->opv);
+    if (!T->opv) return -1;
+  }
+  int nguards = 0;
+  for (int r = 0; r < nest->nrefs; r++) nguards += nest->refs[r].nguards;
+  T->refs = calloc((size_t)(nest->nrefs > 0 ? nest->nrefs : 1), sizeof *T->refs);
+  T->guards = calloc((size_t)(nguards > 0 ? nguards : 1), sizeof *T->guards);
+  if (!T->refs || !T->guards) return -1;
+  int gi = 0;
+  for (int r = 0; r < nest->nrefs; r++) {
+    const sp_ref *ref = &nest->refs[r];
+    refc *R = &T->refs[r];
+    affc_from(&R->off, &ref->offset);
+    R->base = base[ref->array];
+    R->irregular = ref->irregular;
+    R->write = ref->access == SP_WRITE;
+    R->array = ref->array;
+    R->size = (uint32_t)ref->size;
+    int64_t tb = nest->arrays[ref->array].total_bytes;
+    R->nlines = tb / 128 > 32 ? (uint64_t)(tb / 128) : 32;
+    R->nloops = ref->nloops;
+    memcpy(R->loops, ref->loops, sizeof R->loops);
+    R->nguards = ref->nguards;
+    R->guard0 = gi;
+    for (int g = 0; g < ref->nguards; g++, gi++) {
+      affc_from(&T->guards[gi].e, &ref->guards[g].expr);
+      T->guards[gi].cmp = ref->guards[g].cmp;
+    }
+  }
+  /* levels of the band */
+  int stack[2 * SP_MAX_LOOPS], sp = 0; /* open BEGIN ops */
+  int cur = -1;                        /* innermost open level */
+  T->nlev = 0;
+  T->nmapped = 0;
+  for (int k = 0; k < nb; k++) {
+    const sp_loop *L = &nest->loops[k];
+    level *v = &T->lev[T->nlev];
+    memset(v, 0, sizeof *v);
+    v->loop = k;
+    v->parent = cur;
+    v->mapped = -1;
+    v->stride = 1;
+    v->step = L->step;
+    int tdim = s->map[k].thread_dim, bdim = s->map[k].block_dim;
+    if (tdim >= 0 || bdim >= 0) {
+      v->mapped = T->nmapped;
+      T->map_t[T->nmapped] = tdim;
+      T->map_b[T->nmapped] = bdim;
+      T->nmapped++;
+      v->stride = (int64_t)(tdim >= 0 ? s->block[tdim] : 1) * (bdim >= 0 ? s->grid[bdim] : 1);
+    }
+    if (T->has_collapse && k == s->collapse_first) {
+      collapse_info *c = &T->cg;
+      v->collapsed = true;
+      v->step = 1;
+      c->first = k;
+      c->count = s->collapse_count;
+      c->total = 1;
+      for (int j = c->count - 1; j >= 0; j--) {
+        const sp_loop *G = &nest->loops[k + j];
+        int64_t lo = G->lower.constant, hi = G->upper.constant, st = G->step;
+        int64_t trip = st > 0 ? (hi < lo ? 0 : (hi - lo) / st + 1) : (hi > lo ? 0 : (lo - hi) / -st + 1);
+        c->trip[j] = trip;
+        c->lo[j] = lo;
+        c->st[j] = st;
+        c->radix[j] = c->total;
+        c->total = (trip > 0 && c->total > INT64_MAX / trip) ? INT64_MAX : c->total * trip;
+      }
+      int64_t rem = v->stride;
+      for (int j = 0; j < c->count; j++) {
+        if (c->radix[j] > 0 && c->trip[j] > 0) {
+          c->sdig[j] = rem / c->radix[j];
+          rem -= c->sdig[j] * c->radix[j];
+        }
+      }
+      k += c->count - 1;
+    } else {
+      affc_from(&v->lower, &L->lower);
+      affc_from(&v->upper, &L->upper);
+    }
+    v->dir = v->step > 0 ? 1 : -1;
+    v->dstep = v->step * v->stride;
+    int o = add_op(T, cap, OP_BEGIN, T->nlev, -1);
+    if (o < 0) return -1;
+    stack[sp++] = o;
+    cur = T->nlev++;
+  }
+  if (T->nlev > 0) T->lev[T->nlev - 1].count_iters = true;
+  /* body: sequential loops from the references' loop lists */
+  int open[SP_MAX_LOOPS], nopen = 0; /* loop ids of the open body loops */
+  bool seen[SP_MAX_LOOPS] = {false};
+  for (int r = 0; r < nest->nrefs; r++) {
+    const sp_ref *ref = &nest->refs[r];
+    int chain = ref->nloops - nb; /* body loops of this reference */
+    int common = 0;
+    while (common < nopen && common < chain && open[common] == ref->loops[nb + common]) common++;
+    while (nopen > common) { /* close */
+      int b = stack[--sp];
+      int e = add_op(T, cap, OP_END, T->opv[b].level, -1);
+      if (e < 0) return -1;
+      T->opv[e].jump = b + 1;
+      T->opv[b].jump = e + 1;
+      cur = T->lev[T->opv[b].level].parent;
+      nopen--;
+    }
+    for (int j = common; j < chain; j++) { /* open */
+      int id = ref->loops[nb + j];
+      if (seen[id] || T->nlev >= SP_MAX_LOOPS) return -1; /* a loop reopened: not program order */
+      seen[id] = true;
+      level *v = &T->lev[T->nlev];
+      memset(v, 0, sizeof *v);
+      v->loop = id;
+      v->parent = cur;
+      v->mapped = -1;
+      v->stride = 1;
+      v->step = nest->loops[id].step;
+      v->dir = v->step > 0 ? 1 : -1;
+      v->dstep = v->step;
+      affc_from(&v->lower, &nest->loops[id].lower);
+      affc_from(&v->upper, &nest->loops[id].upper);
+      int o = add_op(T, cap, OP_BEGIN, T->nlev, -1);
+      if (o < 0) return -1;
+      stack[sp++] = o;
+      cur = T->nlev++;
+      open[nopen++] = id;
+    }
+    if (add_op(T, cap, OP_REF, cur, r) < 0) return -1;
+  }
+  while (sp > 0) {
+    int b = stack[--sp];
+    int e = add_op(T, cap, OP_END, T->opv[b].level, -1);
+    if (e < 0) return -1;
+    T->opv[e].jump = b + 1;
+    T->opv[b].jump = e + 1;
+  }
+  return 0;
+}
+
+/* ---- executing a warp ---- */
+
+static uint32_t collapse_mask(const tr *T, const warp *w) {
+  uint32_t m = 0;
+  for (int l = 0; l < SP_WARP; l++) m |= (uint32_t)(w->f[l] < T->cg.total) << l;
+  return m;
+}
+
+static void collapse_indices(const tr *T, warp *w) {
+  const collapse_info *c = &T->cg;
+  for (int j = 0; j < c->count; j++) {
+    int64_t *ix = w->idx + (c->first + j) * SP_WARP;
+    const int64_t *d = w->dig + j * SP_WARP;
+    for (int l = 0; l < SP_WARP; l++) ix[l] = c->lo[j] + c->st[j] * d[l];
+  }
+}
+
+static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
+  const level *v = &T->lev[lv];
+  if (v->collapsed) {
+    const collapse_info *c = &T->cg;
+    const int64_t *p0 = v->mapped >= 0 ? w->p0 + v->mapped * SP_WARP : NULL;
+    for (int l = 0; l < SP_WARP; l++) {
+      int64_t f = p0 ? p0[l] : 0;
+      w->f[l] = f;
+      for (int j = 0; j < c->count; j++)
+        w->dig[j * SP_WARP + l] =
+            c->trip[j] > 0 ? (j == 0 ? f / c->radix[j] : (f / c->radix[j]) % c->trip[j]) : 0;
+    }
+    collapse_indices(T, w);
+    return pm & collapse_mask(T, w);
+  }
+  int64_t *ix = w->idx + v->loop * SP_WARP;
+  int64_t *ub = w->ub + lv * SP_WARP;
+  affc_eval(&v->lower, w->idx, ix);
+  affc_eval(&v->upper, w->idx, ub);
+  if (v->mapped >= 0) {
+    const int64_t *p0 = w->p0 + v->mapped * SP_WARP;
+    const uint64_t st = (uint64_t)v->step;
+    for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + st * (uint64_t)p0[l]);
+  }
+  return pm & in_bounds(ix, ub, v->dir);
+}
+
+static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
+  const level *v = &T->lev[lv];
+  if (v->collapsed) {
+    const collapse_info *c = &T->cg;
+    const int64_t S = v->stride;
+    for (int l = 0; l < SP_WARP; l++) {
+      w->f[l] += S;
+      int64_t carry = 0;
+      for (int j = c->count - 1; j >= 0; j--) {
+        int64_t d = w->dig[j * SP_WARP + l] + c->sdig[j] + carry;
+        carry = 0;
+        if (j > 0 && c->trip[j] > 0)
+          while (d >= c->trip[j]) d -= c->trip[j], carry++;
+        w->dig[j * SP_WARP + l] = d;
+      }
+    }
+    collapse_indices(T, w);
+    return m & collapse_mask(T, w);
+  }
+  int64_t *ix = w->idx + v->loop * SP_WARP;
+  const int64_t *ub = w->ub + lv * SP_WARP;
+  const uint64_t ds = (uint64_t)v->dstep;
+  for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + ds);
+  return m & in_bounds(ix, ub, v->dir);
+}
+
+static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t m) {
+  int64_t v[SP_WARP];
+  for (int g = 0; g < R->nguards && m; g++) {
+    const guardc *G = &T->guards[R->guard0 + g];
+    affc_eval(&G->e, w->idx, v);
+    uint32_t ok = 0;
+    switch (G->cmp) {
+    case SP_CMP_GE0:
+      for (int l = 0; l < SP_WARP; l++) ok |= (uint32_t)(v[l] >= 0) << l;
+      break;
+    case SP_CMP_EQ0:
+      for (int l = 0; l < SP_WARP; l++) ok |= (uint32_t)(v[l] == 0) << l;
+      break;
+    case SP_CMP_NE0:
+      for (int l = 0; l < SP_WARP; l++) ok |= (uint32_t)(v[l] != 0) << l;
+      break;
+    }
+    m &= ok;
+  }
+  return m;
+}
+
+/* Irregular references: each lane gets its own 128-byte line of the array, lanes of one
+ * instruction on consecutive lines (r*32 + lane) mod #lines, with r a hash of the reference and
+ * of the first active lane's iteration vector. So every active lane touches a distinct sector
+ * (the access is uncoalesced) and the lines move with the iteration, as x[col[j]] does. */
+static void irregular_addrs(const refc *R, int ref, const int64_t *idx, uint32_t m, uint64_t *a) {
+  int l0 = __builtin_ctz(m);
+  uint64_t h = (uint64_t)ref * UINT64_C(0x100000001b3);
+  for (int k = 0; k < R->nloops; k++) h = mix64(h ^ (uint64_t)idx[R->loops[k] * SP_WARP + l0]);
+  uint64_t r = h % R->nlines;
+  for (int l = 0; l < SP_WARP; l++) a[l] = R->base + ((r * 32 + (uint64_t)l) % R->nlines) * 128;
+}
+
+/* ---- the affine path ---- */
+
+static inline int64_t affc_scalar(const affc *a, const int64_t *sv) {
+  uint64_t v = (uint64_t)a->c;
+  for (int i = 0; i < a->n; i++) v += (uint64_t)a->t[i].coef * (uint64_t)sv[a->t[i].loop];
+  return (int64_t)v;
+}
+
+static inline uint32_t fast_bounds(const tr *T, const warp *w, int lv) {
+  const int64_t *dl = T->lv_lane + ((size_t)lv * (size_t)T->wpb + (size_t)w->widx) * SP_WARP;
+  int64_t d = (int64_t)((uint64_t)w->s[T->lev[lv].loop] - (uint64_t)w->u[lv]);
+  uint32_t m = 0;
+  if (T->lev[lv].dir > 0)
+    for (int l = 0; l < SP_WARP; l++) m |= (uint32_t)(d + dl[l] <= 0) << l;
+  else
+    for (int l = 0; l < SP_WARP; l++) m |= (uint32_t)(d + dl[l] >= 0) << l;
+  return m;
+}
+
+static uint32_t fast_begin(tr *T, warp *w, int lv, uint32_t pm) {
+  const level *v = &T->lev[lv];
+  int64_t lo = affc_scalar(&v->lower, w->s);
+  if (v->mapped >= 0) lo = (int64_t)((uint64_t)lo + (uint64_t)v->step * (uint64_t)w->boff[v->mapped]);
+  w->s[v->loop] = lo;
+  w->u[lv] = affc_scalar(&v->upper, w->s);
+  return pm & fast_bounds(T, w, lv);
+}
+
+static uint32_t fast_guards(const tr *T, const refc *R, const warp *w, uint32_t m) {
+  for (int g = 0; g < R->nguards && m; g++) {
+    const guardc *G = &T->guards[R->guard0 + g];
+    int64_t sc = affc_scalar(&G->e, w->s);
+    const int64_t *gl =
+        T->grd_lane + ((size_t)(R->guard0 + g) * (size_t)T->wpb + (size_t)w->widx) * SP_WARP;
+    uint32_t ok = 0;
+    for (int l = 0; l < SP_WARP; l++) {
+      int64_t x = sc + gl[l];
+      ok |= (uint32_t)(G->cmp == SP_CMP_GE0 ? x >= 0 : G->cmp == SP_CMP_EQ0 ? x == 0 : x != 0) << l;
+    }
+    m &= ok;
+  }
+  return m;
+}
+
+/* the lane's own indices, for the irregular hash */
+static void fast_lane_idx(const tr *T, const warp *w, const lanes_t *ln, int l, int64_t *idx) {
+  for (int k = 0; k < T->nloops; k++) {
+    idx[k * SP_WARP + l] = w->s[k];
+    for (int d = 0; d < 3; d++) idx[k * SP_WARP + l] += T->g[k][d] * ln->coord[d][l];
+  }
+}
+
+/* Runs warp w to its next memory instruction: 1 and *wi filled, or 0 when the warp is done. */
+static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
+  int pc = w->pc;
+  const op *ops = T->opv;
+  while (pc < T->nops) {
+    const op *o = &ops[pc];
+    switch (o->kind) {
+    case OP_BEGIN: {
+      int p = T->lev[o->level].parent;
+      uint32_t pm = p >= 0 ? w->mask[p] : w->root;
+      uint32_t m = pm ? (T->fast ? fast_begin(T, w, o->level, pm) : level_begin(T, w, o->level, pm)) : 0;
+      w->mask[o->level] = m;
+      if (m) {
+        if (T->lev[o->level].count_iters) T->iters += __builtin_popcount(m);
+        pc++;
+      } else {
+        pc = o->jump;
+      }
+      break;
+    }
+    case OP_END: {
+      uint32_t m;
+      if (T->fast) {
+        const level *v = &T->lev[o->level];
+        w->s[v->loop] = (int64_t)((uint64_t)w->s[v->loop] + (uint64_t)v->dstep);
+        m = w->mask[o->level] & fast_bounds(T, w, o->level);
+      } else {
+        m = level_next(T, w, o->level, w->mask[o->level]);
+      }
+      w->mask[o->level] = m;
+      if (m) {
+        if (T->lev[o->level].count_iters) T->iters += __builtin_popcount(m);
+        pc = o->jump;
+      } else {
+        pc++;
+      }
+      break;
+    }
+    default: {
+      const refc *R = &T->refs[o->ref];
+      uint32_t m = o->level >= 0 ? w->mask[o->level] : w->root;
+      if (R->nguards) m = T->fast ? fast_guards(T, R, w, m) : eval_guards(T, R, w, m);
+      pc++;
+      if (!m) break;
+      wi->block = w->block;
+      wi->warp = w->widx;
+      wi->ref = o->ref;
+      wi->array = R->array;
+      wi->write = R->write;
+      wi->access_bytes = R->size;
+      wi->active = m;
+      if (R->irregular) {
+        const int64_t *ix = w->idx;
+        if (T->fast) fast_lane_idx(T, w, &T->ln[w->widx], __builtin_ctz(m), T->scratch), ix = T->scratch;
+        irregular_addrs(R, o->ref, ix, m, wi->addr);
+      } else if (T->fast) {
+        const uint64_t sc = R->base + (uint64_t)affc_scalar(&R->off, w->s);
+        const int64_t *rl = T->ref_lane + ((size_t)o->ref * (size_t)T->wpb + (size_t)w->widx) * SP_WARP;
+        for (int l = 0; l < SP_WARP; l++) wi->addr[l] = sc + (uint64_t)rl[l];
+      } else {
+        affc_eval(&R->off, w->idx, (int64_t *)wi->addr);
+        for (int l = 0; l < SP_WARP; l++) wi->addr[l] += R->base;
+      }
+      w->pc = pc;
+      return 1;
+    }
+    }
+  }
+  w->pc = pc;
+  return 0;
+}
+
+/* ---- SMs, blocks, warps ---- */
+
+typedef struct smstate {
+  int64_t nblocks; /* blocks this SM runs (sampling applied) */
+  int64_t next;    /* the next of them to start */
+  int rr;          /* round-robin position over the warp slots */
+  int live;        /* live warps */
+  int *left;       /* live warps per block slot */
+  warp *w;         /* [nslots * wpb] */
+} smstate;
+
+
+static void start_warp(const tr *T, warp *w, const lanes_t *ln, const int64_t *bcoord) {
+  w->pc = 0;
+  w->live = true;
+  w->root = ln->root;
+  for (int m = 0; m < T->nmapped; m++) {
+    int td = T->map_t[m], bd = T->map_b[m];
+    if (T->fast) {
+      w->boff[m] = bd >= 0 ? bcoord[bd] * (td >= 0 ? T->block[td] : 1) : 0;
+      continue;
+    }
+    int64_t *p0 = w->p0 + m * SP_WARP;
+    int64_t boff = bd >= 0 ? bcoord[bd] * (td >= 0 ? T->block[td] : 1) : 0;
+    for (int l = 0; l < SP_WARP; l++) p0[l] = (td >= 0 ? ln->coord[td][l] : 0) + boff;
+  }
+}
+
+/* g[loop][d]: how each index moves with threadIdx.d (through the mapping and through bounds
+ * that depend on outer indices), and the per-lane tables of the affine path. */
+static void lane_vec(const tr *T, const int64_t *gv, int64_t *out) {
+  for (int w = 0; w < T->wpb; w++)
+    for (int l = 0; l < SP_WARP; l++) {
+      uint64_t v = 0;
+      for (int d = 0; d < 3; d++) v += (uint64_t)gv[d] * (uint64_t)T->ln[w].coord[d][l];
+      out[(size_t)w * SP_WARP + (size_t)l] = (int64_t)v;
+    }
+}
+
+static void affc_g(const tr *T, const affc *a, int64_t *gv) {
+  gv[0] = gv[1] = gv[2] = 0;
+  for (int i = 0; i < a->n; i++)
+    for (int d = 0; d < 3; d++) gv[d] += a->t[i].coef * T->g[a->t[i].loop][d];
+}
+
+static int fast_tables(tr *T, const sp_nest *nest) {
+  size_t row = (size_t)T->wpb * SP_WARP;
+  int ng = 0;
+  for (int r = 0; r < nest->nrefs; r++) ng += nest->refs[r].nguards;
+  T->lv_lane = calloc(row * (size_t)(T->nlev > 0 ? T->nlev : 1), sizeof(int64_t));
+  T->ref_lane = calloc(row * (size_t)(nest->nrefs > 0 ? nest->nrefs : 1), sizeof(int64_t));
+  T->grd_lane = calloc(row * (size_t)(ng > 0 ? ng : 1), sizeof(int64_t));
+  if (!T->lv_lane || !T->ref_lane || !T->grd_lane) return -1;
+  memset(T->g, 0, sizeof T->g);
+  for (int lv = 0; lv < T->nlev; lv++) { /* levels are in nesting order: outer g known */
+    const level *v = &T->lev[lv];
+    int64_t gl[3], gu[3], d[3];
+    affc_g(T, &v->lower, gl);
+    affc_g(T, &v->upper, gu);
+    for (int k = 0; k < 3; k++) T->g[v->loop][k] = gl[k];
+    if (v->mapped >= 0 && T->map_t[v->mapped] >= 0) T->g[v->loop][T->map_t[v->mapped]] += v->step;
+    for (int k = 0; k < 3; k++) d[k] = T->g[v->loop][k] - gu[k];
+    lane_vec(T, d, T->lv_lane + (size_t)lv * row);
+  }
+  for (int r = 0; r < nest->nrefs; r++) {
+    int64_t gv[3];
+    affc_g(T, &T->refs[r].off, gv);
+    lane_vec(T, gv, T->ref_lane + (size_t)r * row);
+  }
+  for (int i = 0; i < ng; i++) {
+    int64_t gv[3];
+    affc_g(T, &T->guards[i].e, gv);
+    lane_vec(T, gv, T->grd_lane + (size_t)i * row);
+  }
+  return 0;
+}
+
+int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
+                 const sp_trace_options *opt, sp_trace_sink sink, void *ctx,
+                 sp_trace_stats *stats) {
+  if (stats) memset(stats, 0, sizeof *stats);
+  if (!nest || !s || !arch || !sink || arch->sm_count < 1) return -1;
+  if (sp_schedule_check(nest, s, arch, NULL, 0) != 0) return -1;
+  int threads = s->block[0] * s->block[1] * s->block[2];
+  int active = opt && opt->active_blocks_per_sm > 0
+                   ? opt->active_blocks_per_sm
+                   : sp_arch_active_blocks_per_sm(arch, threads, 0, 0);
+  if (active <= 0) return -1;
+  int64_t nblocks = s->grid[0] * s->grid[1] * s->grid[2];
+  int nsm = arch->sm_count;
+  int nsim = opt && opt->sample_sms > 0 && opt->sample_sms < nsm ? opt->sample_sms : nsm;
+  int64_t waves_cap = opt && opt->sample_waves > 0 ? opt->sample_waves : 0;
+  int wpb = (threads + SP_WARP - 1) / SP_WARP;
+  int nslots = (int)(nblocks < active ? (nblocks > 0 ? nblocks : 1) : active);
+  int nw = nslots * wpb;
+
+  int rc = -1;
+  tr *T = calloc(1, sizeof *T);
+  uint64_t *base = malloc(sizeof *base * (size_t)(nest->narrays > 0 ? nest->narrays : 1));
+  lanes_t *ln = calloc((size_t)wpb, sizeof *ln);
+  smstate *sm = calloc((size_t)nsim, sizeof *sm);
+  warp *warps = calloc((size_t)nsim * (size_t)nw, sizeof *warps);
+  int *left = calloc((size_t)nsim * (size_t)nslots, sizeof *left);
+  sp_warp_instr *wi = calloc(1, sizeof *wi);
+  int64_t *arena = NULL;
+  uint32_t *masks = NULL;
+  if (!T || !base || !ln || !sm || !warps || !left || !wi) goto out;
+  sp_trace_array_bases(nest, base);
+  if (build(T, nest, s, base)) goto out;
+
+  /* per-warp storage: idx [nloops][32], ub [nlev][32], p0 [nmapped][32], f [32], dig [count][32] */
+  T->fast = !T->has_collapse;
+  size_t per = T->fast ? (size_t)(T->nloops + T->nlev)
+                       : (size_t)SP_WARP * (size_t)(T->nloops + T->nlev + T->nmapped +
+                                                    (T->has_collapse ? 1 + T->cg.count : 0));
+  if (per == 0) per = 1;
+  arena = calloc((size_t)nsim * (size_t)nw * per, sizeof *arena);
+  masks = calloc((size_t)nsim * (size_t)nw * (size_t)(T->nlev > 0 ? T->nlev : 1), sizeof *masks);
+  if (!arena || !masks) goto out;
+
+  /* lanes: linear thread id 32w + lane, x fastest */
+  for (int w = 0; w < wpb; w++) {
+    ln[w].root = 0;
+    for (int l = 0; l < SP_WARP; l++) {
+      int tid = w * SP_WARP + l;
+      if (tid < threads) ln[w].root |= 1u << l;
+      ln[w].coord[0][l] = tid % s->block[0];
+      ln[w].coord[1][l] = (tid / s->block[0]) % s->block[1];
+      ln[w].coord[2][l] = tid / (s->block[0] * s->block[1]);
+    }
+  }
+  T->ln = ln;
+  T->wpb = wpb;
+  if (T->fast && fast_tables(T, nest)) goto out;
+  for (int i = 0; i < nsim; i++) {
+    smstate *S = &sm[i];
+    S->nblocks = nblocks > i ? (nblocks - 1 - i) / nsm + 1 : 0;
+    if (waves_cap > 0 && waves_cap <= INT64_MAX / active && S->nblocks > waves_cap * active)
+      S->nblocks = waves_cap * active;
+    S->left = left + (size_t)i * (size_t)nslots;
+    S->w = warps + (size_t)i * (size_t)nw;
+    for (int q = 0; q < nw; q++) {
+      warp *w = &S->w[q];
+      int64_t *a = arena + ((size_t)i * (size_t)nw + (size_t)q) * per;
+      w->mask = masks + ((size_t)i * (size_t)nw + (size_t)q) * (size_t)(T->nlev > 0 ? T->nlev : 1);
+      if (T->fast) {
+        w->s = a;
+        w->u = a + T->nloops;
+        w->widx = q % wpb;
+        continue;
+      }
+      w->idx = a;
+      a += (size_t)SP_WARP * (size_t)T->nloops;
+      w->ub = a;
+      a += (size_t)SP_WARP * (size_t)T->nlev;
+      w->p0 = a;
+      a += (size_t)SP_WARP * (size_t)T->nmapped;
+      w->f = a;
+      a += T->has_collapse ? SP_WARP : 0;
+      w->dig = a;
+      w->widx = q % wpb;
+    }
+  }
+
+  int64_t ninstr = 0, simulated = 0;
+  const int64_t gx = s->grid[0], gxy = s->grid[0] * s->grid[1];
+#define START_BLOCK(S, i, slot)                                                                 \
+  do {                                                                                          \
+    int64_t b_ = (int64_t)(i) + (S)->next * nsm;                                                \
+    int64_t bc_[3] = {b_ % gx, (b_ / gx) % s->grid[1], b_ / gxy};                               \
+    (S)->next++;                                                                                \
+    simulated++;                                                                                \
+    for (int w_ = 0; w_ < wpb; w_++) {                                                          \
+      warp *ww_ = &(S)->w[(slot) * wpb + w_];                                                   \
+      ww_->block = b_;                                                                          \
+      start_warp(T, ww_, &ln[w_], bc_);                                                         \
+    }                                                                                           \
+    (S)->left[slot] = wpb;                                                                      \
+    (S)->live += wpb;                                                                           \
+  } while (0)
+  for (int i = 0; i < nsim; i++)
+    for (int slot = 0; slot < nslots && sm[i].next < sm[i].nblocks; slot++) START_BLOCK(&sm[i], i, slot);
+
+  bool any = true;
+  while (any) {
+    any = false;
+    for (int i = 0; i < nsim; i++) {
+      smstate *S = &sm[i];
+      while (S->live > 0) {
+        int q = S->rr;
+        S->rr = q + 1 == nw ? 0 : q + 1;
+        warp *w = &S->w[q];
+        if (!w->live) continue;
+        if (warp_next(T, w, wi)) {
+          any = true;
+          wi->sm = i;
+          ninstr++;
+          int r = sink(ctx, wi);
+          if (r) {
+            rc = r;
+            goto done;
+          }
+          break;
+        }
+        w->live = false;
+        S->live--;
+        int slot = q / wpb;
+        if (--S->left[slot] == 0 && S->next < S->nblocks) START_BLOCK(S, i, slot);
+      }
+    }
+  }
+  rc = 0;
+done:
+  if (stats) {
+    stats->blocks = nblocks;
+    stats->blocks_simulated = simulated;
+    sp_waves wv;
+    if (sp_arch_waves(arch, nblocks, active, &wv) == 0) stats->waves = wv.waves;
+    stats->active_blocks_per_sm = active;
+    stats->warp_instructions = ninstr;
+    stats->iterations = T->iters;
+  }
+#undef START_BLOCK
+out:
+  if (T) {
+    if (T->opv != T->ops) free(T->opv);
+    free(T->refs);
+    free(T->guards);
+    free(T->lv_lane);
+    free(T->ref_lane);
+    free(T->grd_lane);
+  }
+  free(T);
+  free(base);
+  free(ln);
+  free(sm);
+  free(warps);
+  free(left);
+  free(wi);
+  free(arena);
+  free(masks);
+  return rc;
+}
