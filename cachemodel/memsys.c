@@ -200,6 +200,8 @@ struct sp_cm_memsys {
   sm_state *sm;
   sp_cm_counters *ctr; /* per array */
   int64_t lookups;
+  uint64_t **cold_bits;   /* per array: sectors ever read from DRAM, or NULL */
+  uint64_t *cold_first, *cold_nsectors;
 };
 
 static unsigned log2u(uint64_t v)
@@ -313,6 +315,11 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
   sp_cm_lru_free(m->l2f);
   sp_cm_setassoc_free(m->l2s);
   free(m->ctr);
+  if (m->cold_bits)
+    for (int a = 0; a < m->narrays; a++) free(m->cold_bits[a]);
+  free(m->cold_bits);
+  free(m->cold_first);
+  free(m->cold_nsectors);
   free(m);
 }
 
@@ -368,6 +375,16 @@ static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int array)
   }
   c->dram_read_bytes += m->l2_sector_bytes;
   *p = (uint64_t)array << 1;
+  if (m->cold_bits && m->cold_bits[array]) {
+    uint64_t i = sector - m->cold_first[array];
+    if (i < m->cold_nsectors[array]) {
+      uint64_t bit = 1ull << (i & 63), *w = &m->cold_bits[array][i >> 6];
+      if (!(*w & bit)) {
+        *w |= bit;
+        c->l2_read_cold_sectors++;
+      }
+    }
+  }
   return 0;
 }
 
@@ -523,6 +540,27 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   return 0;
 }
 
+int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int64_t bytes,
+                                 int64_t max_bitmap_bytes)
+{
+  if (!m || array < 0 || array >= m->narrays || bytes <= 0) return -1;
+  uint64_t first = base / m->l2_sector_bytes;
+  uint64_t n = ((base + (uint64_t)bytes + m->l2_sector_bytes - 1) / m->l2_sector_bytes) - first;
+  if ((int64_t)((n + 63) / 64 * 8) > max_bitmap_bytes) return -1;
+  if (!m->cold_bits) {
+    m->cold_bits = calloc((size_t)m->narrays, sizeof *m->cold_bits);
+    m->cold_first = calloc((size_t)m->narrays, sizeof *m->cold_first);
+    m->cold_nsectors = calloc((size_t)m->narrays, sizeof *m->cold_nsectors);
+    if (!m->cold_bits || !m->cold_first || !m->cold_nsectors) return -1;
+  }
+  free(m->cold_bits[array]);
+  m->cold_bits[array] = calloc((size_t)((n + 63) / 64), sizeof **m->cold_bits);
+  if (!m->cold_bits[array]) return -1;
+  m->cold_first[array] = first;
+  m->cold_nsectors[array] = n;
+  return 0;
+}
+
 void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out)
 {
   memset(out, 0, sizeof *out);
@@ -546,6 +584,7 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
     out->l2_write_hit_sectors += c->l2_write_hit_sectors;
     out->l2_dirty_bytes += c->l2_dirty_bytes;
     out->ld_l1_pending_sectors += c->ld_l1_pending_sectors;
+    out->l2_read_cold_sectors += c->l2_read_cold_sectors;
   }
 }
 

@@ -29,6 +29,41 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
   return total / 32;
 }
 
+/* Distinct L2 sectors of an array the whole run reads (its compulsory misses), estimated from
+ * its references: each reference's affine footprint as rows of contiguous bytes (terms sorted by
+ * stride; a stride within the current row extends it, a larger one repeats it), the largest over
+ * the references, at most the declared size. */
+static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector_bytes) {
+  double best = 0;
+  for (int r = 0; r < n->nrefs; r++) {
+    const sp_ref *ref = &n->refs[r];
+    if (ref->array != array || ref->access != SP_READ || ref->irregular) continue;
+    double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
+    int nt = 0;
+    for (int k = 0; k < ref->nloops; k++) {
+      int l = ref->loops[k];
+      int64_t a = ref->offset.coef[l];
+      if (!a || n->loops[l].trip_max <= 1) continue;
+      stride[nt] = fabs((double)a);
+      trips[nt++] = (double)n->loops[l].trip_max;
+    }
+    for (int i = 1; i < nt; i++) /* insertion sort by stride */
+      for (int j = i; j > 0 && stride[j] < stride[j - 1]; j--) {
+        double t = stride[j]; stride[j] = stride[j - 1]; stride[j - 1] = t;
+        t = trips[j]; trips[j] = trips[j - 1]; trips[j - 1] = t;
+      }
+    double row = (double)ref->size, rows = 1;
+    for (int i = 0; i < nt; i++) {
+      if (stride[i] <= row) row += stride[i] * (trips[i] - 1);
+      else rows *= trips[i];
+    }
+    double sectors = rows * ceil(row / sector_bytes);
+    if (sectors > best) best = sectors;
+  }
+  double declared = (double)n->arrays[array].total_bytes / sector_bytes;
+  return best < declared ? best : declared;
+}
+
 /* Loads a thread can have in flight: the reads of one iteration of the innermost body. */
 static double sp_loads_per_iteration(const sp_nest *n) {
   int deepest = 0, reads = 0;
@@ -39,9 +74,23 @@ static double sp_loads_per_iteration(const sp_nest *n) {
   return reads > 0 ? reads : 1;
 }
 
-static void sp_scale_counters(sp_cm_counters *c, double f) {
+/* Extrapolates a sample's counters by f, the inverse of the share of the work simulated.
+ * Compulsory (first-touch) L2 misses do not grow with the work past the array's footprint, so
+ * they scale only up to it; the other misses and every access count scale by f. Without this a
+ * short sample of a kernel whose data fits in the L2 would count most of it as DRAM traffic. */
+static void sp_scale_counters(sp_cm_counters *c, double f, double footprint_sectors,
+                              uint32_t sector_bytes) {
+  int64_t misses = c->l2_read_sectors - c->l2_read_hit_sectors;
+  int64_t cold = c->l2_read_cold_sectors;
   int64_t *v = (int64_t *)c;
   for (size_t i = 0; i < sizeof *c / sizeof *v; i++) v[i] = (int64_t)llround((double)v[i] * f);
+  if (cold <= 0 || footprint_sectors <= 0) return;
+  double cold_full = fmin((double)cold * f, fmax(footprint_sectors, (double)cold));
+  double misses_full = cold_full + (double)(misses - cold) * f;
+  if (misses_full > (double)c->l2_read_sectors) misses_full = (double)c->l2_read_sectors;
+  c->l2_read_cold_sectors = (int64_t)llround(cold_full);
+  c->l2_read_hit_sectors = c->l2_read_sectors - (int64_t)llround(misses_full);
+  c->dram_read_bytes = (int64_t)llround(misses_full) * sector_bytes;
 }
 
 /* Forwards warp instructions to the memory model and stops the trace after `cap` of them: the
@@ -94,8 +143,24 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   cmo.assoc = opt->assoc;
   cmo.kepler_transactions = arch->l1_sector_bytes == arch->l1_line_bytes;
   cmo.l2_fraction = (double)nsms / arch->sm_count;
+  if (opt->assoc == SP_CM_FULLY_ASSOCIATIVE) {
+    /* a fully associative LRU larger than all the data never evicts: size it to the data, which
+     * changes no count and saves allocating the whole L2 for small problems */
+    double data = 1 << 20;
+    for (int a = 0; a < nest->narrays; a++) data += (double)nest->arrays[a].total_bytes;
+    if (data / (double)arch->l2_bytes < cmo.l2_fraction) cmo.l2_fraction = data / (double)arch->l2_bytes;
+  }
   sp_cm_memsys *m = sp_cm_memsys_create(arch, nsms, nest->narrays, &cmo);
   if (!m) return -1;
+  uint64_t *bases = malloc((size_t)(nest->narrays ? nest->narrays : 1) * sizeof *bases);
+  if (!bases) {
+    sp_cm_memsys_free(m);
+    return -1;
+  }
+  sp_trace_array_bases(nest, bases);
+  for (int a = 0; a < nest->narrays; a++) /* at most 32 MB of bitmaps per array */
+    sp_cm_memsys_track_footprint(m, a, bases[a], nest->arrays[a].total_bytes, 32 << 20);
+  free(bases);
   sp_capped_sink sink = {m, 0, budget > 0 ? budget + budget / 4 : 0, 0};
   int rc = sp_trace_run(nest, &c->schedule, arch, &topt, sp_capped_access, &sink, &c->stats);
   bool truncated = rc == 1;
@@ -113,8 +178,14 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
      * of uniform work, and it also accounts for a trace cut in the middle of long iterations */
     if (c->sampled && sink.lanes > 0) {
       c->scale = est_instr * 32 / sink.lanes;
-      sp_scale_counters(&c->total, c->scale);
-      for (int a = 0; a < nest->narrays; a++) sp_scale_counters(&c->per_array[a], c->scale);
+      memset(&c->total, 0, sizeof c->total);
+      for (int a = 0; a < nest->narrays; a++) {
+        sp_scale_counters(&c->per_array[a], c->scale,
+                          sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes),
+                          (uint32_t)arch->l2_sector_bytes);
+        int64_t *t = (int64_t *)&c->total, *v = (int64_t *)&c->per_array[a];
+        for (size_t i = 0; i < sizeof c->total / sizeof *t; i++) t[i] += v[i];
+      }
     }
     c->cost_xu = sp_cm_cost_xu(&c->total, arch);
     sp_rank_predict_time(&c->total, &c->stats, &c->schedule, arch,

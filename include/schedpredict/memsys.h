@@ -43,6 +43,8 @@ typedef struct sp_cm_counters {
   int64_t l2_dirty_bytes;       /* not a counter: dirty data still in the L2 now (what a flush
                                    after the kernel would write; Nsight's dram__bytes_write of the
                                    kernel does not include it) */
+  int64_t l2_read_cold_sectors; /* no Nsight counter: read misses that were the first touch of
+                                   their sector in this run (compulsory), when tracked */
   int64_t ld_l1_pending_sectors; /* no Nsight counter: Modeled variant only, load sectors whose
                                    tag was present but whose fill was still in flight (counted
                                    as lookup misses, not in ld_l1_hit_sectors) */
@@ -81,6 +83,11 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi);
 /* Counters so far: total, or of one array (array >= 0). */
 void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out);
 void sp_cm_memsys_free(sp_cm_memsys *m);
+/* Tracks which sectors of the array [base, base+bytes) were ever read from DRAM, to tell
+ * compulsory misses from capacity misses (l2_read_cold_sectors): sampling extrapolates the two
+ * differently. One bit per sector; returns -1 (and tracks nothing) past max_bitmap_bytes. */
+int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int64_t bytes,
+                                 int64_t max_bitmap_bytes);
 /* Heap the memory system holds now (per-SM L1s are allocated on an SM's first access). */
 size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m);
 /* Sector lookups done so far (L1 sector lookups of loads and stores + L2 sector lookups): the
