@@ -290,6 +290,7 @@ static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
   ro.space.nblocks = cli->nblocks;
   ro.space.gang_caps = cli->gangs;
   ro.space.ngang_caps = cli->ngangs;
+  ro.space.gang_caps_absolute = true;
   ro.space.allow_interchange = true;
   ro.vector_lengths = cli->vectors;
   ro.nvector_lengths = cli->nvectors;

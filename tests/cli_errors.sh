@@ -49,6 +49,12 @@ expect 3 "use of undeclared identifier 'N'" -- tests/inputs/uses_define.c
 expect 0 "777 iterations" -- --summary tests/inputs/uses_define.c -- -DN=777
 expect 0 "777 iterations" -- --summary -p tests/inputs/compdb tests/inputs/uses_define.c
 expect 2 "no readable compile_commands.json" -- -p tests tests/inputs/uses_define.c
+expect 0 "264x1x1" -- --top 3 --gangs 264 --block 128,32x8 tests/inputs/needs_param.c --param n=100000
+expect 2 "--gangs takes positive numbers" -- --gangs 0 tests/inputs/needs_param.c
+expect 2 "more than 1024 threads" -- --block 64x32 tests/inputs/needs_param.c
+expect 2 "no description .nosuch." -- --arch nosuch tests/inputs/needs_param.c --param n=100
+expect 0 "h100 +NVIDIA H100" -- --list-archs
+expect 0 "\"schema\": \"schedpredict-report\"" -- --format json tests/inputs/needs_param.c --param n=1000
 # quiet drops notes but keeps warnings
 expect 0 "warning: loop 'i' is declared parallel" -- --summary -q tests/inputs/unmodelable.c
 # -o writes atomically and refuses to replace a file unless --force

@@ -420,7 +420,8 @@ static int add_launches(sp_space *sp, const sp_nest *nest, const sp_arch *arch,
     double total = (double)cover[0] * (double)cover[1] * (double)cover[2];
     for (int ci = 0; kb > 0 && ci < ncaps && ng < 17; ci++) {
       if (caps[ci] < 1) continue;
-      int64_t g = caps[ci] * arch->sm_count;
+      int64_t g = opt && opt->gang_caps && opt->gang_caps_absolute ? caps[ci]
+                                                                   : caps[ci] * arch->sm_count;
       if ((double)g >= total) continue; /* the covering grid already fits */
       int64_t gr[3] = {1, 1, 1}, rem = g;
       for (int e = 0; e < kb; e++) {

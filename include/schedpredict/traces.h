@@ -114,6 +114,7 @@ typedef struct sp_space_options {
   const int64_t *gang_caps;
   int ngang_caps;
   bool allow_interchange; /* let vector sit on any parallel loop (default true) */
+  bool gang_caps_absolute; /* gang_caps are numbers of blocks (--gangs), not SM multiples */
 } sp_space_options;
 
 typedef struct sp_space {
