@@ -218,7 +218,7 @@ static void sp_add_scaled(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CX
   sp_aff_err err;
   memset(&err, 0, sizeof err);
   sp_aff_status st = sp_expr_affine(nb->az, nb, idx, &v, &err);
-  if (st == SP_AFF_OK && scale > 0 && sp_affine_scale(&v, &v, scale) &&
+  if (st == SP_AFF_OK && scale != 0 && sp_affine_scale(&v, &v, scale) &&
       sp_affine_add(&a->offset, &a->offset, &v))
     return;
   if (st == SP_AFF_UNKNOWN) {
@@ -269,15 +269,7 @@ static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
     if (!sp_pointer_addr(nb, kids[p], a)) return false;
     int64_t elem = clang_Type_getSizeOf(clang_getPointeeType(t));
     if (elem <= 0) elem = 1;
-    if (strcmp(op, "-") == 0) elem = -elem;
-    sp_add_scaled(nb, a, kids[1 - p], elem > 0 ? elem : -elem, e);
-    if (elem < 0 && !a->irregular) { /* p - k: undo the + and subtract */
-      sp_affine idx;
-      if (sp_expr_affine(nb->az, nb, kids[1 - p], &idx, NULL) == SP_AFF_OK &&
-          sp_affine_scale(&idx, &idx, -2 * elem) && sp_affine_sub(&a->offset, &a->offset, &idx))
-        return true;
-      sp_mark_irregular(a, "%s", "pointer subtraction");
-    }
+    sp_add_scaled(nb, a, kids[1 - p], strcmp(op, "-") == 0 ? -elem : elem, e);
     return true;
   }
 opaque:;
@@ -849,12 +841,6 @@ static bool sp_loop_step(sp_nb *nb, CXCursor inc, CXCursor var, int64_t *step) {
   return false;
 }
 
-static int sp_find_loop_directive(sp_nb *nb, CXCursor f, int *dirs, int max) {
-  int all[8], n = sp_directives_of(nb->az, f, all, 8), m = 0;
-  for (int i = 0; i < n && m < max; i++) dirs[m++] = all[i];
-  return m;
-}
-
 void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   if (nb->skip) return;
   sp_nest *n = nb->nest;
@@ -952,7 +938,7 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
 
   /* the user's directive on this loop */
   int dirs[4];
-  int nd = sp_find_loop_directive(nb, f, dirs, 4);
+  int nd = sp_directives_of(nb->az, f, dirs, 4);
   for (int i = 0; i < nd; i++) {
     sp_directive *d = &nb->az->dirs[dirs[i]];
     if (d->kind == SP_DIR_ACC_PARALLEL || d->kind == SP_DIR_ACC_KERNELS ||
@@ -1003,13 +989,8 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
       inner = kids[0];
   }
   nb->stack[nb->nstack++] = id;
-  if (!clang_Cursor_isNull(inner) && clang_getCursorKind(body) == CXCursor_ForStmt)
-    sp_nb_walk_loop(nb, inner, id, true);
-  else if (!clang_Cursor_isNull(inner)) {
-    sp_nb_walk_loop(nb, inner, id, true);
-  } else {
-    sp_walk_stmt(nb, body);
-  }
+  if (!clang_Cursor_isNull(inner)) sp_nb_walk_loop(nb, inner, id, true);
+  else sp_walk_stmt(nb, body);
   nb->nstack--;
   if (nb->collapse_left > 0 && nb->collapse_owner == id && !nb->skip) {
     sp_nb_note(nb, f, "collapse/tile covers more loops than are tightly nested here");

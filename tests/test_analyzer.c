@@ -77,7 +77,7 @@ static void test_struct_pointer_vla(void) {
       "#pragma acc parallel loop collapse(2)\n"
       "  for (int i = 0; i < n; i++)\n"
       "    for (int j = 0; j < m; j++) {\n"
-      "      a[i][j] = p[i].y + p[j].m + *(q + j) + *(q + i - 1);\n"
+      "      a[i][j] = p[i].y + p[j].m + *(q + j) + *(q + i - 1) + *(q - j + 50);\n"
       "    }\n"
       "}\n";
   sp_param p[] = {{"n", 64}, {"m", 48}};
@@ -99,6 +99,8 @@ static void test_struct_pointer_vla(void) {
   CHECK_EQ_INT(m->size, 4);
   CHECK_EQ_INT(q->offset.coef[0], 8);
   CHECK_EQ_INT(q->offset.constant, -8);
+  const sp_ref *qm = ref_named(n, "*(q - j + 50)", SP_READ); /* pointer minus an index */
+  CHECK(qm && qm->offset.coef[1] == -8 && qm->offset.constant == 400 && !qm->irregular);
   const sp_array *arr = &n->arrays[a->array];
   CHECK_EQ_INT(arr->ndims, 2);
   CHECK_EQ_INT(arr->dims[0], 64);
