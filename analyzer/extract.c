@@ -1031,6 +1031,22 @@ bool sp_nb_finish_arrays(sp_nb *nb) {
       return false;
     }
     if (vmax > end[ref->array]) end[ref->array] = vmax;
+    const sp_array *arr = &n->arrays[ref->array];
+    int64_t declared = arr->elem_size;
+    /* only where the hull is exact: no guard, rectangular loops (else it could be a false alarm) */
+    bool known = !ref->irregular && ref->nguards == 0;
+    for (int k = 0; k < ref->nloops && known; k++) {
+      const sp_loop *L = &n->loops[ref->loops[k]];
+      known = sp_affine_is_const(&L->lower) && sp_affine_is_const(&L->upper);
+    }
+    for (int d = 0; d < arr->ndims && known; d++)
+      known = arr->dims[d] >= 0 && !__builtin_mul_overflow(declared, arr->dims[d], &declared);
+    if (known && (vmin < 0 || vmax > declared))
+      sp_diag_report(nb->az->diag, SP_WARNING, ref->loc.file, ref->loc.line, ref->loc.col,
+                     "%s reaches bytes %lld..%lld of '%s', declared with %lld bytes: the loop "
+                     "bounds (--param / -D values?) do not fit the array",
+                     ref->text ? ref->text : "this access", (long long)vmin, (long long)vmax - 1,
+                     arr->name, (long long)declared);
   }
   for (int a = 0; a < n->narrays; a++) {
     sp_array *arr = &n->arrays[a];

@@ -49,6 +49,7 @@ expect 3 "use of undeclared identifier 'N'" -- tests/inputs/uses_define.c
 expect 0 "777 iterations" -- --summary tests/inputs/uses_define.c -- -DN=777
 expect 0 "777 iterations" -- --summary -p tests/inputs/compdb tests/inputs/uses_define.c
 expect 2 "no readable compile_commands.json" -- -p tests tests/inputs/uses_define.c
+expect 0 "gemm.c:16:26: warning: C\[i\]\[j\] reaches bytes 0..150732799 of .C., declared with 36800000 bytes" -- --summary examples/gemm.c --param ni=8192 --param nj=2300 --param nk=2600
 expect 0 "264x1x1" -- --top 3 --gangs 264 --block 128,32x8 tests/inputs/needs_param.c --param n=100000
 expect 2 "--gangs takes positive numbers" -- --gangs 0 tests/inputs/needs_param.c
 expect 2 "more than 1024 threads" -- --block 64x32 tests/inputs/needs_param.c
