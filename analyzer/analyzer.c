@@ -461,17 +461,8 @@ static void sp_trip_counts(sp_nest *n) {
   for (int k = 0; k < n->nloops; k++) {
     sp_loop *L = &n->loops[k];
     __int128 bmin[2], bmax[2];
-    const sp_affine *b[2] = {&L->lower, &L->upper};
-    for (int s = 0; s < 2; s++) {
-      bmin[s] = bmax[s] = b[s]->constant;
-      for (int j = 0; j < k; j++) {
-        __int128 c = b[s]->coef[j];
-        if (c) {
-          bmin[s] += c * (c > 0 ? lo[j] : hi[j]);
-          bmax[s] += c * (c > 0 ? hi[j] : lo[j]);
-        }
-      }
-    }
+    sp_affine_bounds(&L->lower, k, lo, hi, &bmin[0], &bmax[0]);
+    sp_affine_bounds(&L->upper, k, lo, hi, &bmin[1], &bmax[1]);
     __int128 step = L->step, span_max, span_min;
     if (step > 0) {
       span_max = bmax[1] - bmin[0];
@@ -686,36 +677,15 @@ static void sp_walk_region(sp_az *az, CXCursor s, sp_region region) {
   sp_host_loop *h = &az->host[az->nhost];
   memset(h, 0, sizeof *h);
   h->var = clang_getNullCursor();
-  CXCursor kids[4];
-  int nk = sp_children(s, kids, 4);
-  if (nk >= 1) {
-    CXCursor init = kids[0], var = clang_getNullCursor(), first = clang_getNullCursor();
-    if (clang_getCursorKind(init) == CXCursor_DeclStmt) {
-      CXCursor v[2];
-      if (sp_children(init, v, 2) == 1) {
-        var = v[0];
-        CXCursor e[4];
-        int ne = sp_children(var, e, 4);
-        if (ne >= 1) first = e[ne > 4 ? 3 : ne - 1];
-      }
-    } else if (clang_getCursorKind(init) == CXCursor_BinaryOperator) {
-      CXCursor e[2];
-      if (sp_children(init, e, 2) == 2 &&
-          clang_getCursorKind(sp_strip(e[0])) == CXCursor_DeclRefExpr) {
-        var = clang_getCursorReferenced(sp_strip(e[0]));
-        first = e[1];
-      }
+  CXCursor var, first;
+  if (sp_for_index(az, s, &var, &first)) {
+    h->var = var;
+    sp_affine v;
+    if (sp_expr_affine(az, NULL, first, &v, NULL) == SP_AFF_OK && sp_affine_is_const(&v)) {
+      h->known = true;
+      h->first = v.constant;
     }
-    if (!clang_Cursor_isNull(var)) {
-      h->var = var;
-      sp_affine v;
-      if (!clang_Cursor_isNull(first) && sp_expr_affine(az, NULL, first, &v, NULL) == SP_AFF_OK &&
-          sp_affine_is_const(&v)) {
-        h->known = true;
-        h->first = v.constant;
-      }
-      sp_cursor_loc(s, &h->line, &h->col, NULL);
-    }
+    sp_cursor_loc(s, &h->line, &h->col, NULL);
   }
   az->nhost++;
   sp_walk_children(az, s, region);

@@ -7,22 +7,25 @@
 
 typedef __int128 sp_i128;
 
+void sp_affine_bounds(const sp_affine *a, int nloops, const int64_t *lo, const int64_t *hi,
+                      sp_i128 *min, sp_i128 *max) {
+  *min = *max = a->constant;
+  for (int k = 0; k < nloops; k++) {
+    sp_i128 c = a->coef[k];
+    if (!c) continue;
+    *min += c * (c > 0 ? lo[k] : hi[k]);
+    *max += c * (c > 0 ? hi[k] : lo[k]);
+  }
+}
+
 /* Range of every loop's index over the whole nest (interval hull of the bounds). */
 bool sp_loop_ranges(const sp_nest *nest, int64_t *lo, int64_t *hi) {
   for (int k = 0; k < SP_MAX_LOOPS; k++) lo[k] = hi[k] = 0;
   for (int k = 0; k < nest->nloops; k++) {
     const sp_loop *L = &nest->loops[k];
     sp_i128 bmin[2], bmax[2];
-    const sp_affine *b[2] = {&L->lower, &L->upper};
-    for (int s = 0; s < 2; s++) {
-      bmin[s] = bmax[s] = b[s]->constant;
-      for (int j = 0; j < k; j++) {
-        sp_i128 c = b[s]->coef[j];
-        if (!c) continue;
-        bmin[s] += c * (c > 0 ? lo[j] : hi[j]);
-        bmax[s] += c * (c > 0 ? hi[j] : lo[j]);
-      }
-    }
+    sp_affine_bounds(&L->lower, k, lo, hi, &bmin[0], &bmax[0]);
+    sp_affine_bounds(&L->upper, k, lo, hi, &bmin[1], &bmax[1]);
     sp_i128 l, h;
     if (L->step > 0) {
       l = bmin[0];

@@ -775,7 +775,7 @@ static bool sp_refers_to(CXCursor e, CXCursor decl) {
 }
 
 /* Index variable and its first value. */
-static bool sp_loop_init(sp_nb *nb, CXCursor init, CXCursor *var, CXCursor *first) {
+static bool sp_loop_init(sp_az *az, CXCursor init, CXCursor *var, CXCursor *first) {
   enum CXCursorKind k = clang_getCursorKind(init);
   CXCursor kids[4];
   if (k == CXCursor_DeclStmt) {
@@ -792,7 +792,7 @@ static bool sp_loop_init(sp_nb *nb, CXCursor init, CXCursor *var, CXCursor *firs
   }
   if (k == CXCursor_BinaryOperator && sp_children(init, kids, 2) == 2) {
     char op[8];
-    sp_operator(nb->az, init, op, sizeof op);
+    sp_operator(az, init, op, sizeof op);
     CXCursor l = sp_strip(kids[0]);
     if (strcmp(op, "=") || clang_getCursorKind(l) != CXCursor_DeclRefExpr) return false;
     *var = clang_getCursorReferenced(l);
@@ -800,6 +800,13 @@ static bool sp_loop_init(sp_nb *nb, CXCursor init, CXCursor *var, CXCursor *firs
     return true;
   }
   return false;
+}
+
+bool sp_for_index(sp_az *az, CXCursor f, CXCursor *var, CXCursor *first) {
+  sp_for_parts p;
+  *var = *first = clang_getNullCursor();
+  return sp_for_parts_of(az, f, &p) && !clang_Cursor_isNull(p.init) &&
+         sp_loop_init(az, p.init, var, first);
 }
 
 static bool sp_loop_step(sp_nb *nb, CXCursor inc, CXCursor var, int64_t *step) {
@@ -851,7 +858,7 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   sp_for_parts p;
   CXCursor var = clang_getNullCursor(), first = clang_getNullCursor();
   if (!sp_for_parts_of(nb->az, f, &p) || clang_Cursor_isNull(p.init) ||
-      !sp_loop_init(nb, p.init, &var, &first)) {
+      !sp_loop_init(nb->az, p.init, &var, &first)) {
     sp_nb_skip(nb, f, "for loop without an index initialization 'i = start': nest skipped");
     return;
   }
@@ -1013,13 +1020,8 @@ bool sp_nb_finish_arrays(sp_nb *nb) {
   if (!end) return false;
   for (int r = 0; r < n->nrefs; r++) {
     const sp_ref *ref = &n->refs[r];
-    __int128 vmin = ref->offset.constant, vmax = ref->offset.constant;
-    for (int k = 0; k < n->nloops; k++) {
-      __int128 c = ref->offset.coef[k];
-      if (!c) continue;
-      vmin += c * (c > 0 ? lo[k] : hi[k]);
-      vmax += c * (c > 0 ? hi[k] : lo[k]);
-    }
+    __int128 vmin, vmax;
+    sp_affine_bounds(&ref->offset, n->nloops, lo, hi, &vmin, &vmax);
     vmax += ref->size;
     if (vmin < INT64_MIN || vmax > INT64_MAX) {
       sp_diag_report(nb->az->diag, SP_ERROR, ref->loc.file, ref->loc.line, ref->loc.col,

@@ -52,6 +52,9 @@ typedef struct sp_dep_info {
 } sp_dep_info;
 /* Whether loop `loop` of the nest carries a dependence between array references. */
 sp_dep_info sp_dep_test_loop(const sp_nest *nest, int loop);
+/* Min and max of an affine function over the box lo..hi of the loop indices (128-bit). */
+void sp_affine_bounds(const sp_affine *a, int nloops, const int64_t *lo, const int64_t *hi,
+                      __int128 *min, __int128 *max);
 /* Index value range [lo, hi] of every loop (rectangular hull); false on overflow. */
 bool sp_loop_ranges(const sp_nest *nest, int64_t *lo, int64_t *hi);
 

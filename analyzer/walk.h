@@ -117,6 +117,9 @@ bool sp_lookup_param(sp_az *az, const char *name, int64_t *value);
 /* extract.c */
 void sp_nb_note(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sp_nb_skip(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The index variable of a for loop and the expression of its first value; false if the loop
+ * does not start with `i = start` / `int i = start`. */
+bool sp_for_index(sp_az *az, CXCursor f, CXCursor *var, CXCursor *first);
 /* Walks loop `f` (a ForStmt) into the nest, as a child of `parent` (-1 for the top). */
 void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child);
 void sp_nb_free(sp_nb *nb);
