@@ -581,6 +581,7 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
     return;
   }
   sp_decide_parallel(&nb, &nest.construct_clauses);
+  sp_codegen_collect(&nb, f);
   sp_nb_free(&nb);
   if (!sp_push_nest(az->prog, &nest)) sp_nest_free(&nest);
 }
@@ -746,6 +747,7 @@ static void sp_az_free(sp_az *az) {
   free(az->stmt_begin);
   for (int i = 0; i < az->nmacros; i++) free(az->macros[i].name);
   free(az->macros);
+  free(az->prelude);
 }
 
 static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_options *opt,
@@ -828,11 +830,14 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
   struct CXUnsavedFile unsaved = {path, opt->unsaved_contents, (unsigned long)opt->unsaved_length};
   enum CXErrorCode perr = clang_parseTranslationUnit2(
       index, path, (const char *const *)args.v, args.n, opt->unsaved_contents ? &unsaved : NULL,
-      opt->unsaved_contents ? 1 : 0, CXTranslationUnit_KeepGoing, &az.tu);
+      opt->unsaved_contents ? 1 : 0,
+      CXTranslationUnit_KeepGoing | CXTranslationUnit_DetailedPreprocessingRecord, &az.tu);
+  char *defines = sp_codegen_defines(args.v, args.n);
   sp_args_free(&args);
   if (perr != CXError_Success || !az.tu) {
     sp_diag_report(diag, SP_ERROR, path, 0, 0, "libclang could not parse the file (error %d)",
                    (int)perr);
+    free(defines);
     return SP_EXIT_INPUT;
   }
   unsigned ndiag = clang_getNumDiagnostics(az.tu), nerr = 0;
@@ -854,6 +859,7 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
                    "definitions the file needs after -- (e.g. -- -I include -DN=1024) or with -p",
                    nerr);
     clang_disposeTranslationUnit(az.tu);
+    free(defines);
     return SP_EXIT_INPUT;
   }
   az.file = clang_getFile(az.tu, path);
@@ -863,8 +869,11 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
   if (!az.contents) {
     sp_diag_report(diag, SP_ERROR, path, 0, 0, "libclang lost the file's contents");
     clang_disposeTranslationUnit(az.tu);
+    free(defines);
     return SP_EXIT_INPUT;
   }
+  az.prelude = sp_codegen_prelude(&az, defines);
+  free(defines);
   sp_scan_directives(&az);
   clang_visitChildren(clang_getTranslationUnitCursor(az.tu), sp_collect_stmts, &az);
   sp_sort_stmts(&az);

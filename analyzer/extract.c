@@ -942,6 +942,9 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
     sp_nb_note(nb, c, "'!=' condition with step %lld assumed to stop at the bound",
                (long long)step);
   nb->loopvar[id] = var;
+  nb->loop_body[id] = p.body;
+  snprintf(nb->loop_cmp[id], sizeof nb->loop_cmp[id], "%s",
+           strcmp(op, "!=") == 0 ? (step > 0 ? "<" : ">") : op);
 
   /* the user's directive on this loop */
   int dirs[4];

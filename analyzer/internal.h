@@ -11,6 +11,7 @@ struct sp_strpool;
 const char *sp_strpool_intern(struct sp_strpool **pool, const char *s);
 void sp_clauses_free(sp_clauses *c);
 void sp_nest_free(sp_nest *n);
+void sp_codegen_free(sp_codegen *cg);
 char *sp_strdup_or_null(const char *s);
 char *sp_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

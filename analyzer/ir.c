@@ -44,6 +44,21 @@ void sp_clauses_free(sp_clauses *c) {
   memset(c, 0, sizeof *c);
 }
 
+void sp_codegen_free(sp_codegen *cg) {
+  if (!cg) return;
+  free(cg->body);
+  for (int k = 0; k < SP_MAX_LOOPS; k++) free(cg->index_type[k]);
+  for (int i = 0; i < cg->nvars; i++) {
+    free(cg->vars[i].name);
+    free(cg->vars[i].type);
+    free(cg->vars[i].shape);
+  }
+  free(cg->vars);
+  free(cg->prelude);
+  free(cg->not_generated);
+  free(cg);
+}
+
 void sp_nest_free(sp_nest *n) {
   free(n->function);
   sp_clauses_free(&n->construct_clauses);
@@ -68,6 +83,7 @@ void sp_nest_free(sp_nest *n) {
   free(n->refs);
   for (int i = 0; i < n->nnotes; i++) free(n->notes[i].message);
   free(n->notes);
+  sp_codegen_free(n->codegen);
   memset(n, 0, sizeof *n);
 }
 

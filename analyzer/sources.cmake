@@ -5,6 +5,7 @@ list(APPEND SP_CORE_SOURCES
   analyzer/pragma.c
   analyzer/values.c
   analyzer/extract.c
+  analyzer/codegen.c
   analyzer/depend.c
   analyzer/ir.c
   analyzer/ir_print.c

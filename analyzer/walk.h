@@ -41,6 +41,7 @@ typedef struct sp_az {
   int nhost;
   int status; /* worst exit code so far */
   const char *function; /* the function being walked */
+  char *prelude;        /* sp_codegen_prelude of this file */
 } sp_az;
 
 typedef struct sp_scalar_event {
@@ -66,6 +67,8 @@ typedef struct sp_nb {
   CXCursor loopvar[SP_MAX_LOOPS];
   unsigned loop_begin[SP_MAX_LOOPS], loop_end[SP_MAX_LOOPS];
   bool loop_sole_child[SP_MAX_LOOPS]; /* the loop is the only statement of its parent's body */
+  CXCursor loop_body[SP_MAX_LOOPS];   /* the statement a loop repeats (code generation) */
+  char loop_cmp[SP_MAX_LOOPS][3];     /* its comparison, index on the left */
   int collapse_left;                  /* loops still covered by an outer collapse/tile clause */
   int collapse_owner;
   unsigned decl_offset_scratch;
@@ -125,6 +128,12 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child);
 void sp_nb_free(sp_nb *nb);
 /* Directives attached to a statement (indices into az->dirs), in source order. */
 int sp_directives_of(sp_az *az, CXCursor stmt, int *out, int max);
+/* codegen.c: what validation/ needs to generate the band as CUDA (nest->codegen). */
+void sp_codegen_collect(sp_nb *nb, CXCursor top);
+/* The -D definitions of the parser arguments as #define lines (malloc'd). */
+char *sp_codegen_defines(char *const *args, int nargs);
+/* Those, then the file's macro definitions in effect and its file-scope type definitions. */
+char *sp_codegen_prelude(sp_az *az, const char *defines);
 /* Array extents; false (after an error naming the reference) if an offset leaves 64 bits. */
 bool sp_nb_finish_arrays(sp_nb *nb);
 

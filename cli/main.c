@@ -7,6 +7,7 @@
 
 #include "schedpredict/analyzer.h"
 #include "schedpredict/arch.h"
+#include "schedpredict/plan.h"
 #include "schedpredict/rank.h"
 
 static const char sp_usage[] =
@@ -32,7 +33,12 @@ static const char sp_usage[] =
     "  --all-loops           also analyze every outermost loop nest without a directive\n"
     "  -o FILE               write the output to FILE (atomically; an existing FILE is kept\n"
     "                        unless --force)\n"
-    "  --force               allow -o to replace an existing file\n"
+    "  --force               allow -o (and --emit-plan) to replace an existing file\n"
+    "  --emit-plan FILE      also write the validation plan: CUDA kernels of the candidates\n"
+    "                        (validation/FORMATS.md), for schedvalidate on a GPU machine\n"
+    "  --plan-top N          the plan holds the model's N best (default 20) ...\n"
+    "  --plan-sample M       ... plus M more evenly spaced by rank (default 20); spaces of at\n"
+    "                        most N+M candidates go in whole, the compiler default always\n"
     "  -q, --quiet           no notes or remarks on stderr, only warnings and errors\n"
     "  --version             print the version\n"
     "  -h, --help            this text\n"
@@ -59,6 +65,8 @@ typedef struct sp_cli {
   sp_cm_l1_variant l1_variant;
   sp_analyzer_options opt;
   bool quiet;
+  const char *emit_plan;
+  sp_plan_options plan;
 } sp_cli;
 
 static int sp_usage_error(const char *fmt, const char *arg) {
@@ -170,6 +178,19 @@ static int sp_parse_model_option(sp_cli *cli, const char *opt, const char *v) {
   return SP_EXIT_OK;
 }
 
+static int sp_parse_plan_option(sp_cli *cli, const char *opt, const char *v) {
+  if (strcmp(opt, "--emit-plan") == 0) {
+    cli->emit_plan = v;
+    return SP_EXIT_OK;
+  }
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || n < 0 || n > 1000000)
+    return sp_usage_error("--plan-top and --plan-sample take a number >= 0, not '%s'", v);
+  *(strcmp(opt, "--plan-top") == 0 ? &cli->plan.top : &cli->plan.sample) = (int)n;
+  return SP_EXIT_OK;
+}
+
 static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
   cli->files = calloc((size_t)argc, sizeof *cli->files);
   if (!cli->files) return SP_EXIT_INTERNAL;
@@ -206,6 +227,10 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
                strcmp(a, "--l1-model") == 0) {
       if (i + 1 >= argc) return sp_usage_error("%s needs a value", a);
       rc = sp_parse_model_option(cli, a, argv[++i]);
+    } else if (strcmp(a, "--emit-plan") == 0 || strcmp(a, "--plan-top") == 0 ||
+               strcmp(a, "--plan-sample") == 0) {
+      if (i + 1 >= argc) return sp_usage_error("%s needs a value", a);
+      rc = sp_parse_plan_option(cli, a, argv[++i]);
     } else if (strcmp(a, "--param") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "-p") == 0) {
       if (i + 1 >= argc) return sp_usage_error("%s needs a value", a);
       const char *v = argv[++i];
@@ -273,6 +298,18 @@ static void sp_progress(void *ctx, int done, int total) {
   if (done == total) fputs("\r\033[K", stderr);
 }
 
+static char *sp_with_newline(char *text);
+
+static int sp_emit_plan(const sp_cli *cli, const sp_report_nest *rows, int n, const sp_arch *arch) {
+  sp_diag diag;
+  sp_diag_init(&diag, stderr);
+  char *plan = sp_with_newline(sp_plan_json(rows, n, arch, &cli->plan, &diag));
+  if (!plan) return SP_EXIT_INTERNAL;
+  int rc = sp_write_output(cli->emit_plan, cli->force, plan);
+  free(plan);
+  return rc;
+}
+
 /* Ranks every nest and renders the report into *text. */
 static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
   sp_arch arch;
@@ -322,6 +359,8 @@ static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
               n->loc.col, err);
     }
   }
+  int rc = ranked ? SP_EXIT_OK : SP_EXIT_NO_NESTS;
+  if (cli->emit_plan && ranked) rc = sp_emit_plan(cli, rows, prog->nnests, &arch);
   int top = cli->top > 0 ? cli->top : 10;
   if (cli->json) {
     *text = sp_report_json(rows, prog->nnests, &arch, top);
@@ -341,7 +380,7 @@ static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
   free(results);
   free(errors);
   if (!*text) return SP_EXIT_INTERNAL;
-  return ranked ? SP_EXIT_OK : SP_EXIT_NO_NESTS;
+  return rc;
 }
 
 static char *sp_with_newline(char *text) {
@@ -353,11 +392,27 @@ static char *sp_with_newline(char *text) {
   return t;
 }
 
+static char *sp_join_args(int argc, char **argv) {
+  size_t n = 1;
+  for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  s[0] = 0;
+  for (int i = 0; i < argc; i++) {
+    if (i) strcat(s, " ");
+    strcat(s, argv[i]);
+  }
+  return s;
+}
+
 int main(int argc, char **argv) {
   sp_cli cli;
   memset(&cli, 0, sizeof cli);
   cli.l1_variant = SP_CM_L1_BASE; /* reproduces Hopper's measured L1 hits; see README */
+  cli.plan.top = cli.plan.sample = -1;
   int rc = sp_parse_args(&cli, argc, argv);
+  char *command = sp_join_args(argc, argv);
+  cli.plan.command = command;
   if (rc == SP_EXIT_OK && cli.list_archs) {
     rc = sp_list_archs();
   } else if (rc == SP_EXIT_OK) {
@@ -398,5 +453,6 @@ int main(int argc, char **argv) {
   free(cli.blocks);
   free(cli.gangs);
   free(cli.vectors);
+  free(command);
   return rc;
 }

@@ -236,6 +236,12 @@ static json_t *sp_counters_json(const sp_cm_counters *c) {
   return o;
 }
 
+void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len) {
+  sp_cuda_mapping(n, s, buf, len);
+}
+
+json_t *sp_report_counters_json(const sp_cm_counters *c) { return sp_counters_json(c); }
+
 static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, double dflt) {
   json_t *o = json_object();
   char map[160];

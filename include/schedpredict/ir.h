@@ -130,6 +130,43 @@ typedef struct sp_note {
   char *message;
 } sp_note;
 
+/* What code generation (validation/) needs beyond the model: the band's body as written and the
+ * variables it takes from outside. Not part of the IR JSON. */
+typedef enum sp_cg_kind {
+  SP_CG_SCALAR,    /* read only: a kernel parameter by value */
+  SP_CG_PRIVATE,   /* written in the body: a local of each iteration */
+  SP_CG_REDUCTION, /* named in a reduction clause of the construct or a band loop */
+  SP_CG_ARRAY,     /* array or pointer: a kernel parameter T* cast to the declared shape */
+} sp_cg_kind;
+
+typedef struct sp_cg_var {
+  char *name;
+  sp_cg_kind kind;
+  char *type;       /* C type of a scalar, or of an array's element, without qualifiers */
+  char *shape;      /* arrays: the declarator suffix of the cast, e.g. "[4096]" for (*a)[4096] */
+  int array;        /* arrays: index into the nest's arrays, -1 if the model has none */
+  bool floating;    /* the (element) type is float or double */
+  bool is_integer;  /* the (element) type is an integer (or enum) */
+  bool value_known; /* scalars: value from --param, a const or a literal initializer */
+  double value;     /* scalars (and privates read before written): the value to pass */
+  bool read_first;  /* privates: read before written in the body (starts at `value`) */
+  char op[4];       /* reductions: "+", "*", "max" or "min" */
+  int64_t index_bound; /* integer arrays used directly as a subscript: elements of the array
+                          they index (0 = not used so) */
+} sp_cg_var;
+
+typedef struct sp_codegen {
+  char *body;                      /* the statement under the last band loop, as written, with
+                                      #pragma acc / omp lines removed */
+  char *index_type[SP_MAX_LOOPS];  /* band loops: the index's C type */
+  char cmp[SP_MAX_LOOPS][3];       /* band loops: "<", "<=", ">", ">=" (index on the left) */
+  int nvars;
+  sp_cg_var *vars;
+  char *prelude;       /* macro definitions in effect and file-scope type definitions */
+  char *not_generated; /* why no kernel can be generated, or NULL */
+  sp_srcloc not_generated_loc;
+} sp_codegen;
+
 typedef struct sp_nest {
   char *function;
   sp_construct construct;
@@ -145,6 +182,7 @@ typedef struct sp_nest {
   double band_iterations; /* iterations of the band (the parallel iteration space) */
   bool band_iterations_exact;
   sp_srcloc loc;
+  sp_codegen *codegen; /* NULL when not collected */
 } sp_nest;
 
 typedef struct sp_program {

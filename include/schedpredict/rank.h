@@ -85,5 +85,9 @@ typedef struct sp_report_nest {
 void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch *arch, int top);
 /* JSON with the same content (schema "schedpredict-report"); malloc'd, NULL on failure. */
 char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, int top);
+/* Pieces of the report other outputs reuse: "j->tx+bx i->ty+by" and the counters as a JSON
+ * object under the report's names (a jansson json_t *). */
+void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len);
+struct json_t *sp_report_counters_json(const sp_cm_counters *c);
 
 #endif
