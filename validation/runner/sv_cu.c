@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct sv_cu_api sv_cu;
@@ -11,9 +12,13 @@ struct sv_cu_api sv_cu;
 #define SV_STR(x) SV_STR_(x)
 
 int sv_cu_load(char *err, size_t errlen) {
-  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  /* SCHEDVALIDATE_LIBCUDA: another driver library, e.g. a CUDA forward-compatibility libcuda
+     outside the loader's path (the tests point it at a mock). */
+  const char *lib = getenv("SCHEDVALIDATE_LIBCUDA");
+  if (!lib || !*lib) lib = "libcuda.so.1";
+  void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
   if (!h) {
-    snprintf(err, errlen, "no NVIDIA driver: cannot load libcuda.so.1 (%s)", dlerror());
+    snprintf(err, errlen, "no NVIDIA driver: cannot load %s (%s)", lib, dlerror());
     return -1;
   }
 #define SV_CU_LOAD(f)                                                                              \

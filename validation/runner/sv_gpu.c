@@ -258,7 +258,7 @@ int sv_gpu_kernel_begin(sv_gpu *g, const sv_kernel *k, char *err, size_t errlen)
   need += 256ull * k->n_reductions;
   unsigned long long avail = free_b - free_b / 20 - (64ull << 20); /* headroom for the module */
   if (free_b < (64ull << 20) || need > avail)
-    return msg(err, errlen, "the arrays need %llu bytes, the device has %zu free of %zu", need, free_b,
+    return msg(err, errlen, "the arrays need %llu bytes of device memory, the device has %zu free (of %zu)", need, free_b,
                total_b), 1;
   bool keep_pristine = need + pristine <= avail;
 
@@ -499,6 +499,7 @@ json_t *sv_gpu_candidate(sv_gpu *g, size_t ci, int *exit_code) {
   size_t errlen = sizeof err;
   json_t *rec = json_object();
   json_object_set_new(rec, "id", json_integer(c->id));
+  json_object_set_new(rec, "status", json_string("ok")); /* here, so that it prints second */
   *exit_code = SV_EXIT_OK;
   if (build(g, c, err, errlen)) {
     set_status(rec, "compile_error", err);

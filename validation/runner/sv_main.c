@@ -51,6 +51,8 @@ static void usage(FILE *f) {
           "      --dry-run           check the plan, list the selected candidates and exit\n"
           "  -h, --help              this text;  --version  the version\n"
           "\n"
+          "Environment: SCHEDVALIDATE_LIBCUDA=PATH loads that driver library instead of libcuda.so.1.\n"
+          "\n"
           "Exit status: 0 done (candidates that failed are recorded with their status), 1 the run\n"
           "failed (output not writable, ...), 2 bad usage or output exists, 3 bad plan, 4 no GPU or\n"
           "no NVIDIA driver, 5 profiling not permitted (use --no-metrics or get counter access).\n");
