@@ -438,7 +438,7 @@ static json_t *compare_outputs(sv_gpu *g, bool *wrong, char *why, size_t whylen)
   }
   json_t *res = json_object();
   json_object_set_new(res, "equal", json_string(*wrong ? "differs" : tolerance ? "tolerance" : "bitwise"));
-  json_object_set_new(res, "max_rel_diff", isfinite(worst) ? json_real(worst) : json_string("inf"));
+  json_object_set_new(res, "max_rel_diff", isfinite(worst) ? json_real(worst) : json_null()); /* NaN or inf involved */
   return res;
 }
 
