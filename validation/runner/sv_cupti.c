@@ -141,25 +141,7 @@ static int target_open(sv_cupti *c, CUcontext ctx, int device_index, size_t *pas
   int rc = r == CUPTI_SUCCESS ? host_config(c, chip, avail, passes, err, errlen)
                               : fail(err, errlen, r, "cuptiProfilerGetCounterAvailability");
   free(avail);
-  if (rc) return rc;
-
-  CUpti_RangeProfiler_Enable_Params en = {.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-  en.ctx = ctx;
-  CK(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable");
-  c->rp = en.pRangeProfilerObject;
-  CUpti_RangeProfiler_GetCounterDataSize_Params ds = {.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-  ds.pRangeProfilerObject = c->rp;
-  ds.pMetricNames = c->metrics;
-  ds.numMetrics = c->n_metrics;
-  ds.maxNumOfRanges = 1;
-  ds.maxNumRangeTreeNodes = 1;
-  CK(cuptiRangeProfilerGetCounterDataSize(&ds), "cuptiRangeProfilerGetCounterDataSize");
-  c->counter_data_size = ds.counterDataSize;
-  if (!(c->counter_data = malloc(c->counter_data_size ? c->counter_data_size : 1))) {
-    snprintf(err, errlen, "out of memory for the counter data image");
-    return SV_CUPTI_ERROR;
-  }
-  return SV_CUPTI_OK;
+  return rc;
 }
 
 int sv_cupti_open(sv_cupti **out, CUcontext ctx, int device_index, const char *const *metrics,
@@ -176,9 +158,43 @@ int sv_cupti_open(sv_cupti **out, CUcontext ctx, int device_index, const char *c
   return rc;
 }
 
-int sv_cupti_profile(sv_cupti *c, int (*launch)(void *), void *arg, double *values, char *err,
-                     size_t errlen) {
-  CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+/* Enables the range profiler on the context and sizes the counter data image. */
+static int enable(sv_cupti *c, CUcontext ctx, char *err, size_t errlen) {
+  CUpti_RangeProfiler_Enable_Params en = {.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  en.ctx = ctx;
+  CK(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable");
+  c->rp = en.pRangeProfilerObject;
+  CUpti_RangeProfiler_GetCounterDataSize_Params ds = {.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  ds.pRangeProfilerObject = c->rp;
+  ds.pMetricNames = c->metrics;
+  ds.numMetrics = c->n_metrics;
+  ds.maxNumOfRanges = 1;
+  ds.maxNumRangeTreeNodes = 1;
+  CK(cuptiRangeProfilerGetCounterDataSize(&ds), "cuptiRangeProfilerGetCounterDataSize");
+  if (ds.counterDataSize > c->counter_data_size) {
+    free(c->counter_data);
+    c->counter_data_size = 0;
+    if (!(c->counter_data = malloc(ds.counterDataSize))) {
+      snprintf(err, errlen, "out of memory for the counter data image");
+      return SV_CUPTI_ERROR;
+    }
+  }
+  c->counter_data_size = ds.counterDataSize;
+  return SV_CUPTI_OK;
+}
+
+static void disable(sv_cupti *c) {
+  if (!c->rp) return;
+  CUpti_RangeProfiler_Disable_Params d = {.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+  d.pRangeProfilerObject = c->rp;
+  cuptiRangeProfilerDisable(&d);
+  c->rp = NULL;
+}
+
+static int collect(sv_cupti *c, int (*launch)(void *), void *arg, double *values, char *err,
+                   size_t errlen) {
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {
+      .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   ci.pRangeProfilerObject = c->rp;
   ci.counterDataSize = c->counter_data_size;
   ci.pCounterData = c->counter_data;
@@ -241,13 +257,19 @@ int sv_cupti_profile(sv_cupti *c, int (*launch)(void *), void *arg, double *valu
   return SV_CUPTI_OK;
 }
 
+/* The range profiler is enabled only for the profiled launch, so that the timed launches run
+   without it. */
+int sv_cupti_profile(sv_cupti *c, CUcontext ctx, int (*launch)(void *), void *arg, double *values,
+                     char *err, size_t errlen) {
+  int rc = enable(c, ctx, err, errlen);
+  if (!rc) rc = collect(c, launch, arg, values, err, errlen);
+  disable(c);
+  return rc;
+}
+
 void sv_cupti_close(sv_cupti *c) {
   if (!c) return;
-  if (c->rp) {
-    CUpti_RangeProfiler_Disable_Params d = {.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-    d.pRangeProfilerObject = c->rp;
-    cuptiRangeProfilerDisable(&d);
-  }
+  disable(c);
   free(c->counter_data);
   int target = c->target;
   sv_cupti_host_close(c);

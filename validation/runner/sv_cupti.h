@@ -20,10 +20,10 @@ void sv_cupti_host_close(sv_cupti *c);
    context's device, then the host config. Returns SV_CUPTI_NOPERM when counters are restricted. */
 int sv_cupti_open(sv_cupti **out, CUcontext ctx, int device_index, const char *const *metrics,
                   size_t n_metrics, size_t *passes, char *err, size_t errlen);
-/* Profiles the one kernel launch that launch(arg) makes (it must return 0 when the launch
-   worked); fills values[n_metrics]. */
-int sv_cupti_profile(sv_cupti *c, int (*launch)(void *), void *arg, double *values, char *err,
-                     size_t errlen);
+/* Profiles the one kernel launch that launch(arg) makes in ctx (it must return 0 when the
+   launch worked); fills values[n_metrics]. */
+int sv_cupti_profile(sv_cupti *c, CUcontext ctx, int (*launch)(void *), void *arg, double *values,
+                     char *err, size_t errlen);
 void sv_cupti_close(sv_cupti *c);
 /* The chip name CUPTI reports for a device (needs cuInit); NULL on failure. */
 const char *sv_cupti_chip_name(int device_index);

@@ -170,8 +170,14 @@ int sv_gpu_open(sv_gpu **out, const sv_gpu_opts *o, json_t **device, char *err, 
     int cr = sv_cupti_open(&g->cupti, g->ctx, o->device, sv_metric_names, SV_N_METRICS, &passes,
                            err, errlen);
     if (cr == SV_CUPTI_NOPERM) rc = SV_EXIT_NOPERM;
-    else if (cr) rc = SV_EXIT_ERROR;
-    else json_object_set_new(*device, "profiler_passes", json_integer((json_int_t)passes));
+    else if (cr) { /* time without counters rather than not at all */
+      fprintf(stderr, "schedvalidate: CUPTI unusable, timing only: %s\n", err);
+      json_object_set_new(*device, "profiler_error", json_string(err));
+    } else {
+      json_object_set_new(*device, "profiler_passes", json_integer((json_int_t)passes));
+      fprintf(stderr, "schedvalidate: CUPTI: %zu replay pass%s per candidate for the %zu metrics\n", passes,
+              passes == 1 ? "" : "es", SV_N_METRICS);
+    }
   }
   if (rc) {
     sv_gpu_close(g);
@@ -574,7 +580,7 @@ json_t *sv_gpu_candidate(sv_gpu *g, size_t ci, int *exit_code) {
     CUresult rr = reset_inputs(g, false);
     if (rr == CUDA_SUCCESS) rr = flush_l2(g);
     if (rr == CUDA_SUCCESS) rr = sv_cu.cuCtxSynchronize();
-    int pr = rr == CUDA_SUCCESS ? sv_cupti_profile(g->cupti, profiled_launch, &la, v, err, errlen)
+    int pr = rr == CUDA_SUCCESS ? sv_cupti_profile(g->cupti, g->ctx, profiled_launch, &la, v, err, errlen)
                                 : (snprintf(err, errlen, "resetting inputs: %s", sv_cu_error(rr)), SV_CUPTI_ERROR);
     if (pr == SV_CUPTI_OK) {
       json_t *m = json_object();

@@ -148,7 +148,12 @@ int sv_ncu_measure(const char *ncu, const char *self, const char *plan_path, siz
   int rc;
   if (st == -1) rc = (snprintf(err, errlen, "cannot run %s (use --ncu PATH)", ncu), -1);
   else if (st == 124) rc = (snprintf(err, errlen, "ncu timed out after %d s", timeout_s), -1);
-  else if (st) rc = (snprintf(err, errlen, "ncu exited with status %d", st), -1);
+  else if (st) {
+    /* ncu explains itself on ==ERROR== lines (e.g. ERR_NVGPUCTRPERM: counters not permitted) */
+    const char *e = out ? strstr(out, "==ERROR==") : NULL;
+    rc = (snprintf(err, errlen, "ncu exited with status %d%s%.*s", st, e ? ": " : "",
+                   e ? (int)strcspn(e, "\n") : 0, e ? e : ""), -1);
+  }
   else {
     rc = sv_ncu_parse_csv(out ? out : "", kernel_name, sv_metric_names, SV_N_METRICS, values, found,
                           err, errlen);
