@@ -78,38 +78,25 @@ static int host_config(sv_cupti *c, const char *chip, const uint8_t *avail, size
   return SV_CUPTI_OK;
 }
 
-static sv_cupti *new_cupti(const char *const *metrics, size_t n) {
-  sv_cupti *c = calloc(1, sizeof *c);
-  if (!c) return NULL;
-  c->metrics = (const char **)metrics;
-  c->n_metrics = n;
-  return c;
-}
+/* The host side alone (ctx NULL: chip and avail given), or the device's (chip and counter
+   availability read from ctx's device). */
+static int open_cupti(sv_cupti **out, CUcontext ctx, int device_index, const char *chip,
+                      const uint8_t *avail, const char *const *metrics, size_t n_metrics,
+                      size_t *passes, char *err, size_t errlen);
 
 int sv_cupti_host_open(sv_cupti **out, const char *chip, const uint8_t *avail,
                        const char *const *metrics, size_t n_metrics, size_t *passes, char *err,
                        size_t errlen) {
-  sv_cupti *c = new_cupti(metrics, n_metrics);
-  *out = NULL;
-  if (!c) {
-    snprintf(err, errlen, "out of memory");
-    return SV_CUPTI_ERROR;
-  }
-  int rc = host_config(c, chip, avail, passes, err, errlen);
-  if (rc) sv_cupti_host_close(c);
-  else *out = c;
-  return rc;
+  return open_cupti(out, NULL, 0, chip, avail, metrics, n_metrics, passes, err, errlen);
 }
 
-void sv_cupti_host_close(sv_cupti *c) {
-  if (!c) return;
+static void release_host(sv_cupti *c) {
   if (c->host) {
     CUpti_Profiler_Host_Deinitialize_Params d = {.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
     d.pHostObject = c->host;
     cuptiProfilerHostDeinitialize(&d);
   }
   free(c->config);
-  free(c);
 }
 
 const char *sv_cupti_chip_name(int device_index) {
@@ -146,13 +133,22 @@ static int target_open(sv_cupti *c, CUcontext ctx, int device_index, size_t *pas
 
 int sv_cupti_open(sv_cupti **out, CUcontext ctx, int device_index, const char *const *metrics,
                   size_t n_metrics, size_t *passes, char *err, size_t errlen) {
-  sv_cupti *c = new_cupti(metrics, n_metrics);
+  return open_cupti(out, ctx, device_index, NULL, NULL, metrics, n_metrics, passes, err, errlen);
+}
+
+static int open_cupti(sv_cupti **out, CUcontext ctx, int device_index, const char *chip,
+                      const uint8_t *avail, const char *const *metrics, size_t n_metrics,
+                      size_t *passes, char *err, size_t errlen) {
   *out = NULL;
+  sv_cupti *c = calloc(1, sizeof *c);
   if (!c) {
     snprintf(err, errlen, "out of memory");
     return SV_CUPTI_ERROR;
   }
-  int rc = target_open(c, ctx, device_index, passes, err, errlen);
+  c->metrics = (const char **)metrics;
+  c->n_metrics = n_metrics;
+  int rc = ctx ? target_open(c, ctx, device_index, passes, err, errlen)
+               : host_config(c, chip, avail, passes, err, errlen);
   if (rc) sv_cupti_close(c);
   else *out = c;
   return rc;
@@ -271,10 +267,10 @@ void sv_cupti_close(sv_cupti *c) {
   if (!c) return;
   disable(c);
   free(c->counter_data);
-  int target = c->target;
-  sv_cupti_host_close(c);
-  if (target) {
+  release_host(c);
+  if (c->target) {
     CUpti_Profiler_DeInitialize_Params d = {.structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
     cuptiProfilerDeInitialize(&d);
   }
+  free(c);
 }

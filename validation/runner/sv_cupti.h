@@ -10,11 +10,11 @@ enum { SV_CUPTI_OK = 0, SV_CUPTI_ERROR = -1, SV_CUPTI_NOPERM = -2 };
 typedef struct sv_cupti sv_cupti;
 
 /* Host side only (no GPU needed): the config image for metrics on chip, with the device's
-   counter availability image when there is one (NULL offline). Reports the replay passes. */
+   counter availability image when there is one (NULL offline). Reports the replay passes.
+   sv_cupti_close releases either kind. */
 int sv_cupti_host_open(sv_cupti **out, const char *chip, const uint8_t *avail,
                        const char *const *metrics, size_t n_metrics, size_t *passes, char *err,
                        size_t errlen);
-void sv_cupti_host_close(sv_cupti *c);
 
 /* Target side: cuptiProfilerInitialize, chip name and counter availability of the current
    context's device, then the host config. Returns SV_CUPTI_NOPERM when counters are restricted. */

@@ -11,21 +11,7 @@ pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-expect() { # expect CODE PATTERN -- ARGS...
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -eq "$code" ] && grep -Eq -- "$pattern" <<<"$out"; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    echo "FAIL: schedvalidate $* -> exit $rc (want $code), output:"
-    head -5 <<<"$out"
-    echo "  (wanted /$pattern/)"
-  fi
-}
+. tests/expect.sh
 
 expect 0 "Exit status: 0 done" -- --help
 expect 0 "schedvalidate [0-9]+\.[0-9]+" -- --version

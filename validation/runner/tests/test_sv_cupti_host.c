@@ -13,12 +13,12 @@ static void test_gh100(void) {
   CHECK_EQ_INT(rc, SV_CUPTI_OK);
   if (rc) fprintf(stderr, "%s\n", err);
   CHECK_EQ_INT(passes, 2);
-  sv_cupti_host_close(c);
+  sv_cupti_close(c);
   /* the L1 counters alone fit one pass */
   rc = sv_cupti_host_open(&c, "GH100", NULL, sv_metric_names + 1, 1, &passes, err, sizeof err);
   CHECK_EQ_INT(rc, SV_CUPTI_OK);
   CHECK_EQ_INT(passes, 1);
-  sv_cupti_host_close(c);
+  sv_cupti_close(c);
 }
 
 static void test_bad_metric(void) {

@@ -205,6 +205,18 @@ static void test_identities(void) {
   CHECK_EQ_INT(l, 0);
 }
 
+static void feed(const char *text, size_t n, int *accepted, int *refused, int *bad_msg) {
+  sv_plan p;
+  char err[1024];
+  if (!sv_plan_parse(text, n, "fuzz.json", &p, err, sizeof err)) {
+    ++*accepted;
+    sv_plan_free(&p);
+  } else {
+    ++*refused;
+    *bad_msg += strncmp(err, "fuzz.json", 9) != 0;
+  }
+}
+
 /* Every prefix of the plan, and many random byte mutations: the reader must either accept the
    text or name the file in its message, never crash (the sanitized build checks memory). */
 static void test_truncated_and_mutated(void) {
@@ -212,20 +224,9 @@ static void test_truncated_and_mutated(void) {
   char *text = sv_read_file(SV_PLAN_FILE, &len);
   CHECK(text != NULL);
   if (!text) return;
-  char err[1024];
-  sv_plan p;
   int accepted = 0, refused = 0, bad_msg = 0;
   size_t whole = (size_t)(strrchr(text, '}') - text) + 1; /* without the final newline */
-  for (size_t n = 0; n < whole; n++) {
-    int rc = sv_plan_parse(text, n, "fuzz.json", &p, err, sizeof err);
-    if (!rc) {
-      accepted++;
-      sv_plan_free(&p);
-    } else {
-      refused++;
-      bad_msg += strncmp(err, "fuzz.json", 9) != 0;
-    }
-  }
+  for (size_t n = 0; n < whole; n++) feed(text, n, &accepted, &refused, &bad_msg);
   CHECK_EQ_INT(accepted, 0); /* no proper prefix of a JSON object is a whole one */
   static const char k_bytes[] = "{}[]\",:0123456789-.eEtfn \\xa";
   uint64_t s = 88172645463325252u;
@@ -236,14 +237,7 @@ static void test_truncated_and_mutated(void) {
       s ^= s << 13, s ^= s >> 7, s ^= s << 17;
       m[s % len] = k_bytes[(s >> 32) % (sizeof k_bytes - 1)];
     }
-    int rc = sv_plan_parse(m, len, "fuzz.json", &p, err, sizeof err);
-    if (!rc) {
-      accepted++;
-      sv_plan_free(&p);
-    } else {
-      refused++;
-      bad_msg += strncmp(err, "fuzz.json", 9) != 0;
-    }
+    feed(m, len, &accepted, &refused, &bad_msg);
   }
   free(m);
   free(text);
