@@ -1,0 +1,53 @@
+/* schedvalidate: NVRTC compilation. */
+#include "sv_nvrtc.h"
+
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SV_LOG_MAX 4000
+
+int sv_nvrtc_compile(const char *prelude, const char *source, const char *name, const char *arch,
+                     char **cubin, size_t *size, char *err, size_t errlen) {
+  *cubin = NULL;
+  *size = 0;
+  size_t pl = strlen(prelude), sl = strlen(source);
+  char *src = malloc(pl + sl + 2);
+  if (!src) return snprintf(err, errlen, "out of memory"), -1;
+  memcpy(src, prelude, pl);
+  src[pl] = '\n';
+  memcpy(src + pl + 1, source, sl + 1);
+  nvrtcProgram prog;
+  nvrtcResult nr = nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL);
+  free(src);
+  if (nr != NVRTC_SUCCESS) return snprintf(err, errlen, "nvrtcCreateProgram: %s", nvrtcGetErrorString(nr)), -1;
+  char archopt[48];
+  snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+  const char *opts[] = {archopt, "-default-device", "-lineinfo"};
+  nr = nvrtcCompileProgram(prog, 3, opts);
+  if (nr != NVRTC_SUCCESS) {
+    size_t ln = 0;
+    char *log = NULL;
+    if (nvrtcGetProgramLogSize(prog, &ln) == NVRTC_SUCCESS && (log = malloc(ln + 1)) &&
+        nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS)
+      log[ln] = 0;
+    snprintf(err, errlen, "NVRTC (%s): %s: %.*s", arch, nvrtcGetErrorString(nr), SV_LOG_MAX,
+             log ? log : "");
+    free(log);
+    nvrtcDestroyProgram(&prog);
+    return -1;
+  }
+  size_t n = 0;
+  char *bin = NULL;
+  if ((nr = nvrtcGetCUBINSize(prog, &n)) != NVRTC_SUCCESS || !n || !(bin = malloc(n)) ||
+      (nr = nvrtcGetCUBIN(prog, bin)) != NVRTC_SUCCESS) {
+    free(bin);
+    nvrtcDestroyProgram(&prog);
+    return snprintf(err, errlen, "NVRTC gave no CUBIN for %s: %s", arch, nvrtcGetErrorString(nr)), -1;
+  }
+  nvrtcDestroyProgram(&prog);
+  *cubin = bin;
+  *size = n;
+  return 0;
+}

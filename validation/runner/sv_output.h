@@ -1,0 +1,15 @@
+/* schedvalidate: writing measured.json and the --write-arch architecture file, atomically. */
+#ifndef SV_OUTPUT_H
+#define SV_OUTPUT_H
+#include <jansson.h>
+#include <stdbool.h>
+
+/* Writes obj to path through a temporary file in the same folder and a rename; without force it
+   refuses (-1, message) when path exists. */
+int sv_write_json_atomic(const json_t *obj, const char *path, bool force, char *err, size_t errlen);
+
+/* The architecture description (schedpredict-arch/1, see arch/h100.json): the template's
+   fields, with every figure the device reports replaced and its source saying so. NULL with a
+   message when the template is not an architecture file. */
+json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, char *err, size_t errlen);
+#endif

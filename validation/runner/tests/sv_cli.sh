@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# schedvalidate's command line: usage errors, bad plans, the selection, dumped sources compiled
+# by nvcc for sm_90, and a real run: on a machine without a driver it must exit 4 ("no GPU");
+# where a GPU is usable it must measure both candidates of the hand-made plan.
+#   validation/runner/tests/sv_cli.sh SCHEDVALIDATE     (run from the repository root)
+set -u
+bin=$1
+cd "$(dirname "$0")/../../.."
+plan=tests/inputs/plans/transpose.json
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+. tests/expect.sh
+
+expect 0 "Exit status: 0 done" -- --help
+expect 0 "schedvalidate [0-9]+\.[0-9]+" -- --version
+expect 2 "expected exactly one plan file" -- -o "$tmp/m.json"
+expect 2 "unknown or incomplete option '--frobnicate'" -- --frobnicate "$plan"
+expect 2 "no output file" -- "$plan"
+expect 2 "--repeats '3': expected an integer from 5" -- --repeats 3 -o "$tmp/m.json" "$plan"
+expect 2 "--shard '0/2': expected K/N" -- --shard 0/2 -o "$tmp/m.json" "$plan"
+expect 2 "--backend 'nvprof': expected cupti or ncu" -- --backend nvprof -o "$tmp/m.json" "$plan"
+expect 2 "--write-arch needs --arch-template" -- --write-arch "$tmp/a.json" -o "$tmp/m.json" "$plan"
+expect 2 "--kernel 'nosuch.c:1': the plan has no kernel" -- --kernel nosuch.c:1 -o "$tmp/m.json" "$plan"
+expect 3 "nosuch.json: cannot open the plan" -- -o "$tmp/m.json" tests/inputs/plans/nosuch.json
+head -c 700 "$plan" >"$tmp/cut.json"
+expect 3 "cut.json:[0-9]+:[0-9]+: not valid JSON" -- -o "$tmp/m.json" "$tmp/cut.json"
+sed 's/"reference": 0/"reference": 5/' "$plan" >"$tmp/ref.json"
+expect 3 'ref.json: \$.kernels\[0\].reference: 5 is the id of none' -- -o "$tmp/m.json" "$tmp/ref.json"
+echo '{}' >"$tmp/exists.json"
+expect 2 "exists.json exists; use --force" -- -o "$tmp/exists.json" "$plan"
+expect 0 "transpose.c:9	0	sp_transpose_9_c0" -- --dry-run "$plan"
+expect 0 "^transpose.c:9	1	sp_transpose_9_c1$" -- --dry-run --shard 2/2 "$plan"
+
+# The dumped sources compile with nvcc for sm_90 (as NVRTC compiles them in test_sv_nvrtc).
+expect 0 "sp_transpose_9_c1.cu" -- --dump-sources "$tmp/src" "$plan"
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [ -x "$nvcc" ]; then
+  for f in "$tmp"/src/*.cu; do
+    if "$nvcc" -arch=sm_90 -c "$f" -o "$tmp/$(basename "$f" .cu).o"; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL: nvcc -arch=sm_90 -c $f"; fi
+  done
+else
+  echo "SKIP: no nvcc: the dumped sources were not compiled with nvcc"
+fi
+
+# A real run.
+out=$("$bin" -o "$tmp/m.json" --repeats 5 --timeout-s 120 "$plan" 2>&1)
+rc=$?
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  if [ "$rc" -eq 4 ] && grep -q "no NVIDIA driver" <<<"$out" && [ ! -e "$tmp/m.json" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL: no driver here, want exit 4, got $rc:"; head -5 <<<"$out"
+  fi
+  echo "SKIP: no GPU driver on this machine: the GPU run was not exercised (exit 4 checked)"
+elif [ "$rc" -eq 4 ]; then
+  echo "SKIP: a driver but no usable GPU: $(tail -1 <<<"$out")"
+else
+  # GPU run: both candidates measured, outputs equal, times recorded.
+  if [ "$rc" -eq 0 ] && python3 - "$tmp/m.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+c = m["kernels"][0]["candidates"]
+assert [x["id"] for x in c] == [0, 1], c
+for x in c:
+    assert x["status"] == "ok", x
+    assert x["result"]["equal"] == "bitwise", x
+    assert len(x["time_us"]["runs"]) == 5 and x["time_us"]["median"] > 0, x
+assert m["device"]["sm_count"] > 0 and m["timing"]["l2_flushed"] is True
+PY
+  then pass=$((pass + 1)); echo "GPU run: $(grep -c 'candidate' <<<"$out") progress lines, measured.json checked"
+  else fail=$((fail + 1)); echo "FAIL: GPU run exit $rc:"; tail -20 <<<"$out"; fi
+fi
+
+echo "sv_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
