@@ -4,26 +4,10 @@
 set -u
 bin=$1
 cd "$(dirname "$0")/.."
-pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# expect CODE PATTERN -- ARGS...: exit status CODE and PATTERN (grep -E) in stdout+stderr
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -eq "$code" ] && grep -Eq -- "$pattern" <<<"$out"; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    echo "FAIL: schedpredict $* -> exit $rc (want $code), output:"
-    head -5 <<<"$out"
-    echo "  (wanted /$pattern/)"
-  fi
-}
+. tests/expect.sh
 
 expect 0 "usage: schedpredict" -- --help
 expect 0 "schedpredict [0-9]+\.[0-9]+" -- --version

@@ -5,47 +5,31 @@ set -u
 bin=$1
 cd "$(dirname "$0")/.."
 d=tests/inputs/compare
-pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# expect CODE PATTERN -- ARGS...: exit status CODE and PATTERN (grep -E) in stdout+stderr
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$bin" compare "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -eq "$code" ] && grep -Eq -- "$pattern" <<<"$out"; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    echo "FAIL: schedpredict compare $* -> exit $rc (want $code), output:"
-    head -5 <<<"$out"
-    echo "  (wanted /$pattern/)"
-  fi
-}
+. tests/expect.sh
 
-expect 0 "usage: schedpredict compare" -- --help
-expect 2 "give a plan and at least one measurement" -- $d/plan.json
-expect 2 "unknown option --bogus" -- --bogus $d/plan.json $d/measured.json
-expect 2 "--format takes text, json or csv, not xml" -- --format xml $d/plan.json $d/measured.json
-expect 2 "-o needs a value" -- $d/plan.json $d/measured.json -o
-expect 3 "nosuch.json: cannot read" -- $d/nosuch.json $d/measured.json
-expect 3 "measured.json: schema: is 'schedpredict-measurements', expected 'schedpredict-plan'" -- \
+expect 0 "usage: schedpredict compare" -- compare --help
+expect 2 "give a plan and at least one measurement" -- compare $d/plan.json
+expect 2 "unknown option --bogus" -- compare --bogus $d/plan.json $d/measured.json
+expect 2 "--format takes text, json or csv, not xml" -- compare --format xml $d/plan.json $d/measured.json
+expect 2 "-o needs a value" -- compare $d/plan.json $d/measured.json -o
+expect 3 "nosuch.json: cannot read" -- compare $d/nosuch.json $d/measured.json
+expect 3 "measured.json: schema: is 'schedpredict-measurements', expected 'schedpredict-plan'" -- compare \
   $d/measured.json $d/plan.json
-expect 3 "shard_dup.json: kernels\[0\]\.candidates\[0\]: candidate 2 .* measured twice: here and in .*shard1.json" -- \
+expect 3 "shard_dup.json: kernels\[0\]\.candidates\[0\]: candidate 2 .* measured twice: here and in .*shard1.json" -- compare \
   $d/plan.json $d/shard1.json $d/shard_dup.json
 printf '{"schema": "schedpredict-plan",\n "kernels": [}' >"$tmp/bad.json"
-expect 3 "bad.json:2:.*not valid JSON" -- "$tmp/bad.json" $d/measured.json
+expect 3 "bad.json:2:.*not valid JSON" -- compare "$tmp/bad.json" $d/measured.json
 # a wrong result: the report is written, the bug is on stderr, exit 6
-expect 6 "candidate 3 .* computed a different result than the reference" -- $d/plan.json $d/measured.json
-expect 6 "BUG: candidate 3" -- $d/plan.json $d/shard1.json $d/shard2.json
+expect 6 "candidate 3 .* computed a different result than the reference" -- compare $d/plan.json $d/measured.json
+expect 6 "BUG: candidate 3" -- compare $d/plan.json $d/shard1.json $d/shard2.json
 # everything measured is ok: exit 0, and a note for the kernels no file measured
-expect 0 "R\^2 0.928 \(log-log [0-9.]+\), Spearman rho 0.900" -- $d/plan.json $d/measured_matmul.json
-expect 0 "note: 5 candidate\(s\) of the plan have no measurement" -- $d/plan.json $d/measured_matmul.json
-expect 0 "^kernel,candidate,model_rank" -- --format csv $d/plan.json $d/measured_matmul.json
-expect 0 "\"schema\": \"schedpredict-comparison\"" -- --format json $d/plan.json $d/measured_matmul.json
+expect 0 "R\^2 0.928 \(log-log [0-9.]+\), Spearman rho 0.900" -- compare $d/plan.json $d/measured_matmul.json
+expect 0 "note: 5 candidate\(s\) of the plan have no measurement" -- compare $d/plan.json $d/measured_matmul.json
+expect 0 "^kernel,candidate,model_rank" -- compare --format csv $d/plan.json $d/measured_matmul.json
+expect 0 "\"schema\": \"schedpredict-comparison\"" -- compare --format json $d/plan.json $d/measured_matmul.json
 # measured candidates only: nothing ok -> exit 5
 python3 - "$d/measured.json" "$tmp/none_ok.json" <<'PY'
 import json, sys
@@ -54,17 +38,17 @@ m["kernels"] = [k for k in m["kernels"] if k["id"] == "transpose.c:20"]
 m["kernels"][0]["candidates"] = [c for c in m["kernels"][0]["candidates"] if c["status"] == "compile_error"]
 json.dump(m, open(sys.argv[2], "w"))
 PY
-expect 5 "no candidate was measured with status ok" -- $d/plan.json "$tmp/none_ok.json"
+expect 5 "no candidate was measured with status ok" -- compare $d/plan.json "$tmp/none_ok.json"
 
 # -o: atomic, an existing file is kept unless --force
-expect 0 "" -- -o "$tmp/cmp.json" --format json $d/plan.json $d/measured_matmul.json
+expect 0 "" -- compare -o "$tmp/cmp.json" --format json $d/plan.json $d/measured_matmul.json
 if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/cmp.json"; then
   pass=$((pass + 1))
 else
   fail=$((fail + 1)); echo "FAIL: -o wrote no valid JSON"
 fi
-expect 2 "cmp.json exists; pass --force" -- -o "$tmp/cmp.json" $d/plan.json $d/measured_matmul.json
-expect 0 "" -- --force -o "$tmp/cmp.json" --format csv $d/plan.json $d/measured_matmul.json
+expect 2 "cmp.json exists; pass --force" -- compare -o "$tmp/cmp.json" $d/plan.json $d/measured_matmul.json
+expect 0 "" -- compare --force -o "$tmp/cmp.json" --format csv $d/plan.json $d/measured_matmul.json
 if head -1 "$tmp/cmp.json" | grep -q "^kernel,candidate" && [ -z "$(ls "$tmp" | grep tmp)" ]; then
   pass=$((pass + 1))
 else
