@@ -40,6 +40,13 @@ json.dump(m, open(sys.argv[2], "w"))
 PY
 expect 5 "no candidate was measured with status ok" -- compare $d/plan.json "$tmp/none_ok.json"
 
+# measured from another version of the plan: a warning naming the file
+{ cat $d/plan.json; echo; } >"$tmp/plan_v2.json"
+expect 0 "measured_matmul.json: warning: plan.sha256: it was measured from another plan than .*plan_v2.json" -- \
+  compare "$tmp/plan_v2.json" $d/measured_matmul.json
+out=$("$bin" compare $d/plan.json $d/measured_matmul.json 2>&1 >/dev/null)
+if grep -q "sha256" <<<"$out"; then fail=$((fail + 1)); echo "FAIL: sha256 warning for the right plan"; else pass=$((pass + 1)); fi
+
 # -o: atomic, an existing file is kept unless --force
 expect 0 "" -- compare -o "$tmp/cmp.json" --format json $d/plan.json $d/measured_matmul.json
 if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/cmp.json"; then

@@ -233,6 +233,10 @@ static void test_corrupt(void) {
   expect_error(false, "kernels.0.candidates.1", "metrics", NULL, NULL);
   expect_error(false, "kernels.0.candidates.1", "time_us", NULL, NULL); /* gpu__time_duration */
   expect_error(false, "kernels.0.candidates.1", "message", json_null(), NULL);
+  /* schedvalidate writes an infinite difference as "inf" */
+  expect_error(false, "kernels.1.candidates.3.result", "max_rel_diff", json_string("inf"), NULL);
+  expect_error(false, "kernels.1.candidates.3.result", "max_rel_diff", json_string("huge"),
+               "M.json: kernels[1].candidates[3].result.max_rel_diff: expected a number, found a string");
 
   sp_cmp_data c;
   char err[1024];

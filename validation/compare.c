@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gsl/gsl_statistics_double.h>
 
@@ -212,6 +214,52 @@ static int sp_cmp_usage_error(const char *what, const char *arg) {
   return 2;
 }
 
+/* The SHA-256 of a file as 64 hex digits, from coreutils' sha256sum (as schedvalidate computes
+ * it); false when it cannot be had. */
+static bool sp_sha256_file(const char *path, char hex[65]) {
+  int fd[2];
+  if (pipe(fd) != 0) return false;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return false;
+  }
+  if (pid == 0) {
+    dup2(fd[1], STDOUT_FILENO);
+    close(fd[0]);
+    close(fd[1]);
+    execlp("sha256sum", "sha256sum", "--", path, (char *)NULL);
+    _exit(127);
+  }
+  close(fd[1]);
+  size_t n = 0;
+  ssize_t k;
+  while (n < 64 && (k = read(fd[0], hex + n, 64 - n)) > 0) n += (size_t)k;
+  close(fd[0]);
+  int status;
+  bool ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+            n == 64;
+  hex[ok ? 64 : 0] = 0;
+  return ok;
+}
+
+/* Measurements taken from another version of the plan may give the same ids to other schedules. */
+static void sp_check_plan_hash(const sp_cmp_data *c) {
+  char hex[65];
+  bool have = false, tried = false;
+  for (int i = 0; i < c->nfiles; i++) {
+    const char *want = c->files[i].plan_sha256;
+    if (!want || strspn(want, "0123456789abcdef") != 64) continue;
+    if (!tried) have = sp_sha256_file(c->plan_path, hex), tried = true;
+    if (have && strcmp(hex, want) != 0)
+      fprintf(stderr,
+              "%s: warning: plan.sha256: it was measured from another plan than %s (the "
+              "candidate ids may name other schedules: emit the plan once and run that)\n",
+              c->files[i].path, c->plan_path);
+  }
+}
+
 /* Loud notes on stderr: the candidates that computed a wrong result, and missing shards. */
 static void sp_cmp_warn(const sp_cmp_data *c, bool quiet) {
   int unmeasured = 0, ok = 0;
@@ -288,6 +336,7 @@ int sp_cmp_main(int argc, char **argv, sp_cmp_writer write_output) {
     return 3;
   }
   sp_cmp_analyze(&c);
+  sp_check_plan_hash(&c);
   sp_cmp_warn(&c, quiet);
   char *text = sp_cmp_render(&c, format);
   if (!text) rc = 1;

@@ -410,7 +410,10 @@ static void sp_read_measured_candidate(sp_rd *r, json_t *cj, const char *path,
     char rp[SP_PATH];
     sp_child(rp, path, "result");
     equal = sp_get_str(r, res, rp, "equal", false);
-    rel = sp_get_num(r, res, rp, "max_rel_diff", false, 0, INFINITY);
+    /* JSON has no infinity: schedvalidate writes the string "inf" */
+    json_t *mr = json_object_get(res, "max_rel_diff");
+    if (json_is_string(mr) && strcmp(json_string_value(mr), "inf") == 0) rel = INFINITY;
+    else rel = sp_get_num(r, res, rp, "max_rel_diff", false, 0, INFINITY);
   }
   if (r->failed) return;
   c->meas[SP_CMP_TIME_US] = t;
@@ -444,6 +447,8 @@ int sp_cmp_add_measured_json(sp_cmp_data *c, json_t *root, const char *path, cha
   f->root = json_incref(root);
   sp_rd r = {path, err, n, false};
   sp_check_schema(&r, root, "schedpredict-measurements");
+  json_t *plan = sp_get(&r, root, "", "plan", JSON_OBJECT, false);
+  if (plan) f->plan_sha256 = sp_get_str(&r, plan, "plan", "sha256", false);
   json_t *runner = sp_get(&r, root, "", "runner", JSON_OBJECT, false);
   if (runner) {
     f->shard = sp_get_str(&r, runner, "runner", "shard", false);

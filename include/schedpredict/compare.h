@@ -103,6 +103,7 @@ typedef struct sp_cmp_measured_file {
   const char *path;
   json_t *root;
   const char *device, *shard, *backend, *statistic;
+  const char *plan_sha256; /* of the plan the runner read; NULL when not given */
   bool l2_flushed;
 } sp_cmp_measured_file;
 
