@@ -208,6 +208,8 @@ static void test_corrupt(void) {
                "kernels[1].candidates[2]: candidate id 1 appears twice");
   expect_error(true, "kernels.2", "id", json_string("matmul.c:10"),
                "P.json: kernels[2]: kernel id 'matmul.c:10' appears twice");
+  expect_error(true, "skipped", "0", json_integer(3),
+               "P.json: skipped[0]: expected an object, found an integer");
   expect_error(true, "kernels.1.candidates.0", "block", json_pack("[ii]", 32, 8),
                "kernels[1].candidates[0].block: expected 3 sizes");
   expect_error(true, "kernels.1.candidates", "4", json_string("x"),
@@ -465,6 +467,7 @@ static void test_outputs(void) {
   CHECK(json_integer_value(json_object_get(sum, "candidates_ok")) == 7);
   CHECK(json_integer_value(json_object_get(sum, "wrong_results")) == 1);
   CHECK(json_integer_value(json_object_get(sum, "candidates_not_measured")) == 1);
+  CHECK(json_array_size(json_object_get(root, "skipped")) == 1);
   json_decref(root);
   free(js);
 
@@ -473,6 +476,7 @@ static void test_outputs(void) {
   CHECK(strstr(text, "regret +20.0 %") != NULL);
   CHECK(strstr(text, "matmul.c:10 [matmul]") != NULL);
   CHECK(strstr(text, "matmul.c:10") < strstr(text, "transpose.c:20"));
+  CHECK(strstr(text, "== spmv_short_rows.c:14: not in the plan: a call to a user function") != NULL);
   free(text);
   sp_cmp_free(&c);
 }

@@ -288,6 +288,15 @@ int sp_cmp_load_plan_json(sp_cmp_data *c, json_t *root, const char *path, char *
     c->generator_date = sp_get_str(&r, gen, "generator", "date", false);
   }
   c->model_arch = sp_get_str(&r, root, "", "model_arch", false);
+  c->skipped = sp_get(&r, root, "", "skipped", JSON_ARRAY, false);
+  for (size_t i = 0; c->skipped && i < json_array_size(c->skipped) && !r.failed; i++) {
+    char p[SP_PATH];
+    sp_index(p, "skipped", i);
+    json_t *sj = json_array_get(c->skipped, i);
+    if (!json_is_object(sj)) sp_rd_fail(&r, p, "expected an object, found %s", sp_json_kind(sj));
+    sp_get_str(&r, sj, p, "id", true);
+    sp_get_str(&r, sj, p, "reason", false);
+  }
   json_t *ks = sp_get(&r, root, "", "kernels", JSON_ARRAY, true);
   size_t nk = ks ? json_array_size(ks) : 0;
   if (ks) {

@@ -308,6 +308,12 @@ static void sp_render_text(FILE *out, const sp_cmp_data *c) {
     sp_text_stats(out, k);
     sp_text_candidates(out, k);
   }
+  for (size_t i = 0; c->skipped && i < json_array_size(c->skipped); i++) {
+    json_t *sj = json_array_get(c->skipped, i);
+    const char *why = json_string_value(json_object_get(sj, "reason"));
+    fprintf(out, "%s== %s: not in the plan: %s\n", i ? "" : "\n",
+            json_string_value(json_object_get(sj, "id")), why ? why : "no reason given");
+  }
   sp_text_table(out, c, order);
   free(order);
 }
@@ -461,6 +467,7 @@ static char *sp_render_json(const sp_cmp_data *c) {
   }
   free(order);
   json_object_set_new(root, "kernels", ks);
+  json_object_set_new(root, "skipped", c->skipped ? json_incref(c->skipped) : json_array());
   sp_cmp_summary s = sp_summarize(c);
   json_t *sum = json_object();
   json_object_set_new(sum, "kernels", json_integer(s.kernels));

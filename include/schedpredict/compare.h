@@ -113,6 +113,7 @@ typedef struct sp_cmp_data {
   const char *model_arch, *generator_version, *generator_date;
   sp_cmp_kernel *kernels;
   int nkernels;
+  json_t *skipped; /* the plan's nests that were not generated (borrowed), or NULL */
   sp_cmp_measured_file *files;
   int nfiles;
   int n_wrong_result;
