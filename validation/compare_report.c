@@ -179,12 +179,12 @@ static void sp_text_candidates(FILE *out, const sp_cmp_kernel *k) {
       order[j] = order[j - 1];
     order[j] = i;
   }
-  fprintf(out, "\n  %5s %5s %-26s %-11s %9s %9s %11s %7s %11s %7s %11s %11s %17s\n", "rank", "id",
+  fprintf(out, "\n  %5s %5s %-26s %-11s %9s %9s %11s %7s %11s %7s %11s %14s %17s\n", "rank", "id",
           "mapping", "block", "pred us", "meas us", "requests", "err %", "sectors", "err %",
-          "L1 hit % m/g", "L2 hit % m/g", "DRAM MB m/g");
-  fprintf(out, "  %5s %5s %-26s %-11s %9s %9s %11s %7s %11s %7s %11s %11s %17s\n", "", "",
-          "(* pick, d default, b best)", "", "", "", "(measured)", "", "(measured)", "", "",
-          "(raw)", "");
+          "L1 hit %", "L2 hit %", "DRAM MB");
+  fprintf(out, "  %5s %5s %-26s %-11s %9s %9s %11s %7s %11s %7s %11s %14s %17s\n", "", "",
+          "(* pick, d default, b best)", "", "", "", "(measured)", "", "(measured)", "",
+          "model/GPU", "model/GPU(raw)", "model/GPU");
   for (int r = 0; r < k->ncand; r++) {
     int i = order[r];
     const sp_cmp_candidate *c = &k->cand[i];
@@ -215,7 +215,7 @@ static void sp_text_candidates(FILE *out, const sp_cmp_kernel *k) {
              sp_f(z, sizeof z, "%.0f", c->l2_hit_raw_pct));
     snprintf(dr, sizeof dr, "%s/%s", sp_f(x, sizeof x, "%.4g", c->model[SP_CMP_DRAM_BYTES] / 1e6),
              sp_f(y, sizeof y, "%.4g", c->meas[SP_CMP_DRAM_BYTES] / 1e6));
-    fprintf(out, "  %5d %5lld %-26s %-11s %9s %9s %11s %7s %11s %7s %11s %11s %17s\n",
+    fprintf(out, "  %5d %5lld %-26s %-11s %9s %9s %11s %7s %11s %7s %11s %14s %17s\n",
             c->model_rank, (long long)c->id, map, blk, t1, t2, q, qe, s, se, l1, l2, dr);
   }
   free(order);
