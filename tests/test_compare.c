@@ -481,12 +481,40 @@ static void test_outputs(void) {
   sp_cmp_free(&c);
 }
 
+/* A multi-line message (a compiler log) keeps the text table one line a candidate; the CSV
+ * keeps it whole, quoted. */
+static void test_multiline_message(void) {
+  json_error_t je;
+  json_t *p = json_load_file(DIR "plan.json", 0, &je), *m = json_load_file(DIR "measured.json", 0, &je);
+  assert(p && m);
+  json_object_set_new(at(m, "kernels.1.candidates.1"), "message",
+                      json_string("line one, \"quoted\"\nline two"));
+  sp_cmp_data c;
+  char err[1024];
+  CHECK(sp_cmp_load_plan_json(&c, p, "P.json", err, sizeof err) == 0);
+  CHECK(sp_cmp_add_measured_json(&c, m, "M.json", err, sizeof err) == 0);
+  sp_cmp_analyze(&c);
+  char *text = sp_cmp_render(&c, SP_CMP_TEXT), *csv = sp_cmp_render(&c, SP_CMP_CSV);
+  CHECK(strstr(text, "compile_error: line one, \"quoted\" ...\n") && !strstr(text, "line two"));
+  CHECK(strstr(csv, ",\"line one, \"\"quoted\"\"\nline two\","));
+  int nf[32] = {0};
+  char cell[128];
+  CHECK(csv_rows(csv, nf, 32, 0, 0, cell, sizeof cell) == 11);
+  for (int r = 1; r < 11; r++) CHECK(nf[r] == nf[0]);
+  free(text);
+  free(csv);
+  sp_cmp_free(&c);
+  json_decref(p);
+  json_decref(m);
+}
+
 int main(void) {
   test_hand_computed();
   test_shards();
   test_corrupt();
   test_mutations();
   test_outputs();
+  test_multiline_message();
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
   else printf("test_compare: all checks passed\n");
   return failures ? 1 : 0;

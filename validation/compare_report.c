@@ -196,9 +196,12 @@ static void sp_text_candidates(FILE *out, const sp_cmp_kernel *k) {
              (long long)c->block[2]);
     sp_f(t1, sizeof t1, "%.2f", c->model[SP_CMP_TIME_US]);
     if (!c->ok) {
-      fprintf(out, "  %5d %5lld %-26s %-11s %9s %9s  %s%s%s\n", c->model_rank, (long long)c->id,
-              map, blk, t1, "-", c->measured_file ? c->status : "not measured",
-              c->message ? ": " : "", c->message ? c->message : "");
+      /* the first line of the message (a compiler log can be long) */
+      const char *msg = c->message ? c->message : "";
+      int mlen = (int)strcspn(msg, "\r\n");
+      fprintf(out, "  %5d %5lld %-26s %-11s %9s %9s  %s%s%.*s%s\n", c->model_rank,
+              (long long)c->id, map, blk, t1, "-", c->measured_file ? c->status : "not measured",
+              *msg ? ": " : "", mlen < 160 ? mlen : 160, msg, msg[mlen] || mlen > 160 ? " ..." : "");
       continue;
     }
     sp_f(t2, sizeof t2, "%.2f", c->meas[SP_CMP_TIME_US]);
