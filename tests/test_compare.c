@@ -474,6 +474,7 @@ static void test_outputs(void) {
   char *text = sp_cmp_render(&c, SP_CMP_TEXT);
   CHECK(strstr(text, "BUG: candidate 3 computed a different result") != NULL);
   CHECK(strstr(text, "regret +20.0 %") != NULL);
+  CHECK(strstr(text, "not ok (excluded): 2 (1 compile_error, 1 wrong_result), not measured: 0"));
   CHECK(strstr(text, "matmul.c:10 [matmul]") != NULL);
   CHECK(strstr(text, "matmul.c:10") < strstr(text, "transpose.c:20"));
   CHECK(strstr(text, "== spmv_short_rows.c:14: not in the plan: a call to a user function") != NULL);

@@ -332,11 +332,12 @@ int sp_cmp_load_plan(sp_cmp_data *c, const char *path, char *err, size_t n) {
   return sp_read_file(c, path, sp_cmp_load_plan_json, err, n);
 }
 
+const char *const sp_cmp_statuses[SP_CMP_NSTATUS] = {
+    "ok", "compile_error", "launch_error", "fault", "timeout", "wrong_result", "too_large", "skipped"};
+
 static bool sp_known_status(const char *s) {
-  static const char *const statuses[] = {"ok", "compile_error", "launch_error", "fault", "timeout",
-                                         "wrong_result", "too_large", "skipped"};
-  for (size_t i = 0; i < sizeof statuses / sizeof *statuses; i++)
-    if (strcmp(s, statuses[i]) == 0) return true;
+  for (int i = 0; i < SP_CMP_NSTATUS; i++)
+    if (strcmp(s, sp_cmp_statuses[i]) == 0) return true;
   return false;
 }
 

@@ -121,11 +121,26 @@ static const char *sp_ordinal(int n) {
                                                  : n % 10 == 3 ? "rd" : "th";
 }
 
+/* " (2 compile_error, 1 timeout)": the statuses other than ok of nk kernels from k. */
+static void sp_text_status_counts(FILE *out, const sp_cmp_kernel *k, int nk) {
+  bool any = false;
+  for (int s = 1; s < SP_CMP_NSTATUS; s++) {
+    int n = 0;
+    for (int i = 0; i < nk; i++)
+      for (int j = 0; j < k[i].ncand; j++)
+        n += k[i].cand[j].measured_file && strcmp(k[i].cand[j].status, sp_cmp_statuses[s]) == 0;
+    if (n) fprintf(out, "%s%d %s", any ? ", " : " (", n, sp_cmp_statuses[s]);
+    any |= n > 0;
+  }
+  if (any) fputs(")", out);
+}
+
 static void sp_text_stats(FILE *out, const sp_cmp_kernel *k) {
   const sp_cmp_kernel_stats *st = &k->st;
   char a[32], b[32], d[32], e[32];
-  fprintf(out, "  measured ok: %d, not ok (excluded): %d, not measured: %d\n", st->n_ok,
-          st->n_failed, st->n_unmeasured);
+  fprintf(out, "  measured ok: %d, not ok (excluded): %d", st->n_ok, st->n_failed);
+  sp_text_status_counts(out, k, 1);
+  fprintf(out, ", not measured: %d\n", st->n_unmeasured);
   if (st->chosen < 0) {
     fputs("  no candidate measured ok: no statistics\n", out);
     return;
@@ -257,9 +272,10 @@ static void sp_text_table(FILE *out, const sp_cmp_data *c, const int *order) {
           sp_f(v[7], 16, "%.3f", sp_paper_median(offsetof(sp_cmp_paper_row, r2))),
           sp_f(v[8], 16, "%.2f", sp_paper_median(offsetof(sp_cmp_paper_row, speedup))));
   fprintf(out,
-          "\nSummary over %d kernels (%d with candidates measured ok): %d candidates ok, %d not ok, "
-          "%d not measured, %d wrong results\n",
-          s.kernels, s.with_stats, s.ok, s.failed, s.unmeasured, s.wrong);
+          "\nSummary over %d kernels (%d with candidates measured ok): %d candidates ok, %d not ok",
+          s.kernels, s.with_stats, s.ok, s.failed);
+  sp_text_status_counts(out, c->kernels, c->nkernels);
+  fprintf(out, ", %d not measured; %d wrong results\n", s.unmeasured, s.wrong);
   fprintf(out,
           "  model's pick is the measured best in %d kernels, within 10 %% of it in %d; median "
           "regret %s %%\n",

@@ -45,6 +45,10 @@ typedef struct sp_cmp_field_info {
 
 extern const sp_cmp_field_info sp_cmp_fields[SP_CMP_NFIELDS];
 
+/* The candidate statuses of measured.json (validation/FORMATS.md). */
+#define SP_CMP_NSTATUS 8
+extern const char *const sp_cmp_statuses[SP_CMP_NSTATUS];
+
 typedef struct sp_cmp_candidate {
   /* from the plan */
   int64_t id;
