@@ -7,6 +7,7 @@
 
 #include "schedpredict/analyzer.h"
 #include "schedpredict/arch.h"
+#include "schedpredict/compare.h"
 #include "schedpredict/plan.h"
 #include "schedpredict/rank.h"
 
@@ -43,6 +44,9 @@ static const char sp_usage[] =
     "  --version             print the version\n"
     "  -h, --help            this text\n"
     "  -- ARGS               arguments for the C parser (e.g. -DN=4096 -I include)\n"
+    "\n"
+    "schedpredict compare PLAN.json MEASURED.json...  holds a plan's predictions against GPU\n"
+    "measurements ('schedpredict compare --help')\n"
     "\n"
     "exit codes: 0 ok; 1 internal error; 2 bad command line; 3 a file is missing, unreadable\n"
     "or not valid C; 4 a bound needs a value (--param) or an offset overflows; 5 no loop nest.\n";
@@ -406,6 +410,7 @@ static char *sp_join_args(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "compare") == 0) return sp_cmp_main(argc - 1, argv + 1, sp_write_output);
   sp_cli cli;
   memset(&cli, 0, sizeof cli);
   cli.l1_variant = SP_CM_L1_BASE; /* reproduces Hopper's measured L1 hits; see README */

@@ -11,6 +11,7 @@ packages=(
   libgsl-dev                                     # statistics for validation
   libjansson-dev                                 # JSON reading and writing
   valgrind python3
+  python3-matplotlib                             # scripts/plot_validation.py
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -4,7 +4,6 @@
 set -u
 bin=$1
 cd "$(dirname "$0")/.."
-pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,4 +1,7 @@
-# Sourced by the shell tests (run from the repository root); counts into pass and fail.
+# Sourced by the shell tests (run from the repository root): expect(), counting into pass and
+# fail, running "$bin".
+pass=0 fail=0
+
 # expect CODE PATTERN -- ARGS...: exit status CODE and PATTERN (grep -E) in stdout+stderr
 expect() {
   local code=$1 pattern=$2

@@ -1,4 +1,6 @@
 # Sources of the validation stage, added to the one library (see the top-level CMakeLists.txt).
 list(APPEND SP_CORE_SOURCES
-  validation/plan.c
-)
+  ${CMAKE_CURRENT_LIST_DIR}/plan.c
+  ${CMAKE_CURRENT_LIST_DIR}/compare.c
+  ${CMAKE_CURRENT_LIST_DIR}/compare_read.c
+  ${CMAKE_CURRENT_LIST_DIR}/compare_report.c)
