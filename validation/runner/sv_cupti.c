@@ -2,6 +2,8 @@
    is built once per process; each profile resets the counter data image. */
 #include "sv_cupti.h"
 
+#include <stdbool.h>
+
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -99,10 +101,19 @@ static void release_host(sv_cupti *c) {
   free(c->config);
 }
 
+/* cuptiDeviceGetChipName crashes (seen on an H100, CUDA 13.0) unless the profiler is initialized:
+ * initialize around the call and keep a copy of the name. */
 const char *sv_cupti_chip_name(int device_index) {
+  static char name[64];
+  CUpti_Profiler_Initialize_Params pi = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  if (cuptiProfilerInitialize(&pi) != CUPTI_SUCCESS) return NULL;
   CUpti_Device_GetChipName_Params p = {.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE};
   p.deviceIndex = (size_t)device_index;
-  return cuptiDeviceGetChipName(&p) == CUPTI_SUCCESS ? p.pChipName : NULL;
+  bool ok = cuptiDeviceGetChipName(&p) == CUPTI_SUCCESS && p.pChipName;
+  if (ok) snprintf(name, sizeof name, "%s", p.pChipName);
+  CUpti_Profiler_DeInitialize_Params pd = {.structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+  cuptiProfilerDeInitialize(&pd);
+  return ok ? name : NULL;
 }
 
 static int target_open(sv_cupti *c, CUcontext ctx, int device_index, size_t *passes, char *err,
