@@ -355,7 +355,7 @@ static void sp_read_metrics(sp_rd *r, json_t *cj, const char *path, sp_cmp_candi
     c->meas[counts[i]] = sp_get_num(r, m, mp, name, false, 0, INFINITY);
   }
   c->l1_hit_raw_pct = sp_get_num(r, m, mp, SP_L1_RAW_METRIC, false, 0, 100);
-  c->l2_hit_raw_pct = sp_get_num(r, m, mp, SP_L2_RAW_METRIC, false, 0, 100);
+  c->l2_hit_raw_pct = sp_get_num(r, m, mp, SP_L2_RAW_METRIC, false, 0, INFINITY); /* > 100 seen on the H100 */
   c->occupancy_pct = sp_get_num(r, m, mp, SP_OCC_METRIC, false, 0, 100);
   double ns = sp_get_num(r, m, mp, SP_DURATION_METRIC, false, 0, INFINITY);
   if (isnan(c->meas[SP_CMP_TIME_US])) c->meas[SP_CMP_TIME_US] = ns / 1000.0;
@@ -363,16 +363,11 @@ static void sp_read_metrics(sp_rd *r, json_t *cj, const char *path, sp_cmp_candi
   if (isnan(c->meas[SP_CMP_L1_HIT_PCT])) c->meas[SP_CMP_L1_HIT_PCT] = c->l1_hit_raw_pct;
   c->meas[SP_CMP_L2_HIT_PCT] = sp_pct_of(c->meas[SP_CMP_L2_HIT_SECTORS], c->meas[SP_CMP_L2_SECTORS]);
   c->meas[SP_CMP_DRAM_SECTORS] = c->meas[SP_CMP_DRAM_BYTES] / 32.0;
-  static const sp_cmp_field hits[2][2] = {{SP_CMP_L1_HIT_SECTORS, SP_CMP_LD_SECTORS},
-                                           {SP_CMP_L2_HIT_SECTORS, SP_CMP_L2_SECTORS}};
-  for (int i = 0; i < 2; i++) {
-    double h = c->meas[hits[i][0]], all = c->meas[hits[i][1]];
-    if (h > all) {
-      char p[SP_PATH];
-      sp_child(p, mp, sp_cmp_fields[hits[i][0]].nsight);
-      sp_rd_fail(r, p, "%.0f hit sectors exceed the %.0f sectors looked up", h, all);
-    }
-  }
+  /* The hit and lookup counters come from different replay passes of the kernel, and they differ
+   * by a fraction of a percent between passes (seen on the H100: hits 0.1-4 % above lookups on
+   * kernels with heavy L2 reuse); a derived rate is capped at 100 %, the raw counters are kept. */
+  if (c->meas[SP_CMP_L1_HIT_PCT] > 100) c->meas[SP_CMP_L1_HIT_PCT] = 100;
+  if (c->meas[SP_CMP_L2_HIT_PCT] > 100) c->meas[SP_CMP_L2_HIT_PCT] = 100;
 }
 
 static void sp_read_measured_candidate(sp_rd *r, json_t *cj, const char *path,
