@@ -54,8 +54,9 @@ static void usage(FILE *f) {
           "Environment: SCHEDVALIDATE_LIBCUDA=PATH loads that driver library instead of libcuda.so.1.\n"
           "\n"
           "Exit status: 0 done (candidates that failed are recorded with their status), 1 the run\n"
-          "failed (output not writable, ...), 2 bad usage or output exists, 3 bad plan, 4 no GPU or\n"
-          "no NVIDIA driver, 5 profiling not permitted (use --no-metrics or get counter access).\n");
+          "failed (output not writable, ...) or was interrupted by SIGINT/SIGTERM (what was measured\n"
+          "is written, the rest marked skipped), 2 bad usage or output exists, 3 bad plan, 4 no GPU\n"
+          "or no NVIDIA driver, 5 profiling not permitted (use --no-metrics or get counter access).\n");
 }
 
 static int die(int code, const char *fmt, const char *arg) {
@@ -326,7 +327,16 @@ int main(int argc, char **argv) {
     if (rc == SV_EXIT_NOPERM && strstr(res.message, "--no-metrics") == NULL)
       fprintf(stderr, "schedvalidate: profiling is not permitted here; rerun with --no-metrics to time only\n");
   } else {
-    if (use_ncu) ncu_pass(&plan, plan_path, items, n, res.records, ncu, go.device, (int)timeout_s * 4);
+    if (res.interrupted) {
+      /* Keep what was measured: the rest is recorded as skipped, and the run fails. */
+      for (long i = 0; i < n; i++)
+        if (!res.records[i])
+          res.records[i] = json_pack("{s:I, s:s, s:s}", "id",
+                                     (json_int_t)plan.kernels[items[i].kernel].cands[items[i].cand].id,
+                                     "status", "skipped", "message", "the run was interrupted before it");
+      rc = SV_EXIT_ERROR;
+    } else if (use_ncu)
+      ncu_pass(&plan, plan_path, items, n, res.records, ncu, go.device, (int)timeout_s * 4);
     char *command = join_argv(argc, argv);
     json_t *m = measured_json(&plan, plan_path, items, n, &res, command ? command : "", backend, shard, &go);
     free(command);
@@ -334,7 +344,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "schedvalidate: %s\n", m ? err : "out of memory building the output");
       rc = SV_EXIT_ERROR;
     } else
-      fprintf(stderr, "schedvalidate: wrote %s\n", out);
+      fprintf(stderr, "schedvalidate: wrote %s%s\n", out, res.interrupted ? " (interrupted: partial)" : "");
     json_decref(m);
     if (!rc && warch) {
       json_t *a = res.device ? sv_arch_from_device(tmpl, res.device, err, sizeof err) : NULL;

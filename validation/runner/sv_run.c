@@ -41,6 +41,9 @@ static json_t *too_large_record(const sv_candidate *c, const char *why) {
 
 static int child_main(const sv_job *job, const sv_results *res, size_t start, FILE *out) {
   char err[8192];
+  /* The parent decides when to stop (and then kills this process). */
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
   sv_gpu *g;
   json_t *dev;
   int rc = sv_gpu_open(&g, &job->gpu, &dev, err, sizeof err);
@@ -121,6 +124,10 @@ int sv_run_one(const sv_plan *plan, size_t k, size_t c, int device) {
 }
 
 /* ---------------------------------------------------------------- parent */
+
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig) { g_stop = sig; }
 
 static double now_s(void) {
   struct timespec t;
@@ -279,6 +286,7 @@ static void supervise(const sv_job *job, sv_results *res, child_state *cs) {
     }
     struct pollfd p = {fd[0], POLLIN, 0};
     int pr = poll(&p, 1, (int)(left * 1000) + 1);
+    if (g_stop) break;
     if (pr < 0 && errno == EINTR) continue;
     if (pr == 0) continue;
     if (pr < 0 || !lb_fill(&lb, fd[0])) break;
@@ -291,11 +299,15 @@ static void supervise(const sv_job *job, sv_results *res, child_state *cs) {
   }
   close(fd[0]);
   free(lb.buf);
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out || g_stop) kill(pid, SIGKILL);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   char why[512];
+  if (g_stop) {
+    cs->item = cs->ref = -1;
+    return;
+  }
   if (timed_out)
     snprintf(why, sizeof why, "no result within --timeout-s %d s; the runner's child was killed", job->timeout_s);
   else
@@ -333,13 +345,18 @@ int sv_run(const sv_job *job, sv_results *res) {
   }
   child_state cs = {.item = -1, .ref = -1, .next = 0};
   int stalls = 0;
-  while (cs.next < job->n_items) {
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  while (cs.next < job->n_items && !g_stop) {
     size_t before = cs.next;
     supervise(job, res, &cs);
     if (cs.fatal) {
       res->exit_code = cs.fatal;
       snprintf(res->message, sizeof res->message, "%s", cs.fatal_msg);
-      return cs.fatal;
+      break;
     }
     if (cs.next == before) {
       /* No progress: after three children died before finishing item `next`, give it up. */
@@ -351,7 +368,14 @@ int sv_run(const sv_job *job, sv_results *res) {
     } else
       stalls = 0;
   }
-  return SV_EXIT_OK;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (g_stop && !res->exit_code) {
+    res->interrupted = true;
+    fprintf(stderr, "schedvalidate: interrupted by signal %d; %zu of %zu candidates measured\n", (int)g_stop,
+            cs.next, job->n_items);
+  }
+  return res->exit_code;
 }
 
 void sv_results_free(sv_results *res, size_t n_items, size_t n_kernels) {
