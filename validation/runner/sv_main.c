@@ -347,7 +347,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "schedvalidate: wrote %s%s\n", out, res.interrupted ? " (interrupted: partial)" : "");
     json_decref(m);
     if (!rc && warch) {
-      json_t *a = res.device ? sv_arch_from_device(tmpl, res.device, err, sizeof err) : NULL;
+      json_t *a = res.device ? sv_arch_from_device(tmpl, res.device, warch, err, sizeof err) : NULL;
       if (!a || sv_write_json_atomic(a, warch, force, err, sizeof err)) {
         fprintf(stderr, "schedvalidate: --write-arch: %s\n", res.device ? err : "no device description");
         rc = SV_EXIT_ERROR;

@@ -5,8 +5,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SV_LOG_MAX 4000
+
+/* "--include-path=<toolkit>/include" when the toolkit's headers are there, so that candidates may
+   include e.g. <cuda_fp16.h>. */
+static int toolkit_include(char *opt, size_t len) {
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+    char probe[4096];
+    if (!roots[i] || !*roots[i] || strlen(roots[i]) > 4000) continue;
+    snprintf(probe, sizeof probe, "%s/include/cuda_fp16.h", roots[i]);
+    if (access(probe, R_OK) == 0) {
+      snprintf(opt, len, "--include-path=%s/include", roots[i]);
+      return 1;
+    }
+  }
+  return 0;
+}
 
 int sv_nvrtc_compile(const char *prelude, const char *source, const char *name, const char *arch,
                      char **cubin, size_t *size, char *err, size_t errlen) {
@@ -22,10 +39,10 @@ int sv_nvrtc_compile(const char *prelude, const char *source, const char *name, 
   nvrtcResult nr = nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL);
   free(src);
   if (nr != NVRTC_SUCCESS) return snprintf(err, errlen, "nvrtcCreateProgram: %s", nvrtcGetErrorString(nr)), -1;
-  char archopt[48];
+  char archopt[48], incopt[4200];
   snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
-  const char *opts[] = {archopt, "-default-device", "-lineinfo"};
-  nr = nvrtcCompileProgram(prog, 3, opts);
+  const char *opts[4] = {archopt, "-default-device", "-lineinfo", incopt};
+  nr = nvrtcCompileProgram(prog, toolkit_include(incopt, sizeof incopt) ? 4 : 3, opts);
   if (nr != NVRTC_SUCCESS) {
     size_t ln = 0;
     char *log = NULL;

@@ -34,8 +34,21 @@ static void test_compile_error(void) {
   CHECK(strstr(err, "NVRTC (sm_90)") != NULL && strstr(err, "undefined_name") != NULL);
 }
 
+/* The toolkit's headers are found (here /usr/local/cuda/include or $CUDA_HOME/include). */
+static void test_toolkit_header(void) {
+  char *cubin, err[8192];
+  size_t n;
+  int rc = sv_nvrtc_compile("#include <cuda_fp16.h>\n",
+                            "extern \"C\" __global__ void h(__half *a) { a[0] = __float2half(1.5f); }", "h",
+                            "sm_90", &cubin, &n, err, sizeof err);
+  CHECK_EQ_INT(rc, 0);
+  if (rc) fprintf(stderr, "%s\n", err);
+  else free(cubin);
+}
+
 int main(void) {
   SP_RUN(test_plan_compiles);
   SP_RUN(test_compile_error);
+  SP_RUN(test_toolkit_header);
   return SP_TEST_END();
 }
