@@ -54,7 +54,7 @@ build_runner() {
   for f in "$here"/validation/runner/sv_*.c; do srcs+=("$f"); done
   ${CC:-cc} -std=c11 -O2 -g -D_GNU_SOURCE -DSV_VERSION="\"$ver\"" -Wall -Wextra "${inc[@]}" "${srcs[@]}" \
     -o "$build/schedvalidate" "${libs[@]}" \
-    -L"$cuda/lib64" -L"$cuda/lib" -L"$cuda/extras/CUPTI/lib64" -lnvrtc -lcupti -ldl -lm \
+    -L"$cuda/lib64" -L"$cuda/lib" -L"$cuda/extras/CUPTI/lib64" -lnvrtc -lcupti -ldl -lm -pthread \
     -Wl,-rpath,"$cuda/lib64:$cuda/lib:$cuda/extras/CUPTI/lib64"
 }
 say "building schedvalidate in $build (log: $out/build.log)"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sv_compare.h"
 #include "sv_cu.h"
@@ -34,6 +35,7 @@ struct sv_gpu {
   unsigned char (*ref_red)[8], (*out_red)[8];
   bool ref_ok;
   char ref_msg[512];
+  sv_nvrtc_job *bins; /* per candidate of the kernel: compiled ahead by sv_gpu_precompile */
   /* current candidate */
   CUmodule mod;
   CUfunction fn;
@@ -206,9 +208,27 @@ static size_t n_elems(const sv_array *a) {
   return a->init == SV_INIT_BYTES ? (size_t)a->bytes : (size_t)a->bytes / (size_t)a->elem_size;
 }
 
+void sv_gpu_precompile(sv_gpu *g, const size_t *cands, size_t n) {
+  const sv_kernel *k = g->k;
+  if (!k || g->bins || !(g->bins = calloc(k->n_cands, sizeof *g->bins))) return;
+  sv_nvrtc_job *jobs = calloc(n ? n : 1, sizeof *jobs);
+  if (!jobs) return;
+  for (size_t i = 0; i < n; i++) jobs[i] = (sv_nvrtc_job){k->cands[cands[i]].source, k->cands[cands[i]].kernel_name, NULL, 0, NULL};
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  sv_nvrtc_compile_all(k->prelude, g->arch, jobs, n, cpus > 1 ? (int)cpus : 1);
+  for (size_t i = 0; i < n; i++) g->bins[cands[i]] = jobs[i];
+  free(jobs);
+}
+
 void sv_gpu_kernel_end(sv_gpu *g) {
   const sv_kernel *k = g->k;
   if (!k) return;
+  for (size_t i = 0; g->bins && i < k->n_cands; i++) {
+    free(g->bins[i].cubin);
+    free(g->bins[i].err);
+  }
+  free(g->bins);
+  g->bins = NULL;
   for (size_t i = 0; i < k->n_arrays; i++) {
     if (g->d_arr && g->d_arr[i]) sv_cu.cuMemFree(g->d_arr[i]);
     if (g->d_pristine && g->d_pristine[i]) sv_cu.cuMemFree(g->d_pristine[i]);
@@ -332,7 +352,12 @@ static int build(sv_gpu *g, const sv_candidate *c, char *err, size_t errlen) {
   unload(g);
   char *cubin;
   size_t n;
-  if (sv_nvrtc_compile(g->k->prelude, c->source, c->kernel_name, g->arch, &cubin, &n, err, errlen))
+  sv_nvrtc_job *j = g->bins ? &g->bins[c - g->k->cands] : NULL;
+  if (j && j->err) return msg(err, errlen, "%s", j->err);
+  if (j && j->cubin) {
+    cubin = j->cubin;
+    j->cubin = NULL;
+  } else if (sv_nvrtc_compile(g->k->prelude, c->source, c->kernel_name, g->arch, &cubin, &n, err, errlen))
     return -1;
   CUresult r = sv_cu.cuModuleLoadData(&g->mod, cubin);
   free(cubin);

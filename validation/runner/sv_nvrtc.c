@@ -2,6 +2,8 @@
 #include "sv_nvrtc.h"
 
 #include <nvrtc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,4 +69,35 @@ int sv_nvrtc_compile(const char *prelude, const char *source, const char *name, 
   *cubin = bin;
   *size = n;
   return 0;
+}
+
+typedef struct {
+  const char *prelude, *arch;
+  sv_nvrtc_job *jobs;
+  size_t n;
+  atomic_size_t next;
+} batch;
+
+static void *worker(void *p) {
+  batch *b = p;
+  char err[8192];
+  for (size_t i; (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
+    sv_nvrtc_job *j = &b->jobs[i];
+    if (sv_nvrtc_compile(b->prelude, j->source, j->name, b->arch, &j->cubin, &j->size, err, sizeof err))
+      j->err = strdup(err);
+  }
+  return NULL;
+}
+
+void sv_nvrtc_compile_all(const char *prelude, const char *arch, sv_nvrtc_job *jobs, size_t n,
+                          int threads) {
+  batch b = {prelude, arch, jobs, n, 0};
+  if (threads > (int)n) threads = (int)n;
+  if (threads > 64) threads = 64;
+  pthread_t t[64];
+  int started = 0;
+  for (; started < threads - 1; started++)
+    if (pthread_create(&t[started], NULL, worker, &b)) break;
+  worker(&b); /* this thread works too, and alone when no thread could start */
+  for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
 }

@@ -39,6 +39,18 @@ static json_t *too_large_record(const sv_candidate *c, const char *why) {
   return json_pack("{s:I, s:s, s:s}", "id", (json_int_t)c->id, "status", "too_large", "message", why);
 }
 
+/* Compiles the candidates of item pos's kernel that this child will run, and the reference. */
+static void precompile(sv_gpu *g, const sv_job *job, size_t pos, bool with_reference) {
+  size_t k = job->items[pos].kernel, ref = job->plan->kernels[k].reference, n = 0;
+  size_t *cands = malloc((job->n_items - pos + 1) * sizeof *cands);
+  if (!cands) return;
+  if (with_reference) cands[n++] = ref;
+  for (size_t i = pos; i < job->n_items && job->items[i].kernel == k; i++)
+    if (job->items[i].cand != ref) cands[n++] = job->items[i].cand;
+  sv_gpu_precompile(g, cands, n);
+  free(cands);
+}
+
 static int child_main(const sv_job *job, const sv_results *res, size_t start, FILE *out) {
   char err[8192];
   /* The parent decides when to stop (and then kills this process). */
@@ -63,17 +75,20 @@ static int child_main(const sv_job *job, const sv_results *res, size_t start, FI
       else if (kr) {
         fprintf(stderr, "schedvalidate: kernel %s: %s\n", k->id, err);
         return kr;
-      } else if (res->ref_bad[cur]) {
-        sv_gpu_reference_failed(g, res->ref_msg[cur] ? res->ref_msg[cur] : "it failed");
-      } else if (it->cand != k->reference) {
-        emit(out, json_pack("{s:s, s:I}", "type", "begin", "ref", (json_int_t)cur));
-        int rr = sv_gpu_reference(g, k->reference, err, sizeof err);
-        if (rr) {
-          sv_gpu_reference_failed(g, err);
-          emit(out, json_pack("{s:s, s:I, s:s}", "type", "refbad", "kernel", (json_int_t)cur, "message", err));
-          if (rr > 1) {
-            sv_gpu_close(g);
-            return rr;
+      } else {
+        precompile(g, job, pos, !res->ref_bad[cur]);
+        if (res->ref_bad[cur]) {
+          sv_gpu_reference_failed(g, res->ref_msg[cur] ? res->ref_msg[cur] : "it failed");
+        } else if (it->cand != k->reference) {
+          emit(out, json_pack("{s:s, s:I}", "type", "begin", "ref", (json_int_t)cur));
+          int rr = sv_gpu_reference(g, k->reference, err, sizeof err);
+          if (rr) {
+            sv_gpu_reference_failed(g, err);
+            emit(out, json_pack("{s:s, s:I, s:s}", "type", "refbad", "kernel", (json_int_t)cur, "message", err));
+            if (rr > 1) {
+              sv_gpu_close(g);
+              return rr;
+            }
           }
         }
       }
