@@ -322,19 +322,25 @@ int main(int argc, char **argv) {
   sv_job job = {&plan, items, (size_t)n, go, (int)timeout_s};
   sv_results res;
   int rc = sv_run(&job, &res);
+  bool measured = false; /* anything to write? */
+  for (long i = 0; i < n; i++) measured |= res.records && res.records[i] != NULL;
   if (rc) {
     fprintf(stderr, "schedvalidate: %s\n", res.message);
     if (rc == SV_EXIT_NOPERM && strstr(res.message, "--no-metrics") == NULL)
       fprintf(stderr, "schedvalidate: profiling is not permitted here; rerun with --no-metrics to time only\n");
-  } else {
-    if (res.interrupted) {
+  }
+  if (measured || (!rc && n == 0)) { /* a shard without candidates still leaves its file */
+    bool partial = rc || res.interrupted;
+    if (partial) {
       /* Keep what was measured: the rest is recorded as skipped, and the run fails. */
+      char why[2200];
+      snprintf(why, sizeof why, "not run: %s", rc ? res.message : "the run was interrupted");
       for (long i = 0; i < n; i++)
         if (!res.records[i])
           res.records[i] = json_pack("{s:I, s:s, s:s}", "id",
                                      (json_int_t)plan.kernels[items[i].kernel].cands[items[i].cand].id,
-                                     "status", "skipped", "message", "the run was interrupted before it");
-      rc = SV_EXIT_ERROR;
+                                     "status", "skipped", "message", why);
+      if (!rc) rc = SV_EXIT_ERROR;
     } else if (use_ncu)
       ncu_pass(&plan, plan_path, items, n, res.records, ncu, go.device, (int)timeout_s * 4);
     char *command = join_argv(argc, argv);
@@ -344,17 +350,17 @@ int main(int argc, char **argv) {
       fprintf(stderr, "schedvalidate: %s\n", m ? err : "out of memory building the output");
       rc = SV_EXIT_ERROR;
     } else
-      fprintf(stderr, "schedvalidate: wrote %s%s\n", out, res.interrupted ? " (interrupted: partial)" : "");
+      fprintf(stderr, "schedvalidate: wrote %s%s\n", out, partial ? " (partial: the rest is marked skipped)" : "");
     json_decref(m);
-    if (!rc && warch) {
-      json_t *a = res.device ? sv_arch_from_device(tmpl, res.device, warch, err, sizeof err) : NULL;
-      if (!a || sv_write_json_atomic(a, warch, force, err, sizeof err)) {
-        fprintf(stderr, "schedvalidate: --write-arch: %s\n", res.device ? err : "no device description");
-        rc = SV_EXIT_ERROR;
-      } else
-        fprintf(stderr, "schedvalidate: wrote %s\n", warch);
-      json_decref(a);
-    }
+  }
+  if (!rc && warch) {
+    json_t *a = res.device ? sv_arch_from_device(tmpl, res.device, warch, err, sizeof err) : NULL;
+    if (!a || sv_write_json_atomic(a, warch, force, err, sizeof err)) {
+      fprintf(stderr, "schedvalidate: --write-arch: %s\n", res.device ? err : "no device description");
+      rc = SV_EXIT_ERROR;
+    } else
+      fprintf(stderr, "schedvalidate: wrote %s\n", warch);
+    json_decref(a);
   }
   json_decref(tmpl);
   sv_results_free(&res, (size_t)n, plan.n_kernels);

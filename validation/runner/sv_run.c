@@ -4,7 +4,9 @@
      {"type":"begin","item":I} / {"type":"begin","ref":K}   work on item I / kernel K's reference
      {"type":"result","item":I,"record":{...}}
      {"type":"refbad","kernel":K,"message":"..."}
-     {"type":"fatal","code":C,"message":"..."}  then the child exits with C */
+     {"type":"fatal","code":C,"message":"..."}  then the child exits with C
+     {"type":"setup"|"compiled","kernel":K}     progress while a kernel's arrays and CUBINs are made
+   The parent allows --timeout-s from each line to the next. */
 #include "sv_run.h"
 
 #include <errno.h>
@@ -69,6 +71,7 @@ static int child_main(const sv_job *job, const sv_results *res, size_t start, FI
     const sv_kernel *k = &job->plan->kernels[it->kernel];
     if (it->kernel != cur) {
       cur = it->kernel;
+      emit(out, json_pack("{s:s, s:I}", "type", "setup", "kernel", (json_int_t)cur));
       int kr = sv_gpu_kernel_begin(g, k, err, sizeof err);
       too_large = kr == 1;
       if (too_large) snprintf(too_large_why, sizeof too_large_why, "%.1000s", err);
@@ -77,6 +80,7 @@ static int child_main(const sv_job *job, const sv_results *res, size_t start, FI
         return kr;
       } else {
         precompile(g, job, pos, !res->ref_bad[cur]);
+        emit(out, json_pack("{s:s, s:I}", "type", "compiled", "kernel", (json_int_t)cur));
         if (res->ref_bad[cur]) {
           sv_gpu_reference_failed(g, res->ref_msg[cur] ? res->ref_msg[cur] : "it failed");
         } else if (it->cand != k->reference) {
@@ -305,11 +309,12 @@ static void supervise(const sv_job *job, sv_results *res, child_state *cs) {
     if (pr < 0 && errno == EINTR) continue;
     if (pr == 0) continue;
     if (pr < 0 || !lb_fill(&lb, fd[0])) break;
+    /* Every line is progress: the limit counts from the last one (a candidate sends none between
+       its begin and its result). */
     for (char *line; (line = lb_line(&lb));) {
-      long before_item = cs->item, before_ref = cs->ref;
       handle_line(job, res, cs, line);
       free(line);
-      if (cs->item != before_item || cs->ref != before_ref) deadline = now_s() + job->timeout_s;
+      deadline = now_s() + job->timeout_s;
     }
   }
   close(fd[0]);

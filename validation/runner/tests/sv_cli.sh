@@ -33,6 +33,11 @@ expect 2 "exists.json exists; use --force" -- -o "$tmp/exists.json" "$plan"
 expect 0 "transpose.c:9	0	sp_transpose_9_c0" -- --dry-run "$plan"
 expect 0 "^transpose.c:9	1	sp_transpose_9_c1$" -- --dry-run --shard 2/2 "$plan"
 
+# A shard or filter that selects nothing still leaves a (valid, empty) file, without a GPU.
+expect 0 "wrote $tmp/empty.json" -- --candidates 999 -o "$tmp/empty.json" "$plan"
+if python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["kernels"] == [] and m["schema"] == "schedpredict-measurements"' "$tmp/empty.json"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: empty selection output"; fi
+
 # The dumped sources compile with nvcc for sm_90 (as NVRTC compiles them in test_sv_nvrtc).
 expect 0 "sp_transpose_9_c1.cu" -- --dump-sources "$tmp/src" "$plan"
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
