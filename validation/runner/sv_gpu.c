@@ -176,6 +176,9 @@ int sv_gpu_open(sv_gpu **out, const sv_gpu_opts *o, json_t **device, char *err, 
       fprintf(stderr, "schedvalidate: CUPTI unusable, timing only: %s\n", err);
       json_object_set_new(*device, "profiler_error", json_string(err));
     } else {
+      /* CUPTI may name the chip only once its profiler is initialized */
+      const char *chip = sv_cupti_chip_name(o->device);
+      if (chip) json_object_set_new(*device, "chip", json_string(chip));
       json_object_set_new(*device, "profiler_passes", json_integer((json_int_t)passes));
       fprintf(stderr, "schedvalidate: CUPTI: %zu replay pass%s per candidate for the %zu metrics\n", passes,
               passes == 1 ? "" : "es", SV_N_METRICS);
