@@ -32,7 +32,7 @@ PY
   then ok; else bad "assertions on $file"; fi
 }
 
-sv "$plan" -o "$tmp/m.json" --no-metrics --repeats 5 --timeout-s 3 --max-kernel-ms 20 \
+sv "$plan" -o "$tmp/m.json" --no-metrics --repeats 5 --timeout-s 8 --max-kernel-ms 20 \
   --write-arch "$tmp/arch.json" --arch-template arch/h100.json >"$tmp/log" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ok || { bad "run exit $rc"; tail -20 "$tmp/log"; }
@@ -47,7 +47,7 @@ assert K[f][4]["result"]["equal"] == "differs" and "array b differs from the ref
 assert "CUDA_ERROR_ILLEGAL_ADDRESS" in msg(f, 5)
 assert K[f][6]["result"]["equal"] == "bitwise"          # after the restart the reference ran again
 assert "signal 6" in msg(f, 7)
-assert "--timeout-s 3" in msg(f, 8)
+assert "--timeout-s 8" in msg(f, 8)
 assert len(K[f][9]["time_us"]["runs"]) == 1 and "timed once" in msg(f, 9)
 b = "badref.c:1"
 assert [st(b, i) for i in range(3)] == ["fault", "ok", "ok"]
@@ -68,8 +68,8 @@ assert "signal 6" in msg(b, 2) and "while it ran the reference" in msg(b, 2)
 '
 
 # Shards: 1/2 and 2/2 together measure every candidate once.
-sv "$plan" -o "$tmp/s1.json" --no-metrics --repeats 5 --timeout-s 3 --shard 1/2 >/dev/null 2>&1 || bad "shard 1/2"
-sv "$plan" -o "$tmp/s2.json" --no-metrics --repeats 5 --timeout-s 3 --shard 2/2 >/dev/null 2>&1 || bad "shard 2/2"
+sv "$plan" -o "$tmp/s1.json" --no-metrics --repeats 5 --timeout-s 8 --shard 1/2 >/dev/null 2>&1 || bad "shard 1/2"
+sv "$plan" -o "$tmp/s2.json" --no-metrics --repeats 5 --timeout-s 8 --shard 2/2 >/dev/null 2>&1 || bad "shard 2/2"
 if python3 - "$tmp/s1.json" "$tmp/s2.json" <<'PY'
 import json, sys
 seen = []
