@@ -14,6 +14,7 @@
 #include "sv_cupti.h"
 #include "sv_metrics.h"
 #include "sv_nvrtc.h"
+#include "sv_output.h"
 
 #define SV_LOG_MAX 4000 /* room for NVRTC's log in a message */
 
@@ -103,7 +104,7 @@ static json_t *device_json(sv_gpu *g) {
            attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
   snprintf(nv, sizeof nv, "%d.%d", rmaj, rmin);
   json_t *d = json_object();
-  json_object_set_new(d, "name", json_string(name));
+  json_object_set_new(d, "name", sv_json_text(name));
   json_object_set_new(d, "cc", json_string(cc));
   json_object_set_new(d, "chip", chip ? json_string(chip) : json_null());
   json_object_set_new(d, "ordinal", json_integer(g->o.device));
@@ -113,7 +114,7 @@ static json_t *device_json(sv_gpu *g) {
   json_object_set_new(d, "mem_clock_mhz", json_integer(attr(g, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000));
   json_object_set_new(d, "mem_bus_bits", json_integer(attr(g, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)));
   json_object_set_new(d, "global_mem_bytes", json_integer((json_int_t)total));
-  json_object_set_new(d, "driver", drv[0] ? json_string(drv) : json_null());
+  json_object_set_new(d, "driver", drv[0] ? sv_json_text(drv) : json_null());
   json_object_set_new(d, "cuda_driver_version", json_integer(cuver));
   json_object_set_new(d, "nvrtc_version", json_string(nv));
   json_object_set_new(d, "warp_size", json_integer(attr(g, CU_DEVICE_ATTRIBUTE_WARP_SIZE)));
@@ -174,7 +175,7 @@ int sv_gpu_open(sv_gpu **out, const sv_gpu_opts *o, json_t **device, char *err, 
     if (cr == SV_CUPTI_NOPERM) rc = SV_EXIT_NOPERM;
     else if (cr) { /* time without counters rather than not at all */
       fprintf(stderr, "schedvalidate: CUPTI unusable, timing only: %s\n", err);
-      json_object_set_new(*device, "profiler_error", json_string(err));
+      json_object_set_new(*device, "profiler_error", sv_json_text(err));
     } else {
       /* CUPTI may name the chip only once its profiler is initialized */
       const char *chip = sv_cupti_chip_name(o->device);
@@ -510,7 +511,7 @@ static int profiled_launch(void *p) {
 
 static void set_status(json_t *rec, const char *status, const char *message) {
   json_object_set_new(rec, "status", json_string(status));
-  if (message && message[0]) json_object_set_new(rec, "message", json_string(message));
+  if (message && message[0]) json_object_set_new(rec, "message", sv_json_text(message));
 }
 
 static void keep_reference(sv_gpu *g) {

@@ -152,7 +152,7 @@ static void ncu_pass(const sv_plan *plan, const char *plan_path, const sv_item *
       const char *old = json_string_value(json_object_get(rec, "message"));
       char buf[2048];
       snprintf(buf, sizeof buf, "%s%smetrics not collected: %s", old ? old : "", old ? "; " : "", err);
-      json_object_set_new(rec, "message", json_string(buf));
+      json_object_set_new(rec, "message", sv_json_text(buf));
     }
     fprintf(stderr, "schedvalidate: ncu [%ld/%ld] %s candidate %lld: %s\n", i + 1, n, k->id,
             (long long)k->cands[items[i].cand].id, got > 0 ? "metrics read" : err);
@@ -337,9 +337,9 @@ int main(int argc, char **argv) {
       snprintf(why, sizeof why, "not run: %s", rc ? res.message : "the run was interrupted");
       for (long i = 0; i < n; i++)
         if (!res.records[i])
-          res.records[i] = json_pack("{s:I, s:s, s:s}", "id",
+          res.records[i] = json_pack("{s:I, s:s, s:o}", "id",
                                      (json_int_t)plan.kernels[items[i].kernel].cands[items[i].cand].id,
-                                     "status", "skipped", "message", why);
+                                     "status", "skipped", "message", sv_json_text(why));
       if (!rc) rc = SV_EXIT_ERROR;
     } else if (use_ncu)
       ncu_pass(&plan, plan_path, items, n, res.records, ncu, go.device, (int)timeout_s * 4);

@@ -128,3 +128,16 @@ json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, const char
   }
   return a;
 }
+
+json_t *sv_json_text(const char *text) {
+  json_t *j = json_string(text ? text : "");
+  if (j) return j;
+  char *copy = strdup(text);
+  if (!copy) return NULL;
+  /* Keep ASCII, replace the rest: simple and always valid. */
+  for (char *c = copy; *c; c++)
+    if ((unsigned char)*c >= 0x80) *c = '?';
+  j = json_string(copy);
+  free(copy);
+  return j;
+}

@@ -14,4 +14,8 @@ int sv_write_json_atomic(const json_t *obj, const char *path, bool force, char *
    valid architecture name. NULL with a message when the template is not an architecture file. */
 json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, const char *out_path,
                             char *err, size_t errlen);
+
+/* A JSON string of text that may not be valid UTF-8 (a compiler log cut mid-character, bytes of
+   a plan's source): bytes that do not decode become '?'. Never NULL for non-NULL text. */
+json_t *sv_json_text(const char *text);
 #endif

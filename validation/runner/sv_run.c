@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sv_output.h"
+
 /* ---------------------------------------------------------------- child */
 
 static void emit(FILE *out, json_t *obj) {
@@ -33,12 +35,12 @@ static void emit(FILE *out, json_t *obj) {
 }
 
 static int child_fatal(FILE *out, int code, const char *message) {
-  emit(out, json_pack("{s:s, s:i, s:s}", "type", "fatal", "code", code, "message", message));
+  emit(out, json_pack("{s:s, s:i, s:o}", "type", "fatal", "code", code, "message", sv_json_text(message)));
   return code;
 }
 
 static json_t *too_large_record(const sv_candidate *c, const char *why) {
-  return json_pack("{s:I, s:s, s:s}", "id", (json_int_t)c->id, "status", "too_large", "message", why);
+  return json_pack("{s:I, s:s, s:o}", "id", (json_int_t)c->id, "status", "too_large", "message", sv_json_text(why));
 }
 
 /* Compiles the candidates of item pos's kernel that this child will run, and the reference. */
@@ -88,7 +90,7 @@ static int child_main(const sv_job *job, const sv_results *res, size_t start, FI
           int rr = sv_gpu_reference(g, k->reference, err, sizeof err);
           if (rr) {
             sv_gpu_reference_failed(g, err);
-            emit(out, json_pack("{s:s, s:I, s:s}", "type", "refbad", "kernel", (json_int_t)cur, "message", err));
+            emit(out, json_pack("{s:s, s:I, s:o}", "type", "refbad", "kernel", (json_int_t)cur, "message", sv_json_text(err)));
             if (rr > 1) {
               sv_gpu_close(g);
               return rr;
@@ -104,8 +106,9 @@ static int child_main(const sv_job *job, const sv_results *res, size_t start, FI
     const char *st = json_string_value(json_object_get(rec, "status"));
     if (it->cand == k->reference && st && strcmp(st, "ok")) {
       const char *m = json_string_value(json_object_get(rec, "message"));
-      emit(out, json_pack("{s:s, s:I, s:s+}", "type", "refbad", "kernel", (json_int_t)cur, "message",
-                          st, m ? m : ""));
+      char why[2048];
+      snprintf(why, sizeof why, "%s%s%.2000s", st, m ? ": " : "", m ? m : "");
+      emit(out, json_pack("{s:s, s:I, s:o}", "type", "refbad", "kernel", (json_int_t)cur, "message", sv_json_text(why)));
     }
     emit(out, json_pack("{s:s, s:I, s:o}", "type", "result", "item", (json_int_t)pos, "record", rec));
     if (code == SV_EXIT_NOPERM) {
@@ -214,7 +217,7 @@ static void set_record(const sv_job *job, sv_results *res, size_t pos, json_t *r
 static void failed_record(const sv_job *job, sv_results *res, size_t pos, const char *status,
                           const char *why) {
   const sv_candidate *c = &job->plan->kernels[job->items[pos].kernel].cands[job->items[pos].cand];
-  set_record(job, res, pos, json_pack("{s:I, s:s, s:s}", "id", (json_int_t)c->id, "status", status, "message", why));
+  set_record(job, res, pos, json_pack("{s:I, s:s, s:o}", "id", (json_int_t)c->id, "status", status, "message", sv_json_text(why)));
 }
 
 static void mark_ref_bad(sv_results *res, size_t k, const char *why) {

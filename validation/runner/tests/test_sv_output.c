@@ -82,8 +82,21 @@ static void test_atomic_write(void) {
   CHECK_EQ_INT(rmdir(dir), 0); /* no temporary file left behind */
 }
 
+static void test_json_text(void) {
+  json_t *a = sv_json_text("caf\xc3\xa9 ok"); /* valid UTF-8 stays */
+  CHECK_EQ_STR(json_string_value(a), "caf\xc3\xa9 ok");
+  json_t *b = sv_json_text("log cut \xc3"); /* half a character */
+  CHECK_EQ_STR(json_string_value(b), "log cut ?");
+  json_t *c = sv_json_text("\xff\xfe x");
+  CHECK_EQ_STR(json_string_value(c), "?? x");
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+}
+
 int main(void) {
   SP_RUN(test_arch);
   SP_RUN(test_atomic_write);
+  SP_RUN(test_json_text);
   return SP_TEST_END();
 }
