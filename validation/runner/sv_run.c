@@ -393,6 +393,9 @@ int sv_run(const sv_job *job, sv_results *res) {
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
+  /* A result line that never came (it should not happen) still leaves a record. */
+  for (size_t i = 0; i < cs.next && i < job->n_items; i++)
+    if (!res->records[i]) failed_record(job, res, i, "fault", "the runner's child sent no result for it");
   if (g_stop && !res->exit_code) {
     res->interrupted = true;
     fprintf(stderr, "schedvalidate: interrupted by signal %d; %zu of %zu candidates measured\n", (int)g_stop,
