@@ -36,10 +36,13 @@ build_runner() {
   local jopt=()
   [ -f "$jroot/include/jansson.h" ] && jopt=(-DJANSSON_ROOT="$jroot")
   if [ "${SV_BUILD:-}" != cc ] && command -v cmake >/dev/null 2>&1; then
-    cmake -S "$here/validation/runner" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    if cmake -S "$here/validation/runner" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DSV_SANITIZE_TESTS=OFF -DCUDAToolkit_ROOT="$cuda" "${jopt[@]}" &&
-      cmake --build "$build" -j "$(nproc)"
-    return
+      cmake --build "$build" -j "$(nproc)"; then
+      return 0
+    fi
+    echo "gpu_validate: the cmake build failed; trying the compiler alone" >&2
+    rm -rf "$build"
   fi
   # No cmake: one compiler call. The shim holds an empty <string> for cupti_profiler_host.h.
   local inc=(-I"$here/validation/runner" -I"$here/validation/runner/shim" -I"$cuda/include"
@@ -59,6 +62,10 @@ build_runner() {
     -L"$cuda/lib64" -L"$cuda/lib" -L"$cuda/extras/CUPTI/lib64" -lnvrtc -lcupti -ldl -lm -pthread \
     -Wl,-rpath,"$cuda/lib64:$cuda/lib:$cuda/extras/CUPTI/lib64"
 }
+if [ ! -f "$jroot/include/jansson.h" ] && [ ! -f /usr/include/jansson.h ]; then
+  say "no jansson: run scripts/fetch_gpu_deps.sh on a networked machine and carry .deps/ here"
+  exit 1
+fi
 say "building schedvalidate in $build (log: $out/build.log)"
 if ! build_runner >"$out/build.log" 2>&1; then
   tail -30 "$out/build.log" >&2

@@ -72,7 +72,11 @@ else
   # GPU run: both candidates measured, outputs equal, times recorded; with counters, the load
   # requests and sectors of a 256x256 double transpose by hand: 65536 loads by 2048 warps, one
   # request each; 8 sectors a request when a warp reads a row (c0), 32 when it reads a column (c1).
-  if [ "$rc" -eq 0 ] && python3 - "$tmp/m.json" "$metrics" <<'PY'
+  if ! command -v python3 >/dev/null; then
+    echo "SKIP: no python3: the GPU run's measured.json is checked by its statuses only"
+    [ "$rc" -eq 0 ] && [ "$(grep -c '"status": "ok"' "$tmp/m.json")" -eq 2 ] && pass=$((pass + 1)) ||
+      { fail=$((fail + 1)); echo "FAIL: GPU run exit $rc:"; tail -20 <<<"$out"; }
+  elif [ "$rc" -eq 0 ] && python3 - "$tmp/m.json" "$metrics" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 c = m["kernels"][0]["candidates"]
