@@ -41,7 +41,7 @@ static void usage(FILE *f) {
           "      --max-kernel-ms MS  a first run slower than this is the only timed run (default 2000)\n"
           "      --timeout-s S       per-candidate limit; past it the candidate is a timeout (default 60)\n"
           "      --shard K/N         run the candidates at plan positions p with p mod N = K-1\n"
-          "                          (positions count over all kernels; for Slurm job arrays)\n"
+          "                          (0-based positions over all kernels; for Slurm job arrays)\n"
           "      --kernel ID         only the kernel with this id (e.g. transpose.c:12)\n"
           "      --candidates LIST   only these candidate ids, e.g. 1,5,9\n"
           "      --device N          GPU ordinal (default 0)\n"
