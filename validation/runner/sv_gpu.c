@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sv_compare.h"
 #include "sv_cu.h"
 #include "sv_cupti.h"
 #include "sv_metrics.h"
 #include "sv_nvrtc.h"
+#include "sv_output.h"
 
 #define SV_LOG_MAX 4000 /* room for NVRTC's log in a message */
 
@@ -35,6 +37,7 @@ struct sv_gpu {
   unsigned char (*ref_red)[8], (*out_red)[8];
   bool ref_ok;
   char ref_msg[512];
+  sv_nvrtc_job *bins; /* per candidate of the kernel: compiled ahead by sv_gpu_precompile */
   /* current candidate */
   CUmodule mod;
   CUfunction fn;
@@ -102,7 +105,7 @@ static json_t *device_json(sv_gpu *g) {
            attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
   snprintf(nv, sizeof nv, "%d.%d", rmaj, rmin);
   json_t *d = json_object();
-  json_object_set_new(d, "name", json_string(name));
+  json_object_set_new(d, "name", sv_json_text(name));
   json_object_set_new(d, "cc", json_string(cc));
   json_object_set_new(d, "chip", chip ? json_string(chip) : json_null());
   json_object_set_new(d, "ordinal", json_integer(g->o.device));
@@ -112,7 +115,7 @@ static json_t *device_json(sv_gpu *g) {
   json_object_set_new(d, "mem_clock_mhz", json_integer(attr(g, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000));
   json_object_set_new(d, "mem_bus_bits", json_integer(attr(g, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)));
   json_object_set_new(d, "global_mem_bytes", json_integer((json_int_t)total));
-  json_object_set_new(d, "driver", drv[0] ? json_string(drv) : json_null());
+  json_object_set_new(d, "driver", drv[0] ? sv_json_text(drv) : json_null());
   json_object_set_new(d, "cuda_driver_version", json_integer(cuver));
   json_object_set_new(d, "nvrtc_version", json_string(nv));
   json_object_set_new(d, "warp_size", json_integer(attr(g, CU_DEVICE_ATTRIBUTE_WARP_SIZE)));
@@ -195,8 +198,11 @@ int sv_gpu_open(sv_gpu **out, const sv_gpu_opts *o, json_t **device, char *err, 
     if (cr == SV_CUPTI_NOPERM) rc = SV_EXIT_NOPERM;
     else if (cr) { /* time without counters rather than not at all */
       fprintf(stderr, "schedvalidate: CUPTI unusable, timing only: %s\n", err);
-      json_object_set_new(*device, "profiler_error", json_string(err));
+      json_object_set_new(*device, "profiler_error", sv_json_text(err));
     } else {
+      /* CUPTI may name the chip only once its profiler is initialized */
+      const char *chip = sv_cupti_chip_name(o->device);
+      if (chip) json_object_set_new(*device, "chip", json_string(chip));
       json_object_set_new(*device, "profiler_passes", json_integer((json_int_t)passes));
       fprintf(stderr, "schedvalidate: CUPTI: %zu replay pass%s per candidate for the %zu metrics\n", passes,
               passes == 1 ? "" : "es", SV_N_METRICS);
@@ -230,9 +236,27 @@ static size_t n_elems(const sv_array *a) {
   return a->init == SV_INIT_BYTES ? (size_t)a->bytes : (size_t)a->bytes / (size_t)a->elem_size;
 }
 
+void sv_gpu_precompile(sv_gpu *g, const size_t *cands, size_t n) {
+  const sv_kernel *k = g->k;
+  if (!k || g->bins || !(g->bins = calloc(k->n_cands, sizeof *g->bins))) return;
+  sv_nvrtc_job *jobs = calloc(n ? n : 1, sizeof *jobs);
+  if (!jobs) return;
+  for (size_t i = 0; i < n; i++) jobs[i] = (sv_nvrtc_job){k->cands[cands[i]].source, k->cands[cands[i]].kernel_name, NULL, 0, NULL};
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  sv_nvrtc_compile_all(k->prelude, g->arch, jobs, n, cpus > 1 ? (int)cpus : 1);
+  for (size_t i = 0; i < n; i++) g->bins[cands[i]] = jobs[i];
+  free(jobs);
+}
+
 void sv_gpu_kernel_end(sv_gpu *g) {
   const sv_kernel *k = g->k;
   if (!k) return;
+  for (size_t i = 0; g->bins && i < k->n_cands; i++) {
+    free(g->bins[i].cubin);
+    free(g->bins[i].err);
+  }
+  free(g->bins);
+  g->bins = NULL;
   for (size_t i = 0; i < k->n_arrays; i++) {
     if (g->d_arr && g->d_arr[i]) sv_cu.cuMemFree(g->d_arr[i]);
     if (g->d_pristine && g->d_pristine[i]) sv_cu.cuMemFree(g->d_pristine[i]);
@@ -360,7 +384,12 @@ static int build(sv_gpu *g, const sv_candidate *c, char *err, size_t errlen) {
   unload(g);
   char *cubin;
   size_t n;
-  if (sv_nvrtc_compile(g->k->prelude, c->source, c->kernel_name, g->arch, &cubin, &n, err, errlen))
+  sv_nvrtc_job *j = g->bins ? &g->bins[c - g->k->cands] : NULL;
+  if (j && j->err) return msg(err, errlen, "%s", j->err);
+  if (j && j->cubin) {
+    cubin = j->cubin;
+    j->cubin = NULL;
+  } else if (sv_nvrtc_compile(g->k->prelude, c->source, c->kernel_name, g->arch, &cubin, &n, err, errlen))
     return -1;
   CUresult r = sv_cu.cuModuleLoadData(&g->mod, cubin);
   free(cubin);
@@ -510,7 +539,7 @@ static int profiled_launch(void *p) {
 
 static void set_status(json_t *rec, const char *status, const char *message) {
   json_object_set_new(rec, "status", json_string(status));
-  if (message && message[0]) json_object_set_new(rec, "message", json_string(message));
+  if (message && message[0]) json_object_set_new(rec, "message", sv_json_text(message));
 }
 
 static void keep_reference(sv_gpu *g) {

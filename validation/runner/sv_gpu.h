@@ -36,6 +36,9 @@ void sv_gpu_close(sv_gpu *g);
    an SV_EXIT_ code (> 1) when the device failed. */
 int sv_gpu_kernel_begin(sv_gpu *g, const sv_kernel *k, char *err, size_t errlen);
 void sv_gpu_kernel_end(sv_gpu *g);
+/* Compiles candidates cands[0..n) of the current kernel ahead, on every CPU; later runs of them
+   only load the CUBIN. */
+void sv_gpu_precompile(sv_gpu *g, const size_t *cands, size_t n);
 
 /* Runs candidate c of the current kernel once and keeps its outputs as the reference.
    0; -1 when it failed (err says why); SV_EXIT_ codes > 1 when the process must end. */

@@ -41,7 +41,7 @@ static void usage(FILE *f) {
           "      --max-kernel-ms MS  a first run slower than this is the only timed run (default 2000)\n"
           "      --timeout-s S       per-candidate limit; past it the candidate is a timeout (default 60)\n"
           "      --shard K/N         run the candidates at plan positions p with p mod N = K-1\n"
-          "                          (positions count over all kernels; for Slurm job arrays)\n"
+          "                          (0-based positions over all kernels; for Slurm job arrays)\n"
           "      --kernel ID         only the kernel with this id (e.g. transpose.c:12)\n"
           "      --candidates LIST   only these candidate ids, e.g. 1,5,9\n"
           "      --device N          GPU ordinal (default 0)\n"
@@ -54,8 +54,9 @@ static void usage(FILE *f) {
           "Environment: SCHEDVALIDATE_LIBCUDA=PATH loads that driver library instead of libcuda.so.1.\n"
           "\n"
           "Exit status: 0 done (candidates that failed are recorded with their status), 1 the run\n"
-          "failed (output not writable, ...), 2 bad usage or output exists, 3 bad plan, 4 no GPU or\n"
-          "no NVIDIA driver, 5 profiling not permitted (use --no-metrics or get counter access).\n");
+          "failed (output not writable, ...) or was interrupted by SIGINT/SIGTERM (what was measured\n"
+          "is written, the rest marked skipped), 2 bad usage or output exists, 3 bad plan, 4 no GPU\n"
+          "or no NVIDIA driver, 5 profiling not permitted (use --no-metrics or get counter access).\n");
 }
 
 static int die(int code, const char *fmt, const char *arg) {
@@ -151,7 +152,7 @@ static void ncu_pass(const sv_plan *plan, const char *plan_path, const sv_item *
       const char *old = json_string_value(json_object_get(rec, "message"));
       char buf[2048];
       snprintf(buf, sizeof buf, "%s%smetrics not collected: %s", old ? old : "", old ? "; " : "", err);
-      json_object_set_new(rec, "message", json_string(buf));
+      json_object_set_new(rec, "message", sv_json_text(buf));
     }
     fprintf(stderr, "schedvalidate: ncu [%ld/%ld] %s candidate %lld: %s\n", i + 1, n, k->id,
             (long long)k->cands[items[i].cand].id, got > 0 ? "metrics read" : err);
@@ -321,12 +322,27 @@ int main(int argc, char **argv) {
   sv_job job = {&plan, items, (size_t)n, go, (int)timeout_s};
   sv_results res;
   int rc = sv_run(&job, &res);
+  bool measured = false; /* anything to write? */
+  for (long i = 0; i < n; i++) measured |= res.records && res.records[i] != NULL;
   if (rc) {
     fprintf(stderr, "schedvalidate: %s\n", res.message);
     if (rc == SV_EXIT_NOPERM && strstr(res.message, "--no-metrics") == NULL)
       fprintf(stderr, "schedvalidate: profiling is not permitted here; rerun with --no-metrics to time only\n");
-  } else {
-    if (use_ncu) ncu_pass(&plan, plan_path, items, n, res.records, ncu, go.device, (int)timeout_s * 4);
+  }
+  if (measured || (!rc && n == 0)) { /* a shard without candidates still leaves its file */
+    bool partial = rc || res.interrupted;
+    if (partial) {
+      /* Keep what was measured: the rest is recorded as skipped, and the run fails. */
+      char why[2200];
+      snprintf(why, sizeof why, "not run: %s", rc ? res.message : "the run was interrupted");
+      for (long i = 0; i < n; i++)
+        if (!res.records[i])
+          res.records[i] = json_pack("{s:I, s:s, s:o}", "id",
+                                     (json_int_t)plan.kernels[items[i].kernel].cands[items[i].cand].id,
+                                     "status", "skipped", "message", sv_json_text(why));
+      if (!rc) rc = SV_EXIT_ERROR;
+    } else if (use_ncu)
+      ncu_pass(&plan, plan_path, items, n, res.records, ncu, go.device, (int)timeout_s * 4);
     char *command = join_argv(argc, argv);
     json_t *m = measured_json(&plan, plan_path, items, n, &res, command ? command : "", backend, shard, &go);
     free(command);
@@ -334,17 +350,17 @@ int main(int argc, char **argv) {
       fprintf(stderr, "schedvalidate: %s\n", m ? err : "out of memory building the output");
       rc = SV_EXIT_ERROR;
     } else
-      fprintf(stderr, "schedvalidate: wrote %s\n", out);
+      fprintf(stderr, "schedvalidate: wrote %s%s\n", out, partial ? " (partial: the rest is marked skipped)" : "");
     json_decref(m);
-    if (!rc && warch) {
-      json_t *a = res.device ? sv_arch_from_device(tmpl, res.device, err, sizeof err) : NULL;
-      if (!a || sv_write_json_atomic(a, warch, force, err, sizeof err)) {
-        fprintf(stderr, "schedvalidate: --write-arch: %s\n", res.device ? err : "no device description");
-        rc = SV_EXIT_ERROR;
-      } else
-        fprintf(stderr, "schedvalidate: wrote %s\n", warch);
-      json_decref(a);
-    }
+  }
+  if (!rc && warch) {
+    json_t *a = res.device ? sv_arch_from_device(tmpl, res.device, warch, err, sizeof err) : NULL;
+    if (!a || sv_write_json_atomic(a, warch, force, err, sizeof err)) {
+      fprintf(stderr, "schedvalidate: --write-arch: %s\n", res.device ? err : "no device description");
+      rc = SV_EXIT_ERROR;
+    } else
+      fprintf(stderr, "schedvalidate: wrote %s\n", warch);
+    json_decref(a);
   }
   json_decref(tmpl);
   sv_results_free(&res, (size_t)n, plan.n_kernels);

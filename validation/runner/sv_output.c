@@ -45,7 +45,26 @@ static int set_field(json_t *arch, const char *key, json_t *value, const char *s
   return f ? json_object_set_new(arch, key, f) : -1;
 }
 
-json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, char *err, size_t errlen) {
+/* NAME of .../NAME.json when it is a valid architecture name (traces/arch.c's rule: 1-31 of
+   a-z 0-9 _ - ., starting with a letter or digit), else NULL. */
+static char *arch_name_of(const char *path, char *buf, size_t len) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t n = strlen(base);
+  if (n > 5 && !strcmp(base + n - 5, ".json")) n -= 5;
+  if (n == 0 || n >= len || n > 31) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    char c = base[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (i > 0 && (c == '_' || c == '-' || c == '.'))))
+      return NULL;
+  }
+  memcpy(buf, base, n);
+  buf[n] = 0;
+  return buf;
+}
+
+json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, const char *out_path,
+                            char *err, size_t errlen) {
   const char *schema = json_string_value(json_object_get(tmpl, "schema"));
   if (!json_is_object(tmpl) || !schema || strcmp(schema, "schedpredict-arch/1")) {
     snprintf(err, errlen, "--arch-template: not an architecture file (\"schema\": \"schedpredict-arch/1\")");
@@ -59,6 +78,17 @@ json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, char *err,
            name ? name : "?", drv ? drv : "?",
            (long long)json_integer_value(json_object_get(device, "cuda_driver_version")));
   if (name) json_object_set_new(a, "full_name", json_string(name));
+  char nb[64];
+  if (out_path && arch_name_of(out_path, nb, sizeof nb)) json_object_set_new(a, "name", json_string(nb));
+  json_t *notes = json_object_get(a, "notes");
+  if (!json_is_array(notes)) {
+    json_t *old_note = json_is_string(notes) ? json_incref(notes) : NULL;
+    json_object_set_new(a, "notes", notes = json_array());
+    if (old_note) json_array_append_new(notes, old_note);
+  }
+  json_array_insert_new(notes, 0, json_string("Written by schedvalidate --write-arch: the figures marked "
+                                              "'measured: on the device by schedvalidate' come from the "
+                                              "device, the others from the template."));
   static const struct {
     const char *arch, *dev;
   } k_ints[] = {{"sm_count", "sm_count"},
@@ -83,7 +113,13 @@ json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, char *err,
   v = json_object_get(device, "sm_clock_mhz");
   if (json_is_integer(v) && json_integer_value(v) > 0)
     rc |= set_field(a, "clock_boost_mhz", json_real((double)json_integer_value(v)), src);
-  v = json_object_get(device, "global_l1_cache");
+  const json_t *thr = json_object_get(device, "max_threads_per_sm"), *ws = json_object_get(device, "warp_size");
+  if (json_integer_value(thr) > 0 && json_integer_value(ws) > 0) {
+    char d[600];
+    snprintf(d, sizeof d, "derived: max_threads_per_sm / warp_size, both %s", src + strlen("measured: "));
+    rc |= set_field(a, "max_warps_per_sm", json_integer(json_integer_value(thr) / json_integer_value(ws)), d);
+  }
+    v = json_object_get(device, "global_l1_cache");
   if (json_is_boolean(v)) rc |= set_field(a, "l1_caches_global_loads", json_boolean(json_is_true(v)), src);
   if (rc) {
     json_decref(a);
@@ -91,4 +127,17 @@ json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, char *err,
     return NULL;
   }
   return a;
+}
+
+json_t *sv_json_text(const char *text) {
+  json_t *j = json_string(text ? text : "");
+  if (j) return j;
+  char *copy = strdup(text);
+  if (!copy) return NULL;
+  /* Keep ASCII, replace the rest: simple and always valid. */
+  for (char *c = copy; *c; c++)
+    if ((unsigned char)*c >= 0x80) *c = '?';
+  j = json_string(copy);
+  free(copy);
+  return j;
 }

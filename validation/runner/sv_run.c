@@ -4,7 +4,9 @@
      {"type":"begin","item":I} / {"type":"begin","ref":K}   work on item I / kernel K's reference
      {"type":"result","item":I,"record":{...}}
      {"type":"refbad","kernel":K,"message":"..."}
-     {"type":"fatal","code":C,"message":"..."}  then the child exits with C */
+     {"type":"fatal","code":C,"message":"..."}  then the child exits with C
+     {"type":"setup"|"compiled","kernel":K}     progress while a kernel's arrays and CUBINs are made
+   The parent allows --timeout-s from each line to the next. */
 #include "sv_run.h"
 
 #include <errno.h>
@@ -16,6 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sv_output.h"
 
 /* ---------------------------------------------------------------- child */
 
@@ -31,16 +35,31 @@ static void emit(FILE *out, json_t *obj) {
 }
 
 static int child_fatal(FILE *out, int code, const char *message) {
-  emit(out, json_pack("{s:s, s:i, s:s}", "type", "fatal", "code", code, "message", message));
+  emit(out, json_pack("{s:s, s:i, s:o}", "type", "fatal", "code", code, "message", sv_json_text(message)));
   return code;
 }
 
 static json_t *too_large_record(const sv_candidate *c, const char *why) {
-  return json_pack("{s:I, s:s, s:s}", "id", (json_int_t)c->id, "status", "too_large", "message", why);
+  return json_pack("{s:I, s:s, s:o}", "id", (json_int_t)c->id, "status", "too_large", "message", sv_json_text(why));
+}
+
+/* Compiles the candidates of item pos's kernel that this child will run, and the reference. */
+static void precompile(sv_gpu *g, const sv_job *job, size_t pos, bool with_reference) {
+  size_t k = job->items[pos].kernel, ref = job->plan->kernels[k].reference, n = 0;
+  size_t *cands = malloc((job->n_items - pos + 1) * sizeof *cands);
+  if (!cands) return;
+  if (with_reference) cands[n++] = ref;
+  for (size_t i = pos; i < job->n_items && job->items[i].kernel == k; i++)
+    if (job->items[i].cand != ref) cands[n++] = job->items[i].cand;
+  sv_gpu_precompile(g, cands, n);
+  free(cands);
 }
 
 static int child_main(const sv_job *job, const sv_results *res, size_t start, FILE *out) {
   char err[8192];
+  /* The parent decides when to stop (and then kills this process). */
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
   sv_gpu *g;
   json_t *dev;
   int rc = sv_gpu_open(&g, &job->gpu, &dev, err, sizeof err);
@@ -54,23 +73,28 @@ static int child_main(const sv_job *job, const sv_results *res, size_t start, FI
     const sv_kernel *k = &job->plan->kernels[it->kernel];
     if (it->kernel != cur) {
       cur = it->kernel;
+      emit(out, json_pack("{s:s, s:I}", "type", "setup", "kernel", (json_int_t)cur));
       int kr = sv_gpu_kernel_begin(g, k, err, sizeof err);
       too_large = kr == 1;
       if (too_large) snprintf(too_large_why, sizeof too_large_why, "%.1000s", err);
       else if (kr) {
         fprintf(stderr, "schedvalidate: kernel %s: %s\n", k->id, err);
         return kr;
-      } else if (res->ref_bad[cur]) {
-        sv_gpu_reference_failed(g, res->ref_msg[cur] ? res->ref_msg[cur] : "it failed");
-      } else if (it->cand != k->reference) {
-        emit(out, json_pack("{s:s, s:I}", "type", "begin", "ref", (json_int_t)cur));
-        int rr = sv_gpu_reference(g, k->reference, err, sizeof err);
-        if (rr) {
-          sv_gpu_reference_failed(g, err);
-          emit(out, json_pack("{s:s, s:I, s:s}", "type", "refbad", "kernel", (json_int_t)cur, "message", err));
-          if (rr > 1) {
-            sv_gpu_close(g);
-            return rr;
+      } else {
+        precompile(g, job, pos, !res->ref_bad[cur]);
+        emit(out, json_pack("{s:s, s:I}", "type", "compiled", "kernel", (json_int_t)cur));
+        if (res->ref_bad[cur]) {
+          sv_gpu_reference_failed(g, res->ref_msg[cur] ? res->ref_msg[cur] : "it failed");
+        } else if (it->cand != k->reference) {
+          emit(out, json_pack("{s:s, s:I}", "type", "begin", "ref", (json_int_t)cur));
+          int rr = sv_gpu_reference(g, k->reference, err, sizeof err);
+          if (rr) {
+            sv_gpu_reference_failed(g, err);
+            emit(out, json_pack("{s:s, s:I, s:o}", "type", "refbad", "kernel", (json_int_t)cur, "message", sv_json_text(err)));
+            if (rr > 1) {
+              sv_gpu_close(g);
+              return rr;
+            }
           }
         }
       }
@@ -82,8 +106,9 @@ static int child_main(const sv_job *job, const sv_results *res, size_t start, FI
     const char *st = json_string_value(json_object_get(rec, "status"));
     if (it->cand == k->reference && st && strcmp(st, "ok")) {
       const char *m = json_string_value(json_object_get(rec, "message"));
-      emit(out, json_pack("{s:s, s:I, s:s+}", "type", "refbad", "kernel", (json_int_t)cur, "message",
-                          st, m ? m : ""));
+      char why[2048];
+      snprintf(why, sizeof why, "%s%s%.2000s", st, m ? ": " : "", m ? m : "");
+      emit(out, json_pack("{s:s, s:I, s:o}", "type", "refbad", "kernel", (json_int_t)cur, "message", sv_json_text(why)));
     }
     emit(out, json_pack("{s:s, s:I, s:o}", "type", "result", "item", (json_int_t)pos, "record", rec));
     if (code == SV_EXIT_NOPERM) {
@@ -121,6 +146,10 @@ int sv_run_one(const sv_plan *plan, size_t k, size_t c, int device) {
 }
 
 /* ---------------------------------------------------------------- parent */
+
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig) { g_stop = sig; }
 
 static double now_s(void) {
   struct timespec t;
@@ -188,7 +217,7 @@ static void set_record(const sv_job *job, sv_results *res, size_t pos, json_t *r
 static void failed_record(const sv_job *job, sv_results *res, size_t pos, const char *status,
                           const char *why) {
   const sv_candidate *c = &job->plan->kernels[job->items[pos].kernel].cands[job->items[pos].cand];
-  set_record(job, res, pos, json_pack("{s:I, s:s, s:s}", "id", (json_int_t)c->id, "status", status, "message", why));
+  set_record(job, res, pos, json_pack("{s:I, s:s, s:o}", "id", (json_int_t)c->id, "status", status, "message", sv_json_text(why)));
 }
 
 static void mark_ref_bad(sv_results *res, size_t k, const char *why) {
@@ -279,23 +308,29 @@ static void supervise(const sv_job *job, sv_results *res, child_state *cs) {
     }
     struct pollfd p = {fd[0], POLLIN, 0};
     int pr = poll(&p, 1, (int)(left * 1000) + 1);
+    if (g_stop) break;
     if (pr < 0 && errno == EINTR) continue;
     if (pr == 0) continue;
     if (pr < 0 || !lb_fill(&lb, fd[0])) break;
+    /* Every line is progress: the limit counts from the last one (a candidate sends none between
+       its begin and its result). */
     for (char *line; (line = lb_line(&lb));) {
-      long before_item = cs->item, before_ref = cs->ref;
       handle_line(job, res, cs, line);
       free(line);
-      if (cs->item != before_item || cs->ref != before_ref) deadline = now_s() + job->timeout_s;
+      deadline = now_s() + job->timeout_s;
     }
   }
   close(fd[0]);
   free(lb.buf);
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out || g_stop) kill(pid, SIGKILL);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   char why[512];
+  if (g_stop) {
+    cs->item = cs->ref = -1;
+    return;
+  }
   if (timed_out)
     snprintf(why, sizeof why, "no result within --timeout-s %d s; the runner's child was killed", job->timeout_s);
   else
@@ -333,13 +368,18 @@ int sv_run(const sv_job *job, sv_results *res) {
   }
   child_state cs = {.item = -1, .ref = -1, .next = 0};
   int stalls = 0;
-  while (cs.next < job->n_items) {
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  while (cs.next < job->n_items && !g_stop) {
     size_t before = cs.next;
     supervise(job, res, &cs);
     if (cs.fatal) {
       res->exit_code = cs.fatal;
       snprintf(res->message, sizeof res->message, "%s", cs.fatal_msg);
-      return cs.fatal;
+      break;
     }
     if (cs.next == before) {
       /* No progress: after three children died before finishing item `next`, give it up. */
@@ -351,7 +391,17 @@ int sv_run(const sv_job *job, sv_results *res) {
     } else
       stalls = 0;
   }
-  return SV_EXIT_OK;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  /* A result line that never came (it should not happen) still leaves a record. */
+  for (size_t i = 0; i < cs.next && i < job->n_items; i++)
+    if (!res->records[i]) failed_record(job, res, i, "fault", "the runner's child sent no result for it");
+  if (g_stop && !res->exit_code) {
+    res->interrupted = true;
+    fprintf(stderr, "schedvalidate: interrupted by signal %d; %zu of %zu candidates measured\n", (int)g_stop,
+            cs.next, job->n_items);
+  }
+  return res->exit_code;
 }
 
 void sv_results_free(sv_results *res, size_t n_items, size_t n_kernels) {

@@ -21,10 +21,12 @@ typedef struct {
   bool *ref_bad;     /* per kernel: the reference failed, outputs are not compared */
   char **ref_msg;
   int exit_code;     /* SV_EXIT_ code that ended the run early, else 0 */
+  bool interrupted;  /* SIGINT or SIGTERM: the items without a record were not run */
   char message[2048];
 } sv_results;
 
-/* Fills res (allocated here; sv_results_free). Progress lines go to stderr. */
+/* Fills res (allocated here; sv_results_free). Progress lines go to stderr. On SIGINT or SIGTERM
+   it kills the child and returns with res->interrupted set. */
 int sv_run(const sv_job *job, sv_results *res);
 void sv_results_free(sv_results *res, size_t n_items, size_t n_kernels);
 

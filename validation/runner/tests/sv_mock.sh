@@ -7,12 +7,13 @@
 # --write-arch, the ncu backend (tests/fake_ncu.sh) and "profiling not permitted" being absent.
 #   validation/runner/tests/sv_mock.sh SCHEDVALIDATE MOCK_LIBRARY [SCHEDPREDICT]
 set -u
-bin=$1 mock=$2 sp=${3:-}
+bin=$(realpath "$1") mock=$(realpath "$2") sp=${3:+$(realpath "$3")}
 cd "$(dirname "$0")/../../.."
 plan=tests/inputs/plans/mock_faults.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export SCHEDVALIDATE_LIBCUDA=$mock LD_PRELOAD=$mock
+# schedvalidate with the mock driver (its children, ncu included, inherit the environment)
+sv() { SCHEDVALIDATE_LIBCUDA=$mock LD_PRELOAD=$mock "$bin" "$@"; }
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
@@ -31,7 +32,7 @@ PY
   then ok; else bad "assertions on $file"; fi
 }
 
-"$bin" "$plan" -o "$tmp/m.json" --no-metrics --repeats 5 --timeout-s 3 --max-kernel-ms 20 \
+sv "$plan" -o "$tmp/m.json" --no-metrics --repeats 5 --timeout-s 8 --max-kernel-ms 20 \
   --write-arch "$tmp/arch.json" --arch-template arch/h100.json >"$tmp/log" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ok || { bad "run exit $rc"; tail -20 "$tmp/log"; }
@@ -46,7 +47,7 @@ assert K[f][4]["result"]["equal"] == "differs" and "array b differs from the ref
 assert "CUDA_ERROR_ILLEGAL_ADDRESS" in msg(f, 5)
 assert K[f][6]["result"]["equal"] == "bitwise"          # after the restart the reference ran again
 assert "signal 6" in msg(f, 7)
-assert "--timeout-s 3" in msg(f, 8)
+assert "--timeout-s 8" in msg(f, 8)
 assert len(K[f][9]["time_us"]["runs"]) == 1 and "timed once" in msg(f, 9)
 b = "badref.c:1"
 assert [st(b, i) for i in range(3)] == ["fault", "ok", "ok"]
@@ -59,7 +60,7 @@ assert m["runner"]["backend"] == "cupti" and m["plan"]["sha256"] and len(m["plan
 grep -q "\[15/15\] huge.c:1 candidate 1: too_large" "$tmp/log" && ok || bad "progress lines"
 
 # The reference alone kills its child while the runner prepares other candidates' comparison.
-"$bin" "$plan" -o "$tmp/r.json" --no-metrics --repeats 5 --kernel badref.c:1 --candidates 1,2 >"$tmp/log2" 2>&1 || bad "badref run"
+sv "$plan" -o "$tmp/r.json" --no-metrics --repeats 5 --kernel badref.c:1 --candidates 1,2 >"$tmp/log2" 2>&1 || bad "badref run"
 check "$tmp/r.json" '
 b = "badref.c:1"
 assert sorted(K[b]) == [1, 2] and st(b, 1) == "ok" and st(b, 2) == "ok"
@@ -67,8 +68,8 @@ assert "signal 6" in msg(b, 2) and "while it ran the reference" in msg(b, 2)
 '
 
 # Shards: 1/2 and 2/2 together measure every candidate once.
-"$bin" "$plan" -o "$tmp/s1.json" --no-metrics --repeats 5 --timeout-s 3 --shard 1/2 >/dev/null 2>&1 || bad "shard 1/2"
-"$bin" "$plan" -o "$tmp/s2.json" --no-metrics --repeats 5 --timeout-s 3 --shard 2/2 >/dev/null 2>&1 || bad "shard 2/2"
+sv "$plan" -o "$tmp/s1.json" --no-metrics --repeats 5 --timeout-s 8 --shard 1/2 >/dev/null 2>&1 || bad "shard 1/2"
+sv "$plan" -o "$tmp/s2.json" --no-metrics --repeats 5 --timeout-s 8 --shard 2/2 >/dev/null 2>&1 || bad "shard 2/2"
 if python3 - "$tmp/s1.json" "$tmp/s2.json" <<'PY'
 import json, sys
 seen = []
@@ -94,7 +95,7 @@ if [ -n "$sp" ]; then
 fi
 
 # The ncu backend: metrics from (fake) ncu's CSV for every candidate that ran.
-"$bin" "$plan" -o "$tmp/n.json" --backend ncu --ncu validation/runner/tests/fake_ncu.sh \
+sv "$plan" -o "$tmp/n.json" --backend ncu --ncu validation/runner/tests/fake_ncu.sh \
   --kernel faults.c:1 --candidates 0,1,2 --repeats 5 >"$tmp/log3" 2>&1 || { bad "ncu run"; tail "$tmp/log3"; }
 check "$tmp/n.json" '
 f = "faults.c:1"
@@ -106,8 +107,24 @@ for i in (0, 1):
 assert "metrics" not in K[f][2]
 '
 
+# SIGTERM (as Slurm sends at its time limit) while candidate 8 hangs: what was measured is
+# written, the rest is skipped, exit 1.
+SCHEDVALIDATE_LIBCUDA=$mock LD_PRELOAD=$mock "$bin" "$plan" -o "$tmp/t.json" --no-metrics --repeats 5 --timeout-s 60 --kernel faults.c:1 >"$tmp/log4" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q "candidate 7:" "$tmp/log4" && break; sleep 0.2; done
+sleep 0.5
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 1 ] && ok || bad "interrupted run: exit $rc, want 1"
+check "$tmp/t.json" '
+f = "faults.c:1"
+assert [st(f, i) for i in range(8)] == ["ok", "ok", "compile_error", "launch_error", "wrong_result", "fault", "ok", "fault"]
+assert st(f, 8) == "skipped" and st(f, 9) == "skipped" and "interrupted" in msg(f, 9)
+'
+
 # An existing output is kept without --force.
-"$bin" "$plan" -o "$tmp/m.json" --no-metrics >/dev/null 2>&1
+sv "$plan" -o "$tmp/m.json" --no-metrics >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "existing output replaced without --force"
 
 echo "sv_mock: $pass passed, $fail failed"

@@ -24,7 +24,7 @@ static void test_arch(void) {
   if (!tmpl) return;
   json_t *dev = fake_device();
   char err[512];
-  json_t *a = sv_arch_from_device(tmpl, dev, err, sizeof err);
+  json_t *a = sv_arch_from_device(tmpl, dev, "out/h100-measured.json", err, sizeof err);
   CHECK(a != NULL);
   if (a) {
     json_t *f = json_object_get(a, "sm_count");
@@ -37,11 +37,18 @@ static void test_arch(void) {
     /* not reported by the device: the template's value and source stay */
     CHECK(json_equal(json_object_get(a, "l1_hit_latency_cycles"), json_object_get(tmpl, "l1_hit_latency_cycles")));
     CHECK_EQ_STR(json_string_value(json_object_get(a, "full_name")), "NVIDIA H100 80GB HBM3");
-    CHECK_EQ_STR(json_string_value(json_object_get(a, "name")), "h100");
+    CHECK_EQ_STR(json_string_value(json_object_get(a, "name")), "h100-measured");
+    CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(a, "max_warps_per_sm"), "value")), 64);
+    CHECK(!strncmp(json_string_value(json_object_get(json_object_get(a, "max_warps_per_sm"), "source")),
+                   "derived: max_threads_per_sm / warp_size, both on the device by schedvalidate", 74));
+    CHECK_EQ_INT(json_array_size(json_object_get(a, "notes")), 3); /* ours first, then the template's two */
+    json_t *b = sv_arch_from_device(tmpl, dev, "Device Arch.json", err, sizeof err);
+    CHECK_EQ_STR(json_string_value(json_object_get(b, "name")), "h100"); /* not a valid name: the template's */
+    json_decref(b);
   }
   json_decref(a);
   json_t *notarch = json_pack("{s:s}", "schema", "schedpredict-plan");
-  CHECK(sv_arch_from_device(notarch, dev, err, sizeof err) == NULL);
+  CHECK(sv_arch_from_device(notarch, dev, NULL, err, sizeof err) == NULL);
   CHECK(strstr(err, "not an architecture file") != NULL);
   json_decref(notarch);
   json_decref(dev);
@@ -75,8 +82,21 @@ static void test_atomic_write(void) {
   CHECK_EQ_INT(rmdir(dir), 0); /* no temporary file left behind */
 }
 
+static void test_json_text(void) {
+  json_t *a = sv_json_text("caf\xc3\xa9 ok"); /* valid UTF-8 stays */
+  CHECK_EQ_STR(json_string_value(a), "caf\xc3\xa9 ok");
+  json_t *b = sv_json_text("log cut \xc3"); /* half a character */
+  CHECK_EQ_STR(json_string_value(b), "log cut ?");
+  json_t *c = sv_json_text("\xff\xfe x");
+  CHECK_EQ_STR(json_string_value(c), "?? x");
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+}
+
 int main(void) {
   SP_RUN(test_arch);
   SP_RUN(test_atomic_write);
+  SP_RUN(test_json_text);
   return SP_TEST_END();
 }
