@@ -524,6 +524,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   if (!wi->write) {
     c->ld_requests += wa.requests;
     c->ld_sectors += wa.n_sectors;
+    c->ld_lines += wa.n_lines;
     if (m->l1_on) {
       load_l1(m, s, &wa, wi->array);
     } else {
@@ -533,6 +534,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   } else {
     c->st_requests += wa.requests;
     c->st_sectors += wa.n_sectors;
+    c->st_lines += wa.n_lines;
     for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k]);
     if (m->l1_on) store_l1(m, s, &wa);
     for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], wi->array);
@@ -576,6 +578,8 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
     out->ld_l1_hit_sectors += c->ld_l1_hit_sectors;
     out->st_requests += c->st_requests;
     out->st_sectors += c->st_sectors;
+    out->ld_lines += c->ld_lines;
+    out->st_lines += c->st_lines;
     out->l2_read_sectors += c->l2_read_sectors;
     out->l2_read_hit_sectors += c->l2_read_hit_sectors;
     out->l2_write_sectors += c->l2_write_sectors;

@@ -8,9 +8,6 @@
 
 /* Kernel start-up the host cannot hide (estimate, typical of Volta-Hopper). */
 #define SP_LAUNCH_SECONDS 2.0e-6
-/* Independent loads one warp keeps in flight at most (the compiler hoists the loads of an
- * iteration; beyond this the register file and scoreboard limit it). Estimate. */
-#define SP_MAX_MLP 4.0
 /* Fraction of the SMs that saturate DRAM bandwidth: a few dozen Hopper SMs already draw the full
  * HBM bandwidth on streaming kernels. Estimate, documented in the README. */
 #define SP_DRAM_SATURATING_SM_FRACTION 0.5
@@ -25,6 +22,21 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
   return "?";
 }
 
+/* The L1's tag stage resolves one 128-byte line of a request per cycle: a warp's access that
+ * spans 8 lines occupies it 8 cycles, however few bytes it moves (the "wavefronts" of Nsight
+ * Compute's L1TEX section). Seen on the H100 (validation/results/h100): candidates of one kernel
+ * with equal sectors but 4x the lines per request ran 2.5-5x longer. */
+#define SP_L1_LINES_PER_CYCLE 1.0
+
+/* Bytes written back to DRAM while the kernel runs. The L2 is write-back: the run ends with up to
+ * an L2's worth of dirty data still cached, and everything written beyond that was evicted to DRAM
+ * during the run. Taken from the written data (written back + still dirty), because a sampled
+ * run is too short to fill the L2 and so evicts nothing. */
+static double sp_dram_write_bytes_in_kernel(const sp_cm_counters *c, const sp_arch *a) {
+  double written = (double)c->dram_write_bytes + (double)c->l2_dirty_bytes;
+  return fmax((double)c->dram_write_bytes, written - (double)a->l2_bytes);
+}
+
 typedef struct sp_group {
   double fraction; /* of all blocks (and of all traffic) */
   int sms;         /* SMs busy */
@@ -32,18 +44,20 @@ typedef struct sp_group {
 } sp_group;
 
 static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_group *g,
-                            double mlp, double lat_cycles, double *parts, sp_rank_bound *bound) {
+                            double loads_per_iter, double lat_cycles, double *parts,
+                            sp_rank_bound *bound) {
   double clock = a->clock_boost_mhz * 1e6;
   double f = g->fraction, sm_share = (double)g->sms / a->sm_count;
-  double dram_bytes = (double)(c->dram_read_bytes + c->dram_write_bytes) * f;
+  double dram_bytes = ((double)c->dram_read_bytes + sp_dram_write_bytes_in_kernel(c, a)) * f;
   double l2_bytes = (double)(c->l2_read_sectors + c->l2_write_sectors) * 32.0 * f;
   double l1_bytes = (double)(c->ld_sectors + c->st_sectors) * 32.0 * f;
+  double l1_tag_cycles = (double)(c->ld_lines + c->st_lines) * f / SP_L1_LINES_PER_CYCLE;
   double dram_share = fmin(1.0, sm_share / SP_DRAM_SATURATING_SM_FRACTION);
   parts[0] = dram_bytes / (a->dram_bw_gbs * 1e9 * dram_share);
   parts[1] = l2_bytes / (a->l2_bw_gbs * 1e9 * sm_share);
-  parts[2] = l1_bytes / (a->l1_bw_bytes_per_cycle * clock * g->sms);
+  parts[2] = fmax(l1_bytes / a->l1_bw_bytes_per_cycle, l1_tag_cycles) / (clock * g->sms);
   double loads_per_sm = (double)c->ld_requests * f / g->sms;
-  parts[3] = loads_per_sm * lat_cycles / (g->warps * mlp) / clock;
+  parts[3] = loads_per_sm / loads_per_iter * lat_cycles / g->warps / clock; /* iterations x latency */
   int worst = 0;
   for (int i = 1; i < 4; i++)
     if (parts[i] > parts[worst]) worst = i;
@@ -59,16 +73,20 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
   int warps_per_block = (threads + 31) / 32;
   int64_t blocks = st->blocks > 0 ? st->blocks : 1;
   int active = st->active_blocks_per_sm > 0 ? st->active_blocks_per_sm : 1;
-  double mlp = fmin(SP_MAX_MLP, fmax(1.0, loads_per_iteration));
-
-  /* average load latency per request from the modeled hit rates */
+  /* A thread's iteration waits for its slowest load: the loads of one iteration are issued
+   * together (k in flight), the next iteration's only after them (its loads cannot move above
+   * this iteration's stores without alias information). So the latency of an iteration is a
+   * miss's unless all k of its loads hit the L1 (probability h1^k), not the average over
+   * sectors. */
+  double k = fmax(1.0, loads_per_iteration);
   double h1 = c->ld_sectors ? (double)c->ld_l1_hit_sectors / (double)c->ld_sectors : 0;
   double h2 = c->l2_read_sectors ? (double)c->l2_read_hit_sectors / (double)c->l2_read_sectors : 0;
   double l2_lat = a->l2_far_hit_latency_cycles > 0
                       ? (a->l2_hit_latency_cycles + a->l2_far_hit_latency_cycles) / 2
                       : a->l2_hit_latency_cycles;
-  double lat = h1 * a->l1_hit_latency_cycles +
-               (1 - h1) * (h2 * l2_lat + (1 - h2) * a->dram_latency_cycles);
+  double miss_lat = h2 * l2_lat + (1 - h2) * a->dram_latency_cycles;
+  double all_hit = pow(h1, k);
+  double lat = all_hit * a->l1_hit_latency_cycles + (1 - all_hit) * miss_lat;
   out->avg_latency_cycles = lat;
 
   /* full waves run on every SM with the resident blocks of Eq. 7.2; the tail wave on fewer */
@@ -92,7 +110,7 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
   for (int g = 0; g < ng; g++) {
     double parts[4];
     sp_rank_bound b;
-    double t = sp_group_time(c, a, &groups[g], mlp, lat, parts, &b);
+    double t = sp_group_time(c, a, &groups[g], k, lat, parts, &b);
     out->dram_s += parts[0];
     out->l2_s += parts[1];
     out->l1_s += parts[2];

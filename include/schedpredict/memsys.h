@@ -48,6 +48,9 @@ typedef struct sp_cm_counters {
   int64_t ld_l1_pending_sectors; /* no Nsight counter: Modeled variant only, load sectors whose
                                    tag was present but whose fill was still in flight (counted
                                    as lookup misses, not in ld_l1_hit_sectors) */
+  int64_t ld_lines, st_lines; /* no counter read: distinct 128-byte lines of each request, summed
+                                 (the L1's tag stage looks up one line a cycle, so a request that
+                                 spans 8 lines takes 8 cycles however few bytes it moves) */
 } sp_cm_counters;
 
 typedef struct sp_cm_options {

@@ -28,7 +28,7 @@ typedef struct sp_rank_time {
   sp_rank_bound bound;
   int sms_used;              /* SMs that get at least one block */
   int active_warps_per_sm;   /* resident warps (occupancy, Eq. 7.2) */
-  double avg_latency_cycles; /* per load sector, from the modeled hit rates */
+  double avg_latency_cycles; /* of one iteration's loads (its slowest), from the hit rates */
 } sp_rank_time;
 
 typedef struct sp_rank_candidate {
