@@ -1,8 +1,10 @@
 /* Every candidate of a nest through the trace generator and the memory model, then the cost and
  * the time model; sorted by predicted time. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "schedpredict/rank.h"
 
@@ -109,17 +111,28 @@ static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
   return c->cap > 0 && ++c->seen >= c->cap ? 1 : 0;
 }
 
-/* all_sms: sample by waves and trace prefix only, so the L2 keeps its full size and every SM's
+/* A worker's memory model, kept from one candidate to the next: every candidate of a pass has
+ * the same configuration, and resetting a model is much cheaper than allocating a new one
+ * (the L2 model alone is ~100 MB for a 50 MB L2). */
+typedef struct sp_model_cache {
+  sp_cm_memsys *m;
+  int nsms;
+  sp_cm_options cmo;
+} sp_model_cache;
+
+/* How a candidate is simulated: the trace sampling and the memory model's configuration.
+ * all_sms: sample by waves and trace prefix only, so the L2 keeps its full size and every SM's
  * share of it (the refinement pass: shrinking the L2 misjudges data shared by all SMs). */
-static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
-                            double est_instr, int64_t budget, bool all_sms,
-                            sp_rank_candidate *c) {
+static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
+                                const sp_rank_options *opt, double est_instr, int64_t budget,
+                                bool all_sms, const sp_schedule *sched, sp_trace_options *topt_out,
+                                int *nsms_out, sp_cm_options *cmo_out) {
   sp_trace_options topt;
   memset(&topt, 0, sizeof topt);
   int nsms = arch->sm_count;
   if (budget > 0 && est_instr > (double)budget) {
     /* fewer SMs (each has its own L1; the shared L2 shrinks to their share), then fewer waves */
-    const sp_schedule *s = &c->schedule;
+    const sp_schedule *s = sched;
     int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
     int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
     if (active < 1) active = 1;
@@ -150,13 +163,37 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     for (int a = 0; a < nest->narrays; a++) data += (double)nest->arrays[a].total_bytes;
     if (data / (double)arch->l2_bytes < cmo.l2_fraction) cmo.l2_fraction = data / (double)arch->l2_bytes;
   }
-  sp_cm_memsys *m = sp_cm_memsys_create(arch, nsms, nest->narrays, &cmo);
+  *topt_out = topt;
+  *nsms_out = nsms;
+  *cmo_out = cmo;
+}
+
+/* The cached model reset, or a new one for this configuration; NULL on allocation failure. */
+static sp_cm_memsys *sp_model_get(sp_model_cache *mc, const sp_arch *arch, int narrays, int nsms,
+                                  const sp_cm_options *cmo) {
+  if (mc->m && mc->nsms == nsms && memcmp(&mc->cmo, cmo, sizeof *cmo) == 0) {
+    sp_cm_memsys_reset(mc->m);
+    return mc->m;
+  }
+  sp_cm_memsys_free(mc->m);
+  mc->m = sp_cm_memsys_create(arch, nsms, narrays, cmo);
+  mc->nsms = nsms;
+  mc->cmo = *cmo;
+  return mc->m;
+}
+
+static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
+                            double est_instr, int64_t budget, bool all_sms, sp_model_cache *mc,
+                            sp_rank_candidate *c) {
+  sp_trace_options topt;
+  sp_cm_options cmo;
+  int nsms;
+  sp_candidate_config(nest, arch, opt, est_instr, budget, all_sms, &c->schedule, &topt, &nsms,
+                      &cmo);
+  sp_cm_memsys *m = sp_model_get(mc, arch, nest->narrays, nsms, &cmo);
   if (!m) return -1;
   uint64_t *bases = malloc((size_t)(nest->narrays ? nest->narrays : 1) * sizeof *bases);
-  if (!bases) {
-    sp_cm_memsys_free(m);
-    return -1;
-  }
+  if (!bases) return -1;
   sp_trace_array_bases(nest, bases);
   for (int a = 0; a < nest->narrays; a++) /* at most 32 MB of bitmaps per array */
     sp_cm_memsys_track_footprint(m, a, bases[a], nest->arrays[a].total_bytes, 32 << 20);
@@ -191,8 +228,92 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     sp_rank_predict_time(&c->total, &c->stats, &c->schedule, arch,
                          sp_loads_per_iteration(nest), &c->time);
   }
-  sp_cm_memsys_free(m);
   return rc;
+}
+
+/* One pass over a list of candidates, spread over worker threads. Candidates are independent
+ * (each has its own trace and a model reset to empty), so the results do not depend on the
+ * number of threads or on which thread ran which candidate. */
+#define SP_MODEL_MEMORY_BUDGET ((size_t)160 << 20) /* all workers' memory models together */
+#define SP_MAX_THREADS 8
+
+typedef struct sp_pass {
+  const sp_nest *nest;
+  const sp_arch *arch;
+  const sp_rank_options *opt;
+  double est;
+  int64_t budget;
+  bool all_sms, progress, refine;
+  sp_rank_result *out;
+  const int *idx; /* candidates to run */
+  int n;
+  pthread_mutex_t lock;
+  int next, done, failed; /* failed: lowest failing position in idx, or n */
+  sp_model_cache first;  /* the model the caller sized the pass with, for the first worker */
+} sp_pass;
+
+static void *sp_pass_worker(void *arg) {
+  sp_pass *p = arg;
+  sp_model_cache mc = {0};
+  pthread_mutex_lock(&p->lock);
+  mc = p->first; /* only one worker takes it */
+  memset(&p->first, 0, sizeof p->first);
+  for (;;) {
+    int k = p->next++;
+    pthread_mutex_unlock(&p->lock);
+    if (k >= p->n) break;
+    sp_rank_candidate *c = &p->out->candidates[p->idx[k]];
+    if (p->refine) {
+      free(c->per_array);
+      c->per_array = NULL;
+    }
+    int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms, &mc, c);
+    if (p->refine) c->refined = true;
+    pthread_mutex_lock(&p->lock);
+    if (rc && k < p->failed) p->failed = k;
+    p->done++;
+    if (p->progress && p->opt->progress) p->opt->progress(p->opt->progress_ctx, p->done, p->n);
+  }
+  sp_cm_memsys_free(mc.m);
+  return NULL;
+}
+
+static int sp_thread_count(const sp_rank_options *opt) {
+  long t = opt->threads > 0 ? opt->threads : sysconf(_SC_NPROCESSORS_ONLN);
+  return t < 1 ? 1 : t > SP_MAX_THREADS ? SP_MAX_THREADS : (int)t;
+}
+
+/* Runs the pass; returns the lowest failing position in idx, or n when all succeeded. */
+static int sp_run_pass(sp_pass *p) {
+  p->next = p->done = 0;
+  p->failed = p->n;
+  memset(&p->first, 0, sizeof p->first);
+  if (p->n == 0) return p->n;
+  int threads = sp_thread_count(p->opt);
+  if (threads > p->n) threads = p->n;
+  if (threads > 1) { /* as many workers as the memory budget holds models */
+    sp_trace_options topt;
+    sp_cm_options cmo;
+    int nsms;
+    sp_candidate_config(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms,
+                        &p->out->candidates[p->idx[0]].schedule, &topt, &nsms, &cmo);
+    size_t each = sp_cm_memsys_full_bytes(sp_model_get(&p->first, p->arch, p->nest->narrays,
+                                                       nsms, &cmo));
+    size_t fit = each ? SP_MODEL_MEMORY_BUDGET / each : 1;
+    if (fit < (size_t)threads) threads = fit < 1 ? 1 : (int)fit;
+  }
+  if (pthread_mutex_init(&p->lock, NULL) != 0) return 0;
+  pthread_t tid[SP_MAX_THREADS];
+  int started = 0;
+  for (int t = 1; t < threads; t++) {
+    if (pthread_create(&tid[started], NULL, sp_pass_worker, p) != 0) break;
+    started++;
+  }
+  sp_pass_worker(p); /* the calling thread works too */
+  for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+  pthread_mutex_destroy(&p->lock);
+  sp_cm_memsys_free(p->first.m); /* not taken when every candidate ran before a worker began */
+  return p->failed;
 }
 
 typedef struct sp_rank_key {
@@ -246,41 +367,54 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   double est = sp_estimate_warp_instructions(nest);
   int64_t budget = opt->exact ? 0 : opt->sample_budget > 0 ? opt->sample_budget
                                                            : SP_DEFAULT_SAMPLE_BUDGET;
-  int64_t screen_budget = SP_SCREEN_TOTAL / space.n;
+  int64_t screen_budget = (opt->screen_total > 0 ? opt->screen_total : SP_SCREEN_TOTAL) / space.n;
   if (screen_budget < SP_SCREEN_MIN) screen_budget = SP_SCREEN_MIN;
   bool screen = !opt->exact && space.n > SP_REFINE_COUNT && est > (double)screen_budget;
-  int rc = 0;
-  for (int i = 0; i < space.n && rc == 0; i++) {
-    out->candidates[i].schedule = space.items[i];
-    rc = sp_run_candidate(nest, arch, opt, est, screen ? screen_budget : budget, !screen,
-                          &out->candidates[i]);
-    if (rc) snprintf(err, errlen, "candidate %s could not be simulated", space.items[i].name);
-    if (opt->progress) opt->progress(opt->progress_ctx, i + 1, space.n);
+  int *idx = malloc((size_t)space.n * sizeof *idx);
+  if (!idx) {
+    snprintf(err, errlen, "out of memory");
+    sp_space_free(&space);
+    sp_rank_result_free(out);
+    return -1;
   }
+  for (int i = 0; i < space.n; i++) {
+    out->candidates[i].schedule = space.items[i];
+    idx[i] = i;
+  }
+  sp_pass pass = {.nest = nest, .arch = arch, .opt = opt, .est = est,
+                  .budget = screen ? screen_budget : budget, .all_sms = !screen,
+                  .progress = true, .out = out, .idx = idx, .n = space.n};
+  int failed = sp_run_pass(&pass);
+  if (failed < space.n)
+    snprintf(err, errlen, "candidate %s could not be simulated", space.items[failed].name);
   sp_space_free(&space);
-  if (rc) {
+  if (failed < pass.n) {
+    free(idx);
     sp_rank_result_free(out);
     return -1;
   }
   if (screen) { /* refine the screening's best and the default on the larger sample */
-    int *first = malloc((size_t)out->n * sizeof *first);
-    rc = first ? sp_order_by_time(out, first) : -1;
-    for (int k = 0; rc == 0 && k <= SP_REFINE_COUNT && k < out->n; k++) {
-      int i = k < SP_REFINE_COUNT ? first[k] : out->default_index;
-      if (k == SP_REFINE_COUNT && out->candidates[i].refined) break;
-      sp_rank_candidate *c = &out->candidates[i];
-      free(c->per_array);
-      c->per_array = NULL;
-      rc = sp_run_candidate(nest, arch, opt, est, budget, true, c);
-      c->refined = true;
+    int nref = 0;
+    if (sp_order_by_time(out, idx) == 0) {
+      nref = out->n < SP_REFINE_COUNT ? out->n : SP_REFINE_COUNT;
+      bool def_in = false;
+      for (int k = 0; k < nref; k++) def_in |= idx[k] == out->default_index;
+      if (!def_in && out->default_index >= 0) idx[nref++] = out->default_index;
+      pass.budget = budget;
+      pass.all_sms = true;
+      pass.progress = false;
+      pass.refine = true;
+      pass.n = nref;
+      failed = sp_run_pass(&pass);
     }
-    free(first);
-    if (rc) {
+    if (nref == 0 || failed < nref) {
       snprintf(err, errlen, "refinement failed (out of memory?)");
+      free(idx);
       sp_rank_result_free(out);
       return -1;
     }
   }
+  free(idx);
   if (sp_order_by_time(out, out->order) != 0) {
     snprintf(err, errlen, "out of memory");
     sp_rank_result_free(out);

@@ -88,8 +88,13 @@ void sp_cm_memsys_free(sp_cm_memsys *m);
  * differently. One bit per sector; returns -1 (and tracks nothing) past max_bitmap_bytes. */
 int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int64_t bytes,
                                  int64_t max_bitmap_bytes);
-/* Heap the memory system holds now (per-SM L1s are allocated on an SM's first access). */
+/* Heap the memory system holds now (per-SM L1s are allocated on an SM's first access), and
+ * what it will hold once every SM has been used. */
 size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m);
+size_t sp_cm_memsys_full_bytes(const sp_cm_memsys *m);
+/* Back to the state create left it in (empty caches, zero counters, footprints tracked as
+ * before and cleared), keeping the memory: for the next candidate of the same configuration. */
+void sp_cm_memsys_reset(sp_cm_memsys *m);
 /* Sector lookups done so far (L1 sector lookups of loads and stores + L2 sector lookups): the
  * benchmark's unit of work. */
 int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m);
