@@ -183,6 +183,7 @@ typedef struct sm_state {
 struct sp_cm_memsys {
   sp_cm_options opt;
   int nsms, narrays;
+  int ngroups;         /* counter groups: arrays, or references (opt.nrefs) */
   int l1_on;
   sp_l1_store_policy l1_store;
   sp_l2_store_policy l2_store;
@@ -198,7 +199,7 @@ struct sp_cm_memsys {
   sp_cm_lru *l2f;
   sp_cm_setassoc *l2s;
   sm_state *sm;
-  sp_cm_counters *ctr; /* per array */
+  sp_cm_counters *ctr; /* per counter group */
   int64_t lookups;
   uint64_t **cold_bits;   /* per array: sectors ever read from DRAM, or NULL */
   uint64_t *cold_first, *cold_nsectors;
@@ -209,7 +210,7 @@ struct sp_cm_memsys {
 
 /* An instruction waiting in the pipeline: coalesced, its table slots prefetched. */
 typedef struct pipe_ent {
-  int sm, array, write, l2_split;
+  int sm, array, group, write, l2_split;
   sp_cm_warp_access wa;  /* at the L1 transaction size */
   sp_cm_warp_access wa2; /* at the L2 sector size, when l2_split */
 } pipe_ent;
@@ -262,6 +263,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   m->opt = o;
   m->nsms = nsms;
   m->narrays = narrays;
+  m->ngroups = o.nrefs > 0 ? o.nrefs : narrays;
   m->l1_on = arch->l1_caches_global_loads != 0;
   m->l1_store = arch->l1_store_policy;
   m->l2_store = arch->l2_store_policy;
@@ -308,7 +310,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   m->pend_entries = ((uint64_t)1 << m->spl_shift) * (m->lat_dram + 65);
 
   m->sm = calloc((size_t)nsms, sizeof *m->sm);
-  m->ctr = calloc((size_t)narrays, sizeof *m->ctr);
+  m->ctr = calloc((size_t)m->ngroups, sizeof *m->ctr);
   m->pipe = malloc(SP_CM_PIPE * sizeof *m->pipe);
   if (!m->sm || !m->ctr || !m->pipe) goto fail;
   return m;
@@ -364,7 +366,7 @@ static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode 
                 : sp_cm_setassoc_lookup(s->l1s, line, mode, NULL);
 }
 
-/* L2 payload: bit 0 dirty, the owner array (last reader/writer) above. */
+/* L2 payload: bit 0 dirty, the owner counter group (last reader/writer) above. */
 static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup_mode mode,
                                   sp_cm_lookup *r)
 {
@@ -380,9 +382,10 @@ static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup
 }
 
 /* One load sector at L2 granularity. Returns 1 on an L2 hit. */
-static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int array)
+/* group: the counters to count in; array: whose first touches (cold bits) to check */
+static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int group, int array)
 {
-  sp_cm_counters *c = &m->ctr[array];
+  sp_cm_counters *c = &m->ctr[group];
   sp_cm_lookup r;
   uint64_t *p = l2_lookup(m, sector, SP_CM_LOOKUP_INSERT, &r);
   c->l2_read_sectors++;
@@ -391,7 +394,7 @@ static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int array)
     return 1;
   }
   c->dram_read_bytes += m->l2_sector_bytes;
-  *p = (uint64_t)array << 1;
+  *p = (uint64_t)group << 1;
   if (m->cold_bits && m->cold_bits[array]) {
     uint64_t i = sector - m->cold_first[array];
     if (i < m->cold_nsectors[array]) {
@@ -405,9 +408,9 @@ static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int array)
   return 0;
 }
 
-static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int array)
+static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int group)
 {
-  sp_cm_counters *c = &m->ctr[array];
+  sp_cm_counters *c = &m->ctr[group];
   sp_cm_lookup r;
   c->l2_write_sectors++;
   uint64_t *p = l2_lookup(m, sector,
@@ -421,16 +424,16 @@ static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int array)
   if (r.hit) c->l2_write_hit_sectors++;
   if (*p & 1) m->ctr[*p >> 1].l2_dirty_bytes -= m->l2_sector_bytes;
   c->l2_dirty_bytes += m->l2_sector_bytes;
-  *p = ((uint64_t)array << 1) | 1;
+  *p = ((uint64_t)group << 1) | 1;
 }
 
 /* All L2 sectors of one L1 transaction; returns 1 if they all hit. */
-static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int array)
+static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int group, int array)
 {
-  if (m->sub_shift == 0) return l2_read(m, l1_sector, array);
+  if (m->sub_shift == 0) return l2_read(m, l1_sector, group, array);
   int all = 1;
   uint64_t first = l1_sector << m->sub_shift, n = UINT64_C(1) << m->sub_shift;
-  for (uint64_t k = 0; k < n; k++) all &= l2_read(m, first + k, array);
+  for (uint64_t k = 0; k < n; k++) all &= l2_read(m, first + k, group, array);
   return all;
 }
 
@@ -450,9 +453,10 @@ static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector)
  * sectors that go to L2; their L2 slots are then prefetched and the L2 reads done in the same
  * order (ascending sectors) as a one-pass loop would: the split only lets the host overlap its
  * cache misses. */
-static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, int array)
+static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, int group,
+                    int array)
 {
-  sp_cm_counters *c = &m->ctr[array];
+  sp_cm_counters *c = &m->ctr[group];
   const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED;
   uint64_t now = s->clock;
   if (modeled) {
@@ -490,7 +494,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
     }
   }
   for (uint32_t k = 0; k < nt; k++) {
-    int hit = l2_read_transaction(m, todo[k], array);
+    int hit = l2_read_transaction(m, todo[k], group, array);
     if (modeled && fill[k]) pend_add(&s->pend, todo[k], now + (hit ? m->lat_l2 : m->lat_dram));
   }
 }
@@ -519,22 +523,22 @@ static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
 /* Simulates one instruction of the pipeline. */
 static void simulate(sp_cm_memsys *m, const pipe_ent *e)
 {
-  sp_cm_counters *c = &m->ctr[e->array];
+  sp_cm_counters *c = &m->ctr[e->group];
   sm_state *s = &m->sm[e->sm];
   const sp_cm_warp_access *wa = &e->wa, *l2wa = e->l2_split ? &e->wa2 : &e->wa;
   if (!e->write) {
     c->ld_requests += wa->requests;
     c->ld_sectors += wa->n_sectors;
     if (m->l1_on) {
-      load_l1(m, s, wa, e->array);
+      load_l1(m, s, wa, e->group, e->array);
     } else {
-      for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_read(m, l2wa->sectors[k], e->array);
+      for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_read(m, l2wa->sectors[k], e->group, e->array);
     }
   } else {
     c->st_requests += wa->requests;
     c->st_sectors += wa->n_sectors;
     if (m->l1_on) store_l1(m, s, wa);
-    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], e->array);
+    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], e->group);
   }
 }
 
@@ -557,6 +561,8 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   sp_cm_memsys *m = memsys;
   if (!m || !wi || wi->sm < 0 || wi->sm >= m->nsms || wi->array < 0 || wi->array >= m->narrays)
     return -1;
+  int group = m->opt.nrefs > 0 ? wi->ref : wi->array;
+  if (group < 0 || group >= m->ngroups) return -1;
   if (wi->active == 0) return 0;
   sm_state *s = &m->sm[wi->sm];
   if (m->l1_on && !s->ready && sm_prepare(m, s) != 0) return -1;
@@ -569,6 +575,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   if (sp_cm_coalesce(&m->co, wi->addr, wi->active, wi->access_bytes, &e->wa) != 0) return -1;
   e->sm = wi->sm;
   e->array = wi->array;
+  e->group = group;
   e->write = wi->write;
   /* the L2-granularity sectors, when they differ from the L1 transactions */
   e->l2_split = m->sub_shift && (wi->write || !m->l1_on);
@@ -615,10 +622,10 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
   if (!m) return;
   flush((sp_cm_memsys *)m); /* the object comes from create: never really const */
   if (array >= 0) {
-    if (array < m->narrays) *out = m->ctr[array];
+    if (array < m->ngroups) *out = m->ctr[array];
     return;
   }
-  for (int a = 0; a < m->narrays; a++) {
+  for (int a = 0; a < m->ngroups; a++) {
     const sp_cm_counters *c = &m->ctr[a];
     out->ld_requests += c->ld_requests;
     out->ld_sectors += c->ld_sectors;
@@ -653,7 +660,7 @@ void sp_cm_memsys_reset(sp_cm_memsys *m)
     }
     s->clock = 0;
   }
-  memset(m->ctr, 0, (size_t)m->narrays * sizeof *m->ctr);
+  memset(m->ctr, 0, (size_t)m->ngroups * sizeof *m->ctr);
   m->lookups = 0;
   if (m->cold_bits)
     for (int a = 0; a < m->narrays; a++)
@@ -686,7 +693,7 @@ size_t sp_cm_memsys_full_bytes(const sp_cm_memsys *m)
 size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
 {
   if (!m) return 0;
-  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->narrays * sizeof *m->ctr +
+  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->ngroups * sizeof *m->ctr +
              SP_CM_PIPE * sizeof *m->pipe;
   b += m->l2f ? sp_cm_lru_memory_bytes(m->l2f) : sp_cm_setassoc_memory_bytes(m->l2s);
   for (int i = 0; i < m->nsms; i++) {
