@@ -27,12 +27,12 @@ while argv and argv[0].startswith("--"):
         sys.exit(f"unknown option {argv[0]}")
     argv = argv[2:]
 binary, src, args = argv[0], argv[1], argv[2:]
-base = [binary, "--format", "json", "--top", "100000", "-q", src] + args
-sampled = run(base)["nests"]
+base = [binary, "--format", "json", "--top", "100000", "-q"]
+sampled = run(base + [src] + args)["nests"]
 if exact_json:
     exact = json.load(open(exact_json))
 else:
-    exact = run(base + ["--exact"])
+    exact = run(base + ["--exact", src] + args)  # before the file: ARGS may hold "--"
     if save_exact:
         json.dump(exact, open(save_exact, "w"))
 exact = exact["nests"]

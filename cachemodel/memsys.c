@@ -90,7 +90,11 @@
  *   - set-associative: 16 bytes per way + 4 per set: H100 L1 ~30 KB per SM, L2 ~26 MB.
  *   - MODELED: per SM a ring of in-flight fills and a hash map sector -> completion time, sized
  *     from the latency: (sectors per line) x (DRAM latency + 65) entries, ~190 KB per SM on H100.
- *   - counters: narrays + 1 of sp_cm_counters. sp_cm_memsys_memory_bytes reports the total. */
+ *   - counters: one sp_cm_counters per array (per reference with opt.nrefs); the instruction
+ *     pipeline (SP_CM_PIPE entries of ~1 KB); footprint bitmaps, 1 bit per L2 sector of a
+ *     tracked array. sp_cm_memsys_memory_bytes reports the total, sp_cm_memsys_full_bytes
+ *     what it will be once every SM has its L1; sp_cm_memsys_reset empties everything and
+ *     keeps the memory, for the next candidate. */
 #include "schedpredict/memsys.h"
 
 #include <math.h>

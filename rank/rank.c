@@ -10,7 +10,9 @@
 
 /* Ranking runs in two passes: every candidate on a small sample of the trace (screening), then
  * the best of those and the compiler default again on a larger sample (refinement); the final
- * order is the refined one. Budgets are warp instructions simulated per candidate. */
+ * order is the refined one. Budgets are warp instructions simulated per candidate. A sample
+ * takes, in this order: fewer SMs (screening only), fewer waves, a shortened sequential loop
+ * (sp_shorten_choice), and as the last resort a cut trace; sp_run_candidate extrapolates. */
 #define SP_SCREEN_TOTAL 3000000 /* shared by all candidates of the space */
 #define SP_SCREEN_MIN 2000
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
