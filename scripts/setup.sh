@@ -11,6 +11,7 @@ packages=(
   libgsl-dev                                     # statistics for validation
   libjansson-dev                                 # JSON reading and writing
   valgrind python3
+  python3-matplotlib                             # bench/time_vs_size.py draws its figure
 )
 missing=()
 for p in "${packages[@]}"; do
