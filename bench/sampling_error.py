@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Error of sampling against full simulation: runs schedpredict with and without --exact on a
-kernel and compares the counters of every candidate both runs rank in their top N, and whether
-the top 3 is the same.
+kernel and compares the counters of every candidate the sampled run ranks in its top 8 (the
+refined ones), and whether the top 3 is the same.
 
-    bench/sampling_error.py SCHEDPREDICT FILE.c [ARGS...]
+    bench/sampling_error.py [--exact-json FILE] [--save-exact FILE] SCHEDPREDICT FILE.c [ARGS...]
+
+--save-exact FILE keeps the --exact run's JSON; --exact-json FILE reuses one instead of running
+--exact again (it takes minutes at realistic sizes), e.g. to compare two builds.
 """
 import json
 import subprocess
@@ -11,28 +14,48 @@ import sys
 
 def run(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["nests"]
+    return json.loads(out)
 
-binary, src, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-base = [binary, "--format", "json", "--top", "100000", "-q", src] + args
-sampled, exact = run(base), run(base + ["--exact"])
+argv = sys.argv[1:]
+exact_json = save_exact = None
+while argv and argv[0].startswith("--"):
+    if argv[0] == "--exact-json":
+        exact_json = argv[1]
+    elif argv[0] == "--save-exact":
+        save_exact = argv[1]
+    else:
+        sys.exit(f"unknown option {argv[0]}")
+    argv = argv[2:]
+binary, src, args = argv[0], argv[1], argv[2:]
+base = [binary, "--format", "json", "--top", "100000", "-q"]
+sampled = run(base + [src] + args)["nests"]
+if exact_json:
+    exact = json.load(open(exact_json))
+else:
+    exact = run(base + ["--exact", src] + args)  # before the file: ARGS may hold "--"
+    if save_exact:
+        json.dump(exact, open(save_exact, "w"))
+exact = exact["nests"]
 fields = ["global_load_requests", "gld_transactions", "ld_l1_hit_sectors",
-          "l2_tex_read_transactions", "dram_read_bytes"]
+          "l2_tex_read_transactions", "dram_read_bytes", "st_sectors"]
 for ns, ne in zip(sampled, exact):
     key = lambda c: (c["cuda_mapping"], tuple(c["block"]), tuple(c["grid"]))
     exact_by = {key(c): c for c in ne["ranking"]}
     worst = {f: 0.0 for f in fields}
-    refined = [c for c in ns["ranking"][:8]]
-    for c in refined:
+    top8 = ns["ranking"][:8]
+    for c in top8:
         e = exact_by[key(c)]
         for f in fields:
             a, b = c["counters"][f], e["counters"][f]
             if b:
                 worst[f] = max(worst[f], abs(a - b) / b)
+            elif a:
+                worst[f] = float("inf")
     top_s = [key(c) for c in ns["ranking"][:3]]
     top_e = [key(c) for c in ne["ranking"][:3]]
-    print(f"{ns['location']}: {ns['candidates_evaluated']} candidates; top 3 identical: "
-          f"{top_s == top_e}; best sampled is exact rank "
+    nsampled = sum(1 for c in top8 if c["sampled"])
+    print(f"{ns['location']}: {ns['candidates_evaluated']} candidates, {nsampled} of the top 8 "
+          f"sampled; top 3 identical: {top_s == top_e}; best sampled is exact rank "
           f"{[key(c) for c in ne['ranking']].index(top_s[0]) + 1}")
     print("  worst relative error over the sampled top 8: " +
           ", ".join(f"{f} {100 * worst[f]:.2f}%" for f in fields))

@@ -6,8 +6,12 @@
 #ifndef SP_CM_HASHMAP_H
 #define SP_CM_HASHMAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+/* lru.c: aligned memory for large cache tables, on huge pages where available */
+void *sp_cm_table_alloc(size_t bytes);
 
 #define CM_EMPTY UINT64_MAX
 
@@ -40,7 +44,7 @@ static inline uint64_t cm_pow2_at_least(uint64_t n)
 static inline int cm_map_init(cm_map *m, uint64_t capacity)
 {
   capacity = cm_pow2_at_least(capacity < 2 ? 2 : capacity);
-  m->slots = malloc(capacity * sizeof *m->slots);
+  m->slots = sp_cm_table_alloc(capacity * sizeof *m->slots);
   if (!m->slots) return -1;
   for (uint64_t i = 0; i < capacity; i++) m->slots[i].val = CM_EMPTY;
   m->mask = capacity - 1;

@@ -90,7 +90,11 @@
  *   - set-associative: 16 bytes per way + 4 per set: H100 L1 ~30 KB per SM, L2 ~26 MB.
  *   - MODELED: per SM a ring of in-flight fills and a hash map sector -> completion time, sized
  *     from the latency: (sectors per line) x (DRAM latency + 65) entries, ~190 KB per SM on H100.
- *   - counters: narrays + 1 of sp_cm_counters. sp_cm_memsys_memory_bytes reports the total. */
+ *   - counters: one sp_cm_counters per array (per reference with opt.nrefs); the instruction
+ *     pipeline (SP_CM_PIPE entries of ~1 KB); footprint bitmaps, 1 bit per L2 sector of a
+ *     tracked array. sp_cm_memsys_memory_bytes reports the total, sp_cm_memsys_full_bytes
+ *     what it will be once every SM has its L1; sp_cm_memsys_reset empties everything and
+ *     keeps the memory, for the next candidate. */
 #include "schedpredict/memsys.h"
 
 #include <math.h>
@@ -183,6 +187,7 @@ typedef struct sm_state {
 struct sp_cm_memsys {
   sp_cm_options opt;
   int nsms, narrays;
+  int ngroups;         /* counter groups: arrays, or references (opt.nrefs) */
   int l1_on;
   sp_l1_store_policy l1_store;
   sp_l2_store_policy l2_store;
@@ -198,11 +203,26 @@ struct sp_cm_memsys {
   sp_cm_lru *l2f;
   sp_cm_setassoc *l2s;
   sm_state *sm;
-  sp_cm_counters *ctr; /* per array */
+  sp_cm_counters *ctr; /* per counter group */
   int64_t lookups;
   uint64_t **cold_bits;   /* per array: sectors ever read from DRAM, or NULL */
   uint64_t *cold_first, *cold_nsectors;
+  /* Instructions accepted but not yet simulated (see sp_cm_memsys_access). */
+  struct pipe_ent *pipe;
+  unsigned pipe_head, pipe_count;
 };
+
+/* An instruction waiting in the pipeline: coalesced, its table slots prefetched. */
+typedef struct pipe_ent {
+  int sm, array, group, write, l2_split;
+  sp_cm_warp_access wa;  /* at the L1 transaction size */
+  sp_cm_warp_access wa2; /* at the L2 sector size, when l2_split */
+} pipe_ent;
+
+/* Depth of the pipeline: an instruction's table slots are prefetched this many instructions
+ * before it is simulated, long enough to hide the host's memory latency behind the work of the
+ * instructions in between, short enough not to flood the host's outstanding-miss buffers. */
+enum { SP_CM_PIPE = 8 };
 
 static unsigned log2u(uint64_t v)
 {
@@ -247,6 +267,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   m->opt = o;
   m->nsms = nsms;
   m->narrays = narrays;
+  m->ngroups = o.nrefs > 0 ? o.nrefs : narrays;
   m->l1_on = arch->l1_caches_global_loads != 0;
   m->l1_store = arch->l1_store_policy;
   m->l2_store = arch->l2_store_policy;
@@ -293,8 +314,9 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   m->pend_entries = ((uint64_t)1 << m->spl_shift) * (m->lat_dram + 65);
 
   m->sm = calloc((size_t)nsms, sizeof *m->sm);
-  m->ctr = calloc((size_t)narrays, sizeof *m->ctr);
-  if (!m->sm || !m->ctr) goto fail;
+  m->ctr = calloc((size_t)m->ngroups, sizeof *m->ctr);
+  m->pipe = malloc(SP_CM_PIPE * sizeof *m->pipe);
+  if (!m->sm || !m->ctr || !m->pipe) goto fail;
   return m;
 fail:
   sp_cm_memsys_free(m);
@@ -320,6 +342,7 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
   free(m->cold_bits);
   free(m->cold_first);
   free(m->cold_nsectors);
+  free(m->pipe);
   free(m);
 }
 
@@ -347,7 +370,7 @@ static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode 
                 : sp_cm_setassoc_lookup(s->l1s, line, mode, NULL);
 }
 
-/* L2 payload: bit 0 dirty, the owner array (last reader/writer) above. */
+/* L2 payload: bit 0 dirty, the owner counter group (last reader/writer) above. */
 static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup_mode mode,
                                   sp_cm_lookup *r)
 {
@@ -363,9 +386,10 @@ static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup
 }
 
 /* One load sector at L2 granularity. Returns 1 on an L2 hit. */
-static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int array)
+/* group: the counters to count in; array: whose first touches (cold bits) to check */
+static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int group, int array)
 {
-  sp_cm_counters *c = &m->ctr[array];
+  sp_cm_counters *c = &m->ctr[group];
   sp_cm_lookup r;
   uint64_t *p = l2_lookup(m, sector, SP_CM_LOOKUP_INSERT, &r);
   c->l2_read_sectors++;
@@ -374,7 +398,7 @@ static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int array)
     return 1;
   }
   c->dram_read_bytes += m->l2_sector_bytes;
-  *p = (uint64_t)array << 1;
+  *p = (uint64_t)group << 1;
   if (m->cold_bits && m->cold_bits[array]) {
     uint64_t i = sector - m->cold_first[array];
     if (i < m->cold_nsectors[array]) {
@@ -388,9 +412,9 @@ static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int array)
   return 0;
 }
 
-static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int array)
+static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int group)
 {
-  sp_cm_counters *c = &m->ctr[array];
+  sp_cm_counters *c = &m->ctr[group];
   sp_cm_lookup r;
   c->l2_write_sectors++;
   uint64_t *p = l2_lookup(m, sector,
@@ -404,16 +428,16 @@ static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int array)
   if (r.hit) c->l2_write_hit_sectors++;
   if (*p & 1) m->ctr[*p >> 1].l2_dirty_bytes -= m->l2_sector_bytes;
   c->l2_dirty_bytes += m->l2_sector_bytes;
-  *p = ((uint64_t)array << 1) | 1;
+  *p = ((uint64_t)group << 1) | 1;
 }
 
 /* All L2 sectors of one L1 transaction; returns 1 if they all hit. */
-static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int array)
+static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int group, int array)
 {
-  if (m->sub_shift == 0) return l2_read(m, l1_sector, array);
+  if (m->sub_shift == 0) return l2_read(m, l1_sector, group, array);
   int all = 1;
   uint64_t first = l1_sector << m->sub_shift, n = UINT64_C(1) << m->sub_shift;
-  for (uint64_t k = 0; k < n; k++) all &= l2_read(m, first + k, array);
+  for (uint64_t k = 0; k < n; k++) all &= l2_read(m, first + k, group, array);
   return all;
 }
 
@@ -433,9 +457,10 @@ static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector)
  * sectors that go to L2; their L2 slots are then prefetched and the L2 reads done in the same
  * order (ascending sectors) as a one-pass loop would: the split only lets the host overlap its
  * cache misses. */
-static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, int array)
+static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, int group,
+                    int array)
 {
-  sp_cm_counters *c = &m->ctr[array];
+  sp_cm_counters *c = &m->ctr[group];
   const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED;
   uint64_t now = s->clock;
   if (modeled) {
@@ -447,7 +472,6 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   uint64_t todo[SP_CM_MAX_UNITS];
   uint8_t fill[SP_CM_MAX_UNITS]; /* 1: a miss whose fill is timed; 0: a refetch */
   uint32_t nt = 0, i = 0;
-  for (uint32_t k = 0; k < wa->n_lines; k++) l1_prefetch(s, wa->lines[k]);
   m->lookups += wa->n_sectors;
   while (i < wa->n_sectors) {
     uint64_t line = wa->sectors[i] >> sh;
@@ -473,11 +497,8 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
       fill[nt++] = 1;
     }
   }
-  for (uint32_t k = 0; k < nt; k++)
-    for (uint64_t q = 0; q < (UINT64_C(1) << m->sub_shift); q++)
-      l2_prefetch(m, (todo[k] << m->sub_shift) + q);
   for (uint32_t k = 0; k < nt; k++) {
-    int hit = l2_read_transaction(m, todo[k], array);
+    int hit = l2_read_transaction(m, todo[k], group, array);
     if (modeled && fill[k]) pend_add(&s->pend, todo[k], now + (hit ? m->lat_l2 : m->lat_dram));
   }
 }
@@ -491,7 +512,6 @@ static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
   const sp_cm_lookup_mode mode =
       m->l1_store == SP_L1_STORE_WRITE_THROUGH_ALLOC ? SP_CM_LOOKUP_INSERT : SP_CM_LOOKUP_PEEK;
   m->lookups += wa->n_sectors;
-  for (uint32_t k = 0; k < wa->n_lines; k++) l1_prefetch(s, wa->lines[k]);
   uint32_t i = 0;
   while (i < wa->n_sectors) {
     uint64_t line = wa->sectors[i] >> sh, mask = 0;
@@ -504,41 +524,75 @@ static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
   }
 }
 
+/* Simulates one instruction of the pipeline. */
+static void simulate(sp_cm_memsys *m, const pipe_ent *e)
+{
+  sp_cm_counters *c = &m->ctr[e->group];
+  sm_state *s = &m->sm[e->sm];
+  const sp_cm_warp_access *wa = &e->wa, *l2wa = e->l2_split ? &e->wa2 : &e->wa;
+  if (!e->write) {
+    c->ld_requests += wa->requests;
+    c->ld_sectors += wa->n_sectors;
+    c->ld_lines += wa->n_lines;
+    if (m->l1_on) {
+      load_l1(m, s, wa, e->group, e->array);
+    } else {
+      for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_read(m, l2wa->sectors[k], e->group, e->array);
+    }
+  } else {
+    c->st_requests += wa->requests;
+    c->st_sectors += wa->n_sectors;
+    c->st_lines += wa->n_lines;
+    if (m->l1_on) store_l1(m, s, wa);
+    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], e->group);
+  }
+}
+
+static void flush(sp_cm_memsys *m)
+{
+  while (m->pipe_count) {
+    simulate(m, &m->pipe[m->pipe_head]);
+    m->pipe_head = (m->pipe_head + 1) % SP_CM_PIPE;
+    m->pipe_count--;
+  }
+}
+
+/* Instructions go through a short pipeline: coalesced and their L1 and L2 table slots
+ * prefetched on arrival, simulated SP_CM_PIPE instructions later, strictly in arrival order
+ * (so every count is what immediate simulation gives; the queries below flush first). With
+ * 132 L1s and a 50 MB L2 model nearly every lookup misses the host's caches, and this lets the
+ * host fetch the slots of several instructions at once. */
 int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
 {
   sp_cm_memsys *m = memsys;
   if (!m || !wi || wi->sm < 0 || wi->sm >= m->nsms || wi->array < 0 || wi->array >= m->narrays)
     return -1;
+  int group = m->opt.nrefs > 0 ? wi->ref : wi->array;
+  if (group < 0 || group >= m->ngroups) return -1;
   if (wi->active == 0) return 0;
-  sp_cm_warp_access wa, wa2;
-  if (sp_cm_coalesce(&m->co, wi->addr, wi->active, wi->access_bytes, &wa) != 0) return -1;
-  sp_cm_counters *c = &m->ctr[wi->array];
   sm_state *s = &m->sm[wi->sm];
   if (m->l1_on && !s->ready && sm_prepare(m, s) != 0) return -1;
+  if (m->pipe_count == SP_CM_PIPE) {
+    simulate(m, &m->pipe[m->pipe_head]);
+    m->pipe_head = (m->pipe_head + 1) % SP_CM_PIPE;
+    m->pipe_count--;
+  }
+  pipe_ent *e = &m->pipe[(m->pipe_head + m->pipe_count) % SP_CM_PIPE];
+  if (sp_cm_coalesce(&m->co, wi->addr, wi->active, wi->access_bytes, &e->wa) != 0) return -1;
+  e->sm = wi->sm;
+  e->array = wi->array;
+  e->group = group;
+  e->write = wi->write;
   /* the L2-granularity sectors, when they differ from the L1 transactions */
-  const sp_cm_warp_access *l2wa = &wa;
-  if (m->sub_shift && (wi->write || !m->l1_on)) {
-    if (sp_cm_coalesce(&m->co_l2, wi->addr, wi->active, wi->access_bytes, &wa2) != 0) return -1;
-    l2wa = &wa2;
-  }
-  if (!wi->write) {
-    c->ld_requests += wa.requests;
-    c->ld_sectors += wa.n_sectors;
-    c->ld_lines += wa.n_lines;
-    if (m->l1_on) {
-      load_l1(m, s, &wa, wi->array);
-    } else {
-      for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k]);
-      for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_read(m, l2wa->sectors[k], wi->array);
-    }
-  } else {
-    c->st_requests += wa.requests;
-    c->st_sectors += wa.n_sectors;
-    c->st_lines += wa.n_lines;
-    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k]);
-    if (m->l1_on) store_l1(m, s, &wa);
-    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], wi->array);
-  }
+  e->l2_split = m->sub_shift && (wi->write || !m->l1_on);
+  if (e->l2_split &&
+      sp_cm_coalesce(&m->co_l2, wi->addr, wi->active, wi->access_bytes, &e->wa2) != 0)
+    return -1;
+  m->pipe_count++;
+  if (m->l1_on && (!wi->write || m->l1_store != SP_L1_STORE_WRITE_THROUGH_NO_ALLOC))
+    for (uint32_t k = 0; k < e->wa.n_lines; k++) l1_prefetch(s, e->wa.lines[k]);
+  const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
+  for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k] << (e->l2_split ? 0 : m->sub_shift));
   return 0;
 }
 
@@ -546,6 +600,7 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
                                  int64_t max_bitmap_bytes)
 {
   if (!m || array < 0 || array >= m->narrays || bytes <= 0) return -1;
+  flush(m);
   uint64_t first = base / m->l2_sector_bytes;
   uint64_t n = ((base + (uint64_t)bytes + m->l2_sector_bytes - 1) / m->l2_sector_bytes) - first;
   if ((int64_t)((n + 63) / 64 * 8) > max_bitmap_bytes) return -1;
@@ -554,6 +609,10 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
     m->cold_first = calloc((size_t)m->narrays, sizeof *m->cold_first);
     m->cold_nsectors = calloc((size_t)m->narrays, sizeof *m->cold_nsectors);
     if (!m->cold_bits || !m->cold_first || !m->cold_nsectors) return -1;
+  }
+  if (m->cold_bits[array] && m->cold_first[array] == first && m->cold_nsectors[array] == n) {
+    memset(m->cold_bits[array], 0, (size_t)((n + 63) / 64) * 8); /* a reused memory system */
+    return 0;
   }
   free(m->cold_bits[array]);
   m->cold_bits[array] = calloc((size_t)((n + 63) / 64), sizeof **m->cold_bits);
@@ -567,11 +626,12 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
 {
   memset(out, 0, sizeof *out);
   if (!m) return;
+  flush((sp_cm_memsys *)m); /* the object comes from create: never really const */
   if (array >= 0) {
-    if (array < m->narrays) *out = m->ctr[array];
+    if (array < m->ngroups) *out = m->ctr[array];
     return;
   }
-  for (int a = 0; a < m->narrays; a++) {
+  for (int a = 0; a < m->ngroups; a++) {
     const sp_cm_counters *c = &m->ctr[a];
     out->ld_requests += c->ld_requests;
     out->ld_sectors += c->ld_sectors;
@@ -592,10 +652,57 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
   }
 }
 
+void sp_cm_memsys_reset(sp_cm_memsys *m)
+{
+  if (!m) return;
+  m->pipe_count = 0; /* instructions not simulated yet are dropped */
+  if (m->l2f) sp_cm_lru_clear(m->l2f);
+  if (m->l2s) sp_cm_setassoc_clear(m->l2s);
+  for (int i = 0; i < m->nsms; i++) {
+    sm_state *s = &m->sm[i];
+    if (s->l1f) sp_cm_lru_clear(s->l1f);
+    if (s->l1s) sp_cm_setassoc_clear(s->l1s);
+    if (s->pend.ring) {
+      cm_map_clear(&s->pend.map);
+      s->pend.head = s->pend.count = 0;
+    }
+    s->clock = 0;
+  }
+  memset(m->ctr, 0, (size_t)m->ngroups * sizeof *m->ctr);
+  m->lookups = 0;
+  if (m->cold_bits)
+    for (int a = 0; a < m->narrays; a++)
+      if (m->cold_bits[a]) memset(m->cold_bits[a], 0, (size_t)((m->cold_nsectors[a] + 63) / 64) * 8);
+}
+
+/* Bytes of one SM's structures (allocated on its first access). */
+static size_t sm_bytes(const sp_cm_memsys *m)
+{
+  size_t b = m->opt.assoc == SP_CM_SET_ASSOCIATIVE
+                 ? sp_cm_setassoc_bytes_for(m->l1_sets, m->l1_ways)
+                 : sp_cm_lru_bytes_for(m->l1_lines);
+  if (m->opt.l1_variant == SP_CM_L1_MODELED) {
+    uint64_t cap = cm_pow2_at_least(m->pend_entries < 64 ? 64 : m->pend_entries);
+    b += (size_t)cap * sizeof(pend_ent) + (size_t)cm_pow2_at_least(2 * cap) * sizeof(cm_slot);
+  }
+  return b;
+}
+
+size_t sp_cm_memsys_full_bytes(const sp_cm_memsys *m)
+{
+  if (!m) return 0;
+  size_t b = sp_cm_memsys_memory_bytes(m);
+  if (m->l1_on)
+    for (int i = 0; i < m->nsms; i++)
+      if (!m->sm[i].ready) b += sm_bytes(m);
+  return b;
+}
+
 size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
 {
   if (!m) return 0;
-  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->narrays * sizeof *m->ctr;
+  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->ngroups * sizeof *m->ctr +
+             SP_CM_PIPE * sizeof *m->pipe;
   b += m->l2f ? sp_cm_lru_memory_bytes(m->l2f) : sp_cm_setassoc_memory_bytes(m->l2s);
   for (int i = 0; i < m->nsms; i++) {
     const sm_state *s = &m->sm[i];
@@ -605,10 +712,14 @@ size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
       b += (size_t)(s->pend.mask + 1) * sizeof *s->pend.ring +
            (size_t)(s->pend.map.mask + 1) * sizeof *s->pend.map.slots;
   }
+  if (m->cold_bits)
+    for (int a = 0; a < m->narrays; a++)
+      if (m->cold_bits[a]) b += (size_t)((m->cold_nsectors[a] + 63) / 64) * 8;
   return b;
 }
 
 int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m)
 {
+  if (m) flush((sp_cm_memsys *)m);
   return m ? m->lookups : 0;
 }

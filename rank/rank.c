@@ -1,31 +1,39 @@
 /* Every candidate of a nest through the trace generator and the memory model, then the cost and
  * the time model; sorted by predicted time. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "schedpredict/rank.h"
 
 /* Ranking runs in two passes: every candidate on a small sample of the trace (screening), then
  * the best of those and the compiler default again on a larger sample (refinement); the final
- * order is the refined one. Budgets are warp instructions simulated per candidate. */
+ * order is the refined one. Budgets are warp instructions simulated per candidate. A sample
+ * takes, in this order: fewer SMs (screening only), fewer waves, a shortened sequential loop
+ * (sp_shorten_choice), and as the last resort a cut trace; sp_run_candidate extrapolates. */
 #define SP_SCREEN_TOTAL 3000000 /* shared by all candidates of the space */
 #define SP_SCREEN_MIN 2000
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
 #define SP_REFINE_COUNT 8
 
+/* Reference executions (lanes) in the whole run: the iterations of its loops, trip counts
+ * averaged for triangular loops (guards are not counted). */
+static double sp_ref_executions(const sp_nest *n, int r) {
+  double it = 1;
+  for (int k = 0; k < n->refs[r].nloops; k++) {
+    const sp_loop *L = &n->loops[n->refs[r].loops[k]];
+    it *= ((double)L->trip_min + (double)L->trip_max) / 2;
+  }
+  return it;
+}
+
 /* Warp instructions the candidate will issue: each reference once per iteration of its loops,
- * divided over the lanes of a warp (trip counts averaged for triangular loops). */
+ * divided over the lanes of a warp. */
 static double sp_estimate_warp_instructions(const sp_nest *n) {
   double total = 0;
-  for (int r = 0; r < n->nrefs; r++) {
-    double it = 1;
-    for (int k = 0; k < n->refs[r].nloops; k++) {
-      const sp_loop *L = &n->loops[n->refs[r].loops[k]];
-      it *= ((double)L->trip_min + (double)L->trip_max) / 2;
-    }
-    total += it;
-  }
+  for (int r = 0; r < n->nrefs; r++) total += sp_ref_executions(n, r);
   return total / 32;
 }
 
@@ -74,52 +82,154 @@ static double sp_loads_per_iteration(const sp_nest *n) {
   return reads > 0 ? reads : 1;
 }
 
-/* Extrapolates a sample's counters by f, the inverse of the share of the work simulated.
- * Compulsory (first-touch) L2 misses do not grow with the work past the array's footprint, so
- * they scale only up to it; the other misses and every access count scale by f. Without this a
- * short sample of a kernel whose data fits in the L2 would count most of it as DRAM traffic. */
-static void sp_scale_counters(sp_cm_counters *c, double f, double footprint_sectors,
-                              uint32_t sector_bytes) {
-  int64_t misses = c->l2_read_sectors - c->l2_read_hit_sectors;
-  int64_t cold = c->l2_read_cold_sectors;
-  int64_t *v = (int64_t *)c;
-  for (size_t i = 0; i < sizeof *c / sizeof *v; i++) v[i] = (int64_t)llround((double)v[i] * f);
-  if (cold <= 0 || footprint_sectors <= 0) return;
-  double cold_full = fmin((double)cold * f, fmax(footprint_sectors, (double)cold));
-  double misses_full = cold_full + (double)(misses - cold) * f;
+
+/* Extrapolating a sample's counters to the whole run, reference by reference. The sample is
+ * a prefix of the run (of its waves, or of its trace), and a prefix starts cold: the first
+ * accesses miss in L1 and L2, and one-off references at the start of the threads (C[i][j]
+ * before gemm's k loop) weigh more in it than in the run. So the sample is counted as it is
+ * (head), and only the rest of a reference's executions is extrapolated, at its rate in the
+ * sample's second part (delta), which continues the steady state: g = its remaining
+ * executions over its executions in the second part. A reference absent from the second part
+ * (a one-off at the start of a grid-stride iteration) is scaled in proportion to its
+ * executions instead. A reference the sample never reached (a store after a long loop that
+ * the prefix cut) cannot be extrapolated and stays 0. */
+static void sp_extrapolate_ref(sp_cm_counters *out, const sp_cm_counters *head,
+                               const sp_cm_counters *at_split, double lanes, double split_lanes,
+                               double executions) {
+  const int64_t *h = (const int64_t *)head, *sp = (const int64_t *)at_split;
+  int64_t *v = (int64_t *)out;
+  const size_t nf = sizeof *out / sizeof *v;
+  if (lanes <= 0) {
+    memset(out, 0, sizeof *out);
+  } else if (at_split && lanes > split_lanes && executions > lanes) {
+    double g = (executions - lanes) / (lanes - split_lanes);
+    for (size_t i = 0; i < nf; i++) v[i] = (int64_t)llround((double)h[i] + (double)(h[i] - sp[i]) * g);
+  } else {
+    for (size_t i = 0; i < nf; i++) v[i] = (int64_t)llround((double)h[i] * executions / lanes);
+  }
+}
+
+/* Compulsory (first-touch) L2 misses: the sample's (cold_seen) grow in proportion to the work
+ * (f: the array's reference executions in the run over the sample's), since each part of the
+ * work first touches its own data, but never past the array's footprint; the other misses
+ * keep their extrapolation. Without the cap a short sample of a kernel whose data fits in the
+ * L2 would count most of it as DRAM traffic. Proportion, not the second part's rate: warps or
+ * SMs that run ahead make the first touches early in the run, so the rate falls off before
+ * the footprint is covered. */
+static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double f, double footprint_sectors,
+                        uint32_t sector_bytes) {
+  if (cold_seen <= 0 || footprint_sectors <= 0) return;
+  double cold = (double)c->l2_read_cold_sectors;
+  double cold_full = fmin(cold_seen * f, fmax(footprint_sectors, cold_seen));
+  double misses_full = cold_full + (double)(c->l2_read_sectors - c->l2_read_hit_sectors) - cold;
   if (misses_full > (double)c->l2_read_sectors) misses_full = (double)c->l2_read_sectors;
   c->l2_read_cold_sectors = (int64_t)llround(cold_full);
   c->l2_read_hit_sectors = c->l2_read_sectors - (int64_t)llround(misses_full);
   c->dram_read_bytes = (int64_t)llround(misses_full) * sector_bytes;
 }
 
+static void sp_counters_add(sp_cm_counters *t, const sp_cm_counters *c) {
+  int64_t *tv = (int64_t *)t;
+  const int64_t *cv = (const int64_t *)c;
+  for (size_t i = 0; i < sizeof *t / sizeof *tv; i++) tv[i] += cv[i];
+}
+
 /* Forwards warp instructions to the memory model and stops the trace after `cap` of them: the
- * last resort of sampling, for grids too small to sample by SM or wave (one long block). */
+ * last resort of sampling, for grids too small to sample by SM or wave (one long block). It
+ * counts each reference's executions, and snapshots them and the counters (per reference) at
+ * 256, 512, 1024, ... instructions, keeping the last two, so that the extrapolation can tell
+ * the sample's second half from its cold start. */
 typedef struct sp_capped_sink {
   sp_cm_memsys *memsys;
   int64_t seen, cap;
-  double lanes; /* reference executions simulated (active lanes), for the extrapolation */
+  double lanes; /* reference executions simulated (active lanes) */
+  int nrefs;
+  double *ref_lanes;         /* [nrefs] */
+  int64_t snap_at;           /* instructions at the next snapshot */
+  sp_cm_counters *snap[2];   /* [nrefs]: [0] the latest snapshot, [1] the one before */
+  double *snap_lanes[2];     /* [nrefs] */
+  int64_t snap_seen[2];      /* instructions at the snapshot; 0: none */
 } sp_capped_sink;
 
 static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
   sp_capped_sink *c = ctx;
   int rc = sp_cm_memsys_access(c->memsys, wi);
   if (rc) return rc;
-  c->lanes += __builtin_popcount(wi->active);
-  return c->cap > 0 && ++c->seen >= c->cap ? 1 : 0;
+  int n = __builtin_popcount(wi->active);
+  c->lanes += n;
+  c->ref_lanes[wi->ref] += n;
+  if (++c->seen == c->snap_at) {
+    sp_cm_counters *t = c->snap[1];
+    double *tl = c->snap_lanes[1];
+    c->snap[1] = c->snap[0], c->snap[0] = t;
+    c->snap_lanes[1] = c->snap_lanes[0], c->snap_lanes[0] = tl;
+    c->snap_seen[1] = c->snap_seen[0];
+    for (int r = 0; r < c->nrefs; r++) sp_cm_memsys_counters(c->memsys, r, &t[r]);
+    memcpy(tl, c->ref_lanes, (size_t)c->nrefs * sizeof *tl);
+    c->snap_seen[0] = c->seen;
+    c->snap_at *= 2;
+  }
+  return c->cap > 0 && c->seen >= c->cap ? 1 : 0;
 }
 
-/* all_sms: sample by waves and trace prefix only, so the L2 keeps its full size and every SM's
+static void sp_sink_free(sp_capped_sink *k) {
+  free(k->ref_lanes);
+  for (int i = 0; i < 2; i++) {
+    free(k->snap[i]);
+    free(k->snap_lanes[i]);
+  }
+}
+
+/* A worker's memory model, kept from one candidate to the next: every candidate of a pass has
+ * the same configuration, and resetting a model is much cheaper than allocating a new one
+ * (the L2 model alone is ~100 MB for a 50 MB L2). */
+typedef struct sp_model_cache {
+  sp_cm_memsys *m;
+  int nsms;
+  sp_cm_options cmo;
+} sp_model_cache;
+
+/* Threads too long for the budget even on one wave (a few blocks, or a long sequential loop
+ * in every thread: gemm's k) are sampled by running the whole grid with the longest
+ * sequential loop of the body shortened, rather than by cutting the trace: every thread then
+ * still runs from its start to its end (the one-off references before and after the loop,
+ * the grid-stride iterations and the reuse between them are all simulated), and only the
+ * shortened loop's references are extrapolated. The loop must have constant bounds that no
+ * other bound depends on. keep: the share of its trip to run. */
+static void sp_shorten_choice(const sp_nest *n, double keep, int *loop, int64_t *trip) {
+  int best = -1;
+  for (int l = 0; l < n->nloops; l++) {
+    const sp_loop *L = &n->loops[l];
+    bool constant = L->trip_min == L->trip_max;
+    for (int k = 0; k < SP_MAX_LOOPS; k++) constant &= !L->lower.coef[k] && !L->upper.coef[k];
+    for (int o = 0; o < n->nloops; o++) constant &= !n->loops[o].lower.coef[l] && !n->loops[o].upper.coef[l];
+    if (L->band || !constant || L->trip_max < 16) continue;
+    if (best < 0 || L->trip_max > n->loops[best].trip_max) best = l;
+  }
+  if (best < 0) return;
+  int64_t t = (int64_t)ceil((double)n->loops[best].trip_max * keep);
+  if (t < 8) t = 8;
+  if (t >= n->loops[best].trip_max) return;
+  *loop = best;
+  *trip = t;
+}
+
+/* How a candidate is simulated: the trace sampling and the memory model's configuration.
+ * all_sms: sample by waves and trace prefix only, so the L2 keeps its full size and every SM's
  * share of it (the refinement pass: shrinking the L2 misjudges data shared by all SMs). */
-static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
-                            double est_instr, int64_t budget, bool all_sms,
-                            sp_rank_candidate *c) {
+static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
+                                const sp_rank_options *opt, double est_instr, int64_t budget,
+                                bool all_sms, const sp_schedule *sched, sp_trace_options *topt_out,
+                                int *nsms_out, sp_cm_options *cmo_out, int *short_loop,
+                                int64_t *short_trip) {
   sp_trace_options topt;
   memset(&topt, 0, sizeof topt);
   int nsms = arch->sm_count;
+  *short_loop = -1;
+  *short_trip = 0;
   if (budget > 0 && est_instr > (double)budget) {
     /* fewer SMs (each has its own L1; the shared L2 shrinks to their share), then fewer waves */
-    const sp_schedule *s = &c->schedule;
+    const sp_schedule *s = sched;
     int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
     int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
     if (active < 1) active = 1;
@@ -136,9 +246,13 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
       if (topt.sample_waves < 1) topt.sample_waves = 1;
       if (topt.sample_waves >= waves) topt.sample_waves = 0;
     }
+    double sim = est_instr * nsms / arch->sm_count *
+                 (topt.sample_waves > 0 ? (double)topt.sample_waves / (double)waves : 1);
+    if (sim > (double)budget) sp_shorten_choice(nest, (double)budget / sim, short_loop, short_trip);
   }
   sp_cm_options cmo;
   memset(&cmo, 0, sizeof cmo);
+  cmo.nrefs = nest->nrefs;
   cmo.l1_variant = opt->l1_variant;
   cmo.assoc = opt->assoc;
   cmo.kepler_transactions = arch->l1_sector_bytes == arch->l1_line_bytes;
@@ -150,19 +264,64 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     for (int a = 0; a < nest->narrays; a++) data += (double)nest->arrays[a].total_bytes;
     if (data / (double)arch->l2_bytes < cmo.l2_fraction) cmo.l2_fraction = data / (double)arch->l2_bytes;
   }
-  sp_cm_memsys *m = sp_cm_memsys_create(arch, nsms, nest->narrays, &cmo);
+  *topt_out = topt;
+  *nsms_out = nsms;
+  *cmo_out = cmo;
+}
+
+/* The cached model reset, or a new one for this configuration; NULL on allocation failure. */
+static sp_cm_memsys *sp_model_get(sp_model_cache *mc, const sp_arch *arch, int narrays, int nsms,
+                                  const sp_cm_options *cmo) {
+  if (mc->m && mc->nsms == nsms && memcmp(&mc->cmo, cmo, sizeof *cmo) == 0) {
+    sp_cm_memsys_reset(mc->m);
+    return mc->m;
+  }
+  sp_cm_memsys_free(mc->m);
+  mc->m = sp_cm_memsys_create(arch, nsms, narrays, cmo);
+  mc->nsms = nsms;
+  mc->cmo = *cmo;
+  return mc->m;
+}
+
+static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
+                            double est_instr, int64_t budget, bool all_sms, sp_model_cache *mc,
+                            sp_rank_candidate *c) {
+  sp_trace_options topt;
+  sp_cm_options cmo;
+  int nsms, short_loop;
+  int64_t short_trip;
+  sp_candidate_config(nest, arch, opt, est_instr, budget, all_sms, &c->schedule, &topt, &nsms,
+                      &cmo, &short_loop, &short_trip);
+  sp_nest shortened; /* the nest with one loop shortened: a shallow copy, loops changed */
+  const sp_nest *run = nest;
+  if (short_loop >= 0) {
+    shortened = *nest;
+    sp_loop *L = &shortened.loops[short_loop];
+    L->upper.constant = L->lower.constant + (short_trip - 1) * L->step;
+    L->trip_min = L->trip_max = short_trip;
+    run = &shortened;
+  }
+  sp_cm_memsys *m = sp_model_get(mc, arch, nest->narrays, nsms, &cmo);
   if (!m) return -1;
   uint64_t *bases = malloc((size_t)(nest->narrays ? nest->narrays : 1) * sizeof *bases);
-  if (!bases) {
-    sp_cm_memsys_free(m);
-    return -1;
-  }
+  if (!bases) return -1;
   sp_trace_array_bases(nest, bases);
   for (int a = 0; a < nest->narrays; a++) /* at most 32 MB of bitmaps per array */
     sp_cm_memsys_track_footprint(m, a, bases[a], nest->arrays[a].total_bytes, 32 << 20);
   free(bases);
-  sp_capped_sink sink = {m, 0, budget > 0 ? budget + budget / 4 : 0, 0};
-  int rc = sp_trace_run(nest, &c->schedule, arch, &topt, sp_capped_access, &sink, &c->stats);
+  size_t nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
+  sp_capped_sink sink = {.memsys = m, .cap = budget > 0 ? budget + budget / 4 : 0,
+                         .nrefs = nest->nrefs, .snap_at = 256,
+                         .ref_lanes = calloc(nr, sizeof(double))};
+  for (int i = 0; i < 2; i++) {
+    sink.snap[i] = calloc(nr, sizeof(sp_cm_counters));
+    sink.snap_lanes[i] = calloc(nr, sizeof(double));
+  }
+  if (!sink.ref_lanes || !sink.snap[0] || !sink.snap[1] || !sink.snap_lanes[0] || !sink.snap_lanes[1]) {
+    sp_sink_free(&sink);
+    return -1;
+  }
+  int rc = sp_trace_run(run, &c->schedule, arch, &topt, sp_capped_access, &sink, &c->stats);
   bool truncated = rc == 1;
   if (truncated) rc = 0;
   if (rc == 0) {
@@ -170,29 +329,139 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     if (!c->per_array) rc = -1;
   }
   if (rc == 0) {
-    sp_cm_memsys_counters(m, -1, &c->total);
-    for (int a = 0; a < nest->narrays; a++) sp_cm_memsys_counters(m, a, &c->per_array[a]);
-    c->sampled = topt.sample_sms > 0 || topt.sample_waves > 0 || truncated;
-    c->scale = 1;
-    /* extrapolate by the share of the reference executions simulated: exact for whole blocks
-     * of uniform work, and it also accounts for a trace cut in the middle of long iterations */
-    if (c->sampled && sink.lanes > 0) {
-      c->scale = est_instr * 32 / sink.lanes;
-      memset(&c->total, 0, sizeof c->total);
-      for (int a = 0; a < nest->narrays; a++) {
-        sp_scale_counters(&c->per_array[a], c->scale,
-                          sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes),
-                          (uint32_t)arch->l2_sector_bytes);
-        int64_t *t = (int64_t *)&c->total, *v = (int64_t *)&c->per_array[a];
-        for (size_t i = 0; i < sizeof c->total / sizeof *t; i++) t[i] += v[i];
+    c->sampled = topt.sample_sms > 0 || topt.sample_waves > 0 || truncated || short_loop >= 0;
+    c->scale = c->sampled && sink.lanes > 0 ? est_instr * 32 / sink.lanes : 1;
+    /* A sample that is a prefix in time (of the trace, or of the waves) is split: the latest
+     * snapshot at most halfway through starts its second part. One of whole SMs or of a
+     * shortened loop runs every thread it simulates from start to end, and scales in
+     * proportion (all the events of a shortened loop's iteration, also the first touches of a
+     * first pass, repeat with its trip). */
+    int k = sink.snap_seen[0] > 0 && 2 * sink.snap_seen[0] <= sink.seen ? 0 : 1;
+    bool split = (truncated || topt.sample_waves > 0) && sink.snap_seen[k] > 0;
+    size_t na = (size_t)(nest->narrays ? nest->narrays : 1);
+    double *cold_seen = calloc(na, sizeof *cold_seen), *ex = calloc(2 * na, sizeof *ex);
+    if (!cold_seen || !ex) rc = -1; /* ex: per array, executions in the run and in the sample */
+    for (int r = 0; r < nest->nrefs && rc == 0; r++) {
+      sp_cm_counters cur, out;
+      sp_cm_memsys_counters(m, r, &cur);
+      int a = nest->refs[r].array;
+      cold_seen[a] += (double)cur.l2_read_cold_sectors;
+      if (nest->refs[r].access == SP_READ) {
+        ex[2 * a] += sp_ref_executions(nest, r);
+        ex[2 * a + 1] += sink.ref_lanes[r];
       }
+      if (c->sampled)
+        sp_extrapolate_ref(&out, &cur, split ? &sink.snap[k][r] : NULL, sink.ref_lanes[r],
+                           split ? sink.snap_lanes[k][r] : 0, sp_ref_executions(nest, r));
+      else
+        out = cur;
+      sp_counters_add(&c->per_array[a], &out);
     }
+    memset(&c->total, 0, sizeof c->total);
+    for (int a = 0; a < nest->narrays && rc == 0; a++) {
+      if (c->sampled && ex[2 * a + 1] > 0)
+        sp_cap_cold(&c->per_array[a], cold_seen[a], ex[2 * a] / ex[2 * a + 1],
+                    sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes),
+                    (uint32_t)arch->l2_sector_bytes);
+      sp_counters_add(&c->total, &c->per_array[a]);
+    }
+    free(cold_seen);
+    free(ex);
+  }
+  if (rc == 0) {
     c->cost_xu = sp_cm_cost_xu(&c->total, arch);
     sp_rank_predict_time(&c->total, &c->stats, &c->schedule, arch,
                          sp_loads_per_iteration(nest), &c->time);
   }
-  sp_cm_memsys_free(m);
+  sp_sink_free(&sink);
   return rc;
+}
+
+/* One pass over a list of candidates, spread over worker threads. Candidates are independent
+ * (each has its own trace and a model reset to empty), so the results do not depend on the
+ * number of threads or on which thread ran which candidate. */
+#define SP_MODEL_MEMORY_BUDGET ((size_t)160 << 20) /* all workers' memory models together */
+#define SP_MAX_THREADS 8
+
+typedef struct sp_pass {
+  const sp_nest *nest;
+  const sp_arch *arch;
+  const sp_rank_options *opt;
+  double est;
+  int64_t budget;
+  bool all_sms, progress, refine;
+  sp_rank_result *out;
+  const int *idx; /* candidates to run */
+  int n;
+  pthread_mutex_t lock;
+  int next, done, failed; /* failed: lowest failing position in idx, or n */
+  sp_model_cache first;  /* the model the caller sized the pass with, for the first worker */
+} sp_pass;
+
+static void *sp_pass_worker(void *arg) {
+  sp_pass *p = arg;
+  sp_model_cache mc = {0};
+  pthread_mutex_lock(&p->lock);
+  mc = p->first; /* only one worker takes it */
+  memset(&p->first, 0, sizeof p->first);
+  for (;;) {
+    int k = p->next++;
+    pthread_mutex_unlock(&p->lock);
+    if (k >= p->n) break;
+    sp_rank_candidate *c = &p->out->candidates[p->idx[k]];
+    if (p->refine) {
+      free(c->per_array);
+      c->per_array = NULL;
+    }
+    int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms, &mc, c);
+    if (p->refine) c->refined = true;
+    pthread_mutex_lock(&p->lock);
+    if (rc && k < p->failed) p->failed = k;
+    p->done++;
+    if (p->progress && p->opt->progress) p->opt->progress(p->opt->progress_ctx, p->done, p->n);
+  }
+  sp_cm_memsys_free(mc.m);
+  return NULL;
+}
+
+static int sp_thread_count(const sp_rank_options *opt) {
+  long t = opt->threads > 0 ? opt->threads : sysconf(_SC_NPROCESSORS_ONLN);
+  return t < 1 ? 1 : t > SP_MAX_THREADS ? SP_MAX_THREADS : (int)t;
+}
+
+/* Runs the pass; returns the lowest failing position in idx, or n when all succeeded. */
+static int sp_run_pass(sp_pass *p) {
+  p->next = p->done = 0;
+  p->failed = p->n;
+  memset(&p->first, 0, sizeof p->first);
+  if (p->n == 0) return p->n;
+  int threads = sp_thread_count(p->opt);
+  if (threads > p->n) threads = p->n;
+  if (threads > 1) { /* as many workers as the memory budget holds models */
+    sp_trace_options topt;
+    sp_cm_options cmo;
+    int nsms, short_loop;
+    int64_t short_trip;
+    sp_candidate_config(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms,
+                        &p->out->candidates[p->idx[0]].schedule, &topt, &nsms, &cmo,
+                        &short_loop, &short_trip);
+    size_t each = sp_cm_memsys_full_bytes(sp_model_get(&p->first, p->arch, p->nest->narrays,
+                                                       nsms, &cmo));
+    size_t fit = each ? SP_MODEL_MEMORY_BUDGET / each : 1;
+    if (fit < (size_t)threads) threads = fit < 1 ? 1 : (int)fit;
+  }
+  if (pthread_mutex_init(&p->lock, NULL) != 0) return 0;
+  pthread_t tid[SP_MAX_THREADS];
+  int started = 0;
+  for (int t = 1; t < threads; t++) {
+    if (pthread_create(&tid[started], NULL, sp_pass_worker, p) != 0) break;
+    started++;
+  }
+  sp_pass_worker(p); /* the calling thread works too */
+  for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+  pthread_mutex_destroy(&p->lock);
+  sp_cm_memsys_free(p->first.m); /* not taken when every candidate ran before a worker began */
+  return p->failed;
 }
 
 typedef struct sp_rank_key {
@@ -246,41 +515,54 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   double est = sp_estimate_warp_instructions(nest);
   int64_t budget = opt->exact ? 0 : opt->sample_budget > 0 ? opt->sample_budget
                                                            : SP_DEFAULT_SAMPLE_BUDGET;
-  int64_t screen_budget = SP_SCREEN_TOTAL / space.n;
+  int64_t screen_budget = (opt->screen_total > 0 ? opt->screen_total : SP_SCREEN_TOTAL) / space.n;
   if (screen_budget < SP_SCREEN_MIN) screen_budget = SP_SCREEN_MIN;
   bool screen = !opt->exact && space.n > SP_REFINE_COUNT && est > (double)screen_budget;
-  int rc = 0;
-  for (int i = 0; i < space.n && rc == 0; i++) {
-    out->candidates[i].schedule = space.items[i];
-    rc = sp_run_candidate(nest, arch, opt, est, screen ? screen_budget : budget, !screen,
-                          &out->candidates[i]);
-    if (rc) snprintf(err, errlen, "candidate %s could not be simulated", space.items[i].name);
-    if (opt->progress) opt->progress(opt->progress_ctx, i + 1, space.n);
+  int *idx = malloc((size_t)space.n * sizeof *idx);
+  if (!idx) {
+    snprintf(err, errlen, "out of memory");
+    sp_space_free(&space);
+    sp_rank_result_free(out);
+    return -1;
   }
+  for (int i = 0; i < space.n; i++) {
+    out->candidates[i].schedule = space.items[i];
+    idx[i] = i;
+  }
+  sp_pass pass = {.nest = nest, .arch = arch, .opt = opt, .est = est,
+                  .budget = screen ? screen_budget : budget, .all_sms = !screen,
+                  .progress = true, .out = out, .idx = idx, .n = space.n};
+  int failed = sp_run_pass(&pass);
+  if (failed < space.n)
+    snprintf(err, errlen, "candidate %s could not be simulated", space.items[failed].name);
   sp_space_free(&space);
-  if (rc) {
+  if (failed < pass.n) {
+    free(idx);
     sp_rank_result_free(out);
     return -1;
   }
   if (screen) { /* refine the screening's best and the default on the larger sample */
-    int *first = malloc((size_t)out->n * sizeof *first);
-    rc = first ? sp_order_by_time(out, first) : -1;
-    for (int k = 0; rc == 0 && k <= SP_REFINE_COUNT && k < out->n; k++) {
-      int i = k < SP_REFINE_COUNT ? first[k] : out->default_index;
-      if (k == SP_REFINE_COUNT && out->candidates[i].refined) break;
-      sp_rank_candidate *c = &out->candidates[i];
-      free(c->per_array);
-      c->per_array = NULL;
-      rc = sp_run_candidate(nest, arch, opt, est, budget, true, c);
-      c->refined = true;
+    int nref = 0;
+    if (sp_order_by_time(out, idx) == 0) {
+      nref = out->n < SP_REFINE_COUNT ? out->n : SP_REFINE_COUNT;
+      bool def_in = false;
+      for (int k = 0; k < nref; k++) def_in |= idx[k] == out->default_index;
+      if (!def_in && out->default_index >= 0) idx[nref++] = out->default_index;
+      pass.budget = budget;
+      pass.all_sms = true;
+      pass.progress = false;
+      pass.refine = true;
+      pass.n = nref;
+      failed = sp_run_pass(&pass);
     }
-    free(first);
-    if (rc) {
+    if (nref == 0 || failed < nref) {
       snprintf(err, errlen, "refinement failed (out of memory?)");
+      free(idx);
       sp_rank_result_free(out);
       return -1;
     }
   }
+  free(idx);
   if (sp_order_by_time(out, out->order) != 0) {
     snprintf(err, errlen, "out of memory");
     sp_rank_result_free(out);

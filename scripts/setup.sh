@@ -11,7 +11,7 @@ packages=(
   libgsl-dev                                     # statistics for validation
   libjansson-dev                                 # JSON reading and writing
   valgrind python3
-  python3-matplotlib                             # scripts/plot_validation.py
+  python3-matplotlib                             # scripts/plot_validation.py, bench/time_vs_size.py
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -102,6 +102,8 @@ typedef struct sp_cm_lru sp_cm_lru;
 sp_cm_lru *sp_cm_lru_create(uint64_t capacity);
 int sp_cm_lru_access(sp_cm_lru *c, uint64_t unit);
 void sp_cm_lru_free(sp_cm_lru *c);
+/* Empties the cache, keeping its memory (cheaper than free + create for a large one). */
+void sp_cm_lru_clear(sp_cm_lru *c);
 
 /* Set index of a unit: must return a value < sets. */
 typedef uint64_t (*sp_cm_set_index_fn)(uint64_t unit, uint64_t sets, void *ctx);
@@ -116,6 +118,7 @@ sp_cm_setassoc *sp_cm_setassoc_create(uint64_t sets, uint32_t ways, sp_cm_set_in
                                       void *index_ctx);
 int sp_cm_setassoc_access(sp_cm_setassoc *c, uint64_t unit);
 void sp_cm_setassoc_free(sp_cm_setassoc *c);
+void sp_cm_setassoc_clear(sp_cm_setassoc *c); /* empties it, keeping its memory */
 
 /* ---- lookups with a payload (memory-system model) ---------------------------------------------
  * Both caches keep one uint64_t payload per resident unit that the caller owns (the memory-system
@@ -147,9 +150,11 @@ uint64_t *sp_cm_setassoc_lookup(sp_cm_setassoc *c, uint64_t unit, sp_cm_lookup_m
  * overlap the cache misses of a batch of lookups. No effect on the model. */
 void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit);
 void sp_cm_setassoc_prefetch(const sp_cm_setassoc *c, uint64_t unit);
-/* Heap held by a cache (for memory reports). */
+/* Heap held by a cache (for memory reports), and what create would allocate. */
 size_t sp_cm_lru_memory_bytes(const sp_cm_lru *c);
 size_t sp_cm_setassoc_memory_bytes(const sp_cm_setassoc *c);
+size_t sp_cm_lru_bytes_for(uint64_t capacity);
+size_t sp_cm_setassoc_bytes_for(uint64_t sets, uint32_t ways);
 
 /* Reuse distance per set: one sp_cm_rd per set (created on the set's first access), distances
  * counted among the units of the same set. With ways W, "distance < W" gives exactly the hits of

@@ -70,6 +70,9 @@ typedef struct sp_cm_options {
    * (default): it merges with the outstanding fill (no L2 request, as an MSHR does); true: it
    * sends its own L2 request (no miss merging; l2_read_sectors grows) */
   bool pending_refetch;
+  /* > 0: keep the counters per reference (wi->ref, 0..nrefs-1) instead of per array;
+   * sp_cm_memsys_counters(m, r, ...) then returns reference r's. Footprints stay per array. */
+  int nrefs;
 } sp_cm_options;
 
 /* Ways assumed when the arch does not publish them (memsys.c says why). */
@@ -83,7 +86,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
                                   const sp_cm_options *opt);
 /* Feeds one warp instruction (usable directly as an sp_trace_sink with ctx = the memsys). */
 int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi);
-/* Counters so far: total, or of one array (array >= 0). */
+/* Counters so far: total, or of one array (array >= 0; of one reference with opt.nrefs). */
 void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out);
 void sp_cm_memsys_free(sp_cm_memsys *m);
 /* Tracks which sectors of the array [base, base+bytes) were ever read from DRAM, to tell
@@ -91,8 +94,13 @@ void sp_cm_memsys_free(sp_cm_memsys *m);
  * differently. One bit per sector; returns -1 (and tracks nothing) past max_bitmap_bytes. */
 int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int64_t bytes,
                                  int64_t max_bitmap_bytes);
-/* Heap the memory system holds now (per-SM L1s are allocated on an SM's first access). */
+/* Heap the memory system holds now (per-SM L1s are allocated on an SM's first access), and
+ * what it will hold once every SM has been used. */
 size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m);
+size_t sp_cm_memsys_full_bytes(const sp_cm_memsys *m);
+/* Back to the state create left it in (empty caches, zero counters, footprints tracked as
+ * before and cleared), keeping the memory: for the next candidate of the same configuration. */
+void sp_cm_memsys_reset(sp_cm_memsys *m);
 /* Sector lookups done so far (L1 sector lookups of loads and stores + L2 sector lookups): the
  * benchmark's unit of work. */
 int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m);

@@ -52,8 +52,13 @@ typedef struct sp_rank_options {
                                      0 = default */
   sp_cm_l1_variant l1_variant;
   sp_cm_assoc assoc;
-  void (*progress)(void *ctx, int done, int total);
+  void (*progress)(void *ctx, int done, int total); /* called from worker threads, one at a
+                                                       time */
   void *progress_ctx;
+  int64_t screen_total; /* warp instructions of the screening pass, shared by all candidates;
+                           0 = default */
+  int threads; /* candidates simulated in parallel; 0 = one per online CPU (at most 8, and no
+                  more than the memory models fit in 160 MB); results do not depend on it */
 } sp_rank_options;
 
 typedef struct sp_rank_result {

@@ -1,0 +1,224 @@
+/* The speed machinery must not change a single count: a memory model reset between candidates
+ * equals a fresh one, instructions simulated through the prefetch pipeline equal the counts
+ * read mid-stream, and ranking on several threads equals ranking on one. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedpredict/memsys.h"
+#include "schedpredict/rank.h"
+#include "tests/sp_nestbuild.h"
+#include "tests/sp_test.h"
+
+static sp_arch H100;
+
+/* A pseudo-random mix of coalesced, strided and scattered loads and stores over 3 arrays and
+ * 6 SMs, enough to evict from a small L1 and L2. */
+static void feed(sp_cm_memsys *m, uint64_t seed, int n)
+{
+  sp_warp_instr wi;
+  memset(&wi, 0, sizeof wi);
+  uint64_t x = seed;
+  for (int k = 0; k < n; k++) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    wi.sm = (int)(k % 6);
+    wi.array = (int)((x >> 20) % 3);
+    wi.write = ((x >> 30) & 7) == 0;
+    wi.access_bytes = ((x >> 33) & 1) ? 8 : 4;
+    wi.active = ((x >> 34) & 3) ? UINT32_MAX : (uint32_t)(x >> 35);
+    uint64_t base = (UINT64_C(1) << 40) + (uint64_t)wi.array * (UINT64_C(1) << 24) +
+                    ((x >> 40) % 4096) * 64;
+    uint64_t stride = ((x >> 52) & 3) == 0 ? 4096 : wi.access_bytes;
+    for (int l = 0; l < 32; l++)
+      wi.addr[l] = ((x >> 54) & 7) == 0 ? base + ((x >> (l % 20)) & 1023) * 32 : base + (uint64_t)l * stride;
+    CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), 0);
+  }
+}
+
+static int same_counters(const sp_cm_memsys *a, const sp_cm_memsys *b, int narrays)
+{
+  for (int i = -1; i < narrays; i++) {
+    sp_cm_counters ca, cb;
+    sp_cm_memsys_counters(a, i, &ca);
+    sp_cm_memsys_counters(b, i, &cb);
+    if (memcmp(&ca, &cb, sizeof ca) != 0) return 0;
+  }
+  return 1;
+}
+
+static void test_reset_equals_fresh(void)
+{
+  const sp_arch arch = H100;
+  for (int variant = 0; variant < 3; variant++) {
+    sp_cm_options o = {0};
+    o.l1_variant = variant == 1 ? SP_CM_L1_MODELED : SP_CM_L1_BASE;
+    o.assoc = variant == 2 ? SP_CM_SET_ASSOCIATIVE : SP_CM_FULLY_ASSOCIATIVE;
+    o.l1_bytes = 16 << 10;
+    o.l2_fraction = 0.004; /* ~200 KB: evictions and write-backs */
+    sp_cm_memsys *used = sp_cm_memsys_create(&arch, 6, 3, &o);
+    sp_cm_memsys *fresh = sp_cm_memsys_create(&arch, 6, 3, &o);
+    CHECK(used && fresh);
+    if (!used || !fresh) return;
+    for (int a = 0; a < 3; a++) {
+      CHECK_EQ_INT(sp_cm_memsys_track_footprint(used, a, (UINT64_C(1) << 40) + (uint64_t)a * (1u << 24), 1 << 24, 1 << 20), 0);
+      CHECK_EQ_INT(sp_cm_memsys_track_footprint(fresh, a, (UINT64_C(1) << 40) + (uint64_t)a * (1u << 24), 1 << 24, 1 << 20), 0);
+    }
+    feed(used, 1, 20000); /* a different stream first */
+    sp_cm_counters before;
+    sp_cm_memsys_counters(used, -1, &before);
+    CHECK(before.l2_read_sectors > before.l2_read_hit_sectors && before.ld_l1_hit_sectors > 0);
+    CHECK(before.l2_read_cold_sectors > 0);
+    size_t bytes = sp_cm_memsys_memory_bytes(used);
+    sp_cm_memsys_reset(used);
+    CHECK_EQ_INT(sp_cm_memsys_lookups(used), 0);
+    CHECK_EQ_INT(sp_cm_memsys_memory_bytes(used), bytes); /* the memory is kept */
+    feed(used, 2, 20000);
+    feed(fresh, 2, 20000);
+    CHECK(same_counters(used, fresh, 3));
+    CHECK_EQ_INT(sp_cm_memsys_lookups(used), sp_cm_memsys_lookups(fresh));
+    /* every SM has been used: full_bytes is what the model holds */
+    CHECK_EQ_INT(sp_cm_memsys_full_bytes(fresh), sp_cm_memsys_memory_bytes(fresh));
+    sp_cm_memsys_free(used);
+    sp_cm_memsys_free(fresh);
+  }
+}
+
+/* Counters read in the middle of a stream include every instruction accepted so far. */
+static void test_pipeline_flush(void)
+{
+  const sp_arch arch = H100;
+  sp_cm_memsys *m = sp_cm_memsys_create(&arch, 6, 3, NULL);
+  CHECK(m != NULL);
+  if (!m) return;
+  sp_warp_instr wi;
+  memset(&wi, 0, sizeof wi);
+  wi.access_bytes = 8;
+  wi.active = UINT32_MAX;
+  for (int k = 1; k <= 5; k++) {
+    for (int l = 0; l < 32; l++) wi.addr[l] = (UINT64_C(1) << 40) + (uint64_t)k * 4096 + (uint64_t)l * 8;
+    CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), 0);
+    sp_cm_counters c;
+    sp_cm_memsys_counters(m, -1, &c);
+    CHECK_EQ_INT(c.ld_requests, k);
+    CHECK_EQ_INT(c.ld_sectors, 8 * k);
+    CHECK_EQ_INT(c.l2_read_sectors, 8 * k); /* each a new line: all miss in L1 */
+  }
+  /* before any count is read, a reset drops what the pipeline holds */
+  CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), 0);
+  sp_cm_memsys_reset(m);
+  sp_cm_counters c;
+  sp_cm_memsys_counters(m, -1, &c);
+  CHECK_EQ_INT(c.ld_requests, 0);
+  sp_cm_memsys_free(m);
+}
+
+static void rank_with(const sp_nest *n, const sp_arch *arch, int threads, bool exact,
+                      sp_rank_result *r)
+{
+  sp_rank_options o;
+  memset(&o, 0, sizeof o);
+  o.threads = threads;
+  o.exact = exact;
+  o.screen_total = 200000; /* the default 3 M makes this test slow; any size shows the point */
+  o.sample_budget = 20000;
+  char err[256];
+  CHECK_EQ_INT(sp_rank_nest(n, arch, &o, r, err, sizeof err), 0);
+}
+
+static void test_threads_deterministic(void)
+{
+  const sp_arch arch = H100;
+  tnest t;
+  tn_transpose(&t, 256); /* 4,096 warp instructions: screened and refined */
+  sp_rank_result one, two, three;
+  rank_with(&t.n, &arch, 1, false, &one);
+  rank_with(&t.n, &arch, 2, false, &two);
+  rank_with(&t.n, &arch, 3, false, &three);
+  CHECK(one.candidates[one.order[one.n - 1]].sampled); /* screened on a sample */
+  CHECK(one.n > 50 && one.n == two.n && one.n == three.n);
+  int refined = 0;
+  for (int i = 0; i < one.n && one.n == two.n && one.n == three.n; i++) {
+    const sp_rank_candidate *a = &one.candidates[i], *b = &two.candidates[i], *c = &three.candidates[i];
+    CHECK(memcmp(&a->total, &b->total, sizeof a->total) == 0);
+    CHECK(memcmp(&a->total, &c->total, sizeof a->total) == 0);
+    CHECK(a->time.total_s == b->time.total_s && a->time.total_s == c->time.total_s);
+    CHECK(a->refined == b->refined && a->refined == c->refined);
+    CHECK_EQ_INT(one.order[i], two.order[i]);
+    CHECK_EQ_INT(one.order[i], three.order[i]);
+    refined += a->refined;
+  }
+  CHECK(refined >= 8 && refined <= 9);
+  sp_rank_result_free(&one);
+  sp_rank_result_free(&two);
+  sp_rank_result_free(&three);
+}
+
+
+/* Sampling a gemm whose threads are long (one wave, k = 256 in every thread): the sample
+ * shortens k and extrapolates k's references. Requests and sectors must come out exactly (every
+ * thread still runs its one-off C load and C store), DRAM within 1 %, and the sampled and exact
+ * rankings agree on the best candidate. */
+static void test_sampling_long_threads(void)
+{
+  const sp_arch arch = H100;
+  const int64_t n = 64, kk = 256;
+  tnest t;
+  tn_init(&t);
+  tn_loop(&t, -1, true, true, 0, 0, n - 1, 0, 1);
+  tn_loop(&t, 0, true, true, 0, 0, n - 1, 0, 1);
+  tn_loop(&t, 1, false, false, 0, 0, kk - 1, 0, 1);
+  int a = tn_array(&t, 8, n * kk * 8), b = tn_array(&t, 8, kk * n * 8), c = tn_array(&t, 8, n * n * 8);
+  int ch3[3] = {0, 1, 2}, ch2[2] = {0, 1};
+  int64_t ca[SP_MAX_LOOPS] = {kk * 8, 0, 8}, cb[SP_MAX_LOOPS] = {0, 8, n * 8},
+          cc[SP_MAX_LOOPS] = {n * 8, 8};
+  tn_ref(&t, c, false, 8, ch2, 2, 0, cc);
+  tn_ref(&t, a, false, 8, ch3, 3, 0, ca);
+  tn_ref(&t, b, false, 8, ch3, 3, 0, cb);
+  tn_ref(&t, c, true, 8, ch2, 2, 0, cc);
+  static const int blocks[][3] = {{32, 8, 1}, {64, 1, 1}, {16, 16, 1}};
+  sp_rank_options o;
+  memset(&o, 0, sizeof o);
+  o.space.blocks = blocks;
+  o.space.nblocks = 3;
+  o.threads = 2;
+  char err[256];
+  sp_rank_result ex, sa;
+  o.exact = true;
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &arch, &o, &ex, err, sizeof err), 0);
+  o.exact = false;
+  o.sample_budget = 8000; /* of 65,792 warp instructions */
+  o.screen_total = INT64_C(1) << 40; /* no screening: every candidate on the sample */
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &arch, &o, &sa, err, sizeof err), 0);
+  CHECK(ex.n == sa.n && ex.n > 8);
+  int sampled = 0;
+  double worst_dram = 0;
+  for (int i = 0; i < ex.n && ex.n == sa.n; i++) {
+    const sp_cm_counters *e = &ex.candidates[i].total, *s = &sa.candidates[i].total;
+    sampled += sa.candidates[i].sampled;
+    CHECK_EQ_INT(s->ld_requests, e->ld_requests);
+    CHECK_EQ_INT(s->ld_sectors, e->ld_sectors);
+    CHECK_EQ_INT(s->st_requests, e->st_requests);
+    CHECK_EQ_INT(s->st_sectors, e->st_sectors);
+    double d = fabs((double)(s->dram_read_bytes - e->dram_read_bytes)) / (double)e->dram_read_bytes;
+    if (d > worst_dram) worst_dram = d;
+  }
+  CHECK_EQ_INT(sampled, ex.n);
+  CHECK(worst_dram <= 0.01);
+  CHECK_EQ_INT(sa.order[0], ex.order[0]);
+  sp_rank_result_free(&ex);
+  sp_rank_result_free(&sa);
+}
+
+int main(void)
+{
+  char err[512];
+  if (sp_arch_load("h100", &H100, err, sizeof err) != 0) {
+    fprintf(stderr, "%s\n", err);
+    return 1;
+  }
+  SP_RUN(test_reset_equals_fresh);
+  SP_RUN(test_pipeline_flush);
+  SP_RUN(test_threads_deterministic);
+  SP_RUN(test_sampling_long_threads);
+  return SP_TEST_END();
+}
