@@ -226,11 +226,12 @@ static void test_corrupt(void) {
   expect_error(false, "kernels.0.candidates.1.metrics", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
                json_integer(-5),
                "candidates[1].metrics.l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum: -5 is out of range");
+  /* the H100 gives both: hit and lookup counters come from different replay passes, and the raw
+   * L2 rate counts lookups in both partitions; accepted, the derived rate capped at 100 % */
   expect_error(false, "kernels.0.candidates.1.metrics",
-               "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", json_integer(251),
-               "lookup_hit.sum: 251 hit sectors exceed the 250 sectors");
+               "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", json_integer(251), NULL);
   expect_error(false, "kernels.0.candidates.1.metrics", "lts__t_sector_op_read_hit_rate.pct",
-               json_real(101), "read_hit_rate.pct: 101 is out of range [0, 100]");
+               json_real(101), NULL);
   /* optional things may go: a candidate without metrics is compared on time alone */
   expect_error(false, "kernels.0.candidates.1", "metrics", NULL, NULL);
   expect_error(false, "kernels.0.candidates.1", "time_us", NULL, NULL); /* gpu__time_duration */
