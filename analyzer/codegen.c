@@ -206,6 +206,93 @@ char *sp_codegen_prelude(sp_az *az, const char *defines) {
   return sp_buf_take(&b);
 }
 
+/* ---- data clause sections ------------------------------------------------------------------ */
+
+typedef struct sp_eval_ctx {
+  bool found;
+  int64_t value;
+} sp_eval_ctx;
+
+static enum CXChildVisitResult sp_find_len(CXCursor c, CXCursor parent, CXClientData d) {
+  sp_eval_ctx *e = d;
+  if (clang_getCursorKind(c) != CXCursor_VarDecl) return CXChildVisit_Continue;
+  CXString s = clang_getCursorSpelling(c);
+  bool mine = strcmp(clang_getCString(s), "sp_section_length") == 0;
+  clang_disposeString(s);
+  if (!mine) return CXChildVisit_Continue;
+  CXCursor kids[4];
+  int n = sp_children(c, kids, 4);
+  for (int i = (n < 4 ? n : 4) - 1; i >= 0 && !e->found; i--) {
+    if (!clang_isExpression(clang_getCursorKind(kids[i]))) continue;
+    CXEvalResult r = clang_Cursor_Evaluate(kids[i]);
+    if (r && clang_EvalResult_getKind(r) == CXEval_Int) {
+      e->value = clang_EvalResult_getAsLongLong(r);
+      e->found = true;
+    }
+    if (r) clang_EvalResult_dispose(r);
+    break;
+  }
+  return CXChildVisit_Break;
+}
+
+/* Value of an integer expression written in a clause, with the file's macros and types and the
+ * --param values in scope: a small translation unit of its own. -1 when it does not fold. */
+static int64_t sp_eval_text(sp_az *az, const char *expr) {
+  sp_buf b = {0};
+  sp_buf_str(&b, az->prelude ? az->prelude : "");
+  for (int i = 0; i < az->opt->nparams; i++) {
+    char line[160];
+    snprintf(line, sizeof line, "static const long long %s = %lld;\n", az->opt->params[i].name,
+             (long long)az->opt->params[i].value);
+    sp_buf_str(&b, line);
+  }
+  sp_buf_str(&b, "long long sp_section_length = (");
+  sp_buf_str(&b, expr);
+  sp_buf_str(&b, ");\n");
+  char *text = sp_buf_take(&b);
+  sp_eval_ctx e = {false, -1};
+  CXIndex index = clang_createIndex(0, 0);
+  struct CXUnsavedFile f = {"sp_section.c", text, (unsigned long)strlen(text)};
+  const char *args[] = {"-xc"};
+  CXTranslationUnit tu = NULL;
+  if (clang_parseTranslationUnit2(index, "sp_section.c", args, 1, &f, 1, 0, &tu) ==
+          CXError_Success && tu) {
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), sp_find_len, &e);
+    clang_disposeTranslationUnit(tu);
+  }
+  clang_disposeIndex(index);
+  free(text);
+  return e.found ? e.value : -1;
+}
+
+/* Elements of `name` by a section name[lo:len][lo:len]... of a data clause in the directive:
+ * the product over dimensions of lo + len; -1 if the directive has none. */
+static int64_t sp_section_elements(sp_az *az, const char *directive, const char *name) {
+  if (!directive) return -1;
+  size_t len = strlen(name);
+  for (const char *p = strstr(directive, name); p; p = strstr(p + 1, name)) {
+    const char *q = p + len;
+    while (*q == ' ') q++;
+    bool start = p > directive && (p[-1] == '(' || p[-1] == ',' || p[-1] == ' ');
+    if (!start || *q != '[') continue;
+    int64_t total = 1;
+    while (*q == '[') {
+      const char *close = strchr(q, ']'), *colon = strchr(q, ':');
+      if (!close || !colon || colon > close) return -1;
+      char *lo = strndup(q + 1, (size_t)(colon - q - 1)), *ln = strndup(colon + 1, (size_t)(close - colon - 1));
+      int64_t l = lo && lo[strspn(lo, " ")] ? sp_eval_text(az, lo) : 0, n = ln ? sp_eval_text(az, ln) : -1;
+      free(lo);
+      free(ln);
+      if (l < 0 || n <= 0 || __builtin_add_overflow(l, n, &n) || __builtin_mul_overflow(total, n, &total))
+        return -1;
+      q = close + 1;
+      while (*q == ' ') q++;
+    }
+    return total;
+  }
+  return -1;
+}
+
 /* ---- variables --------------------------------------------------------------------------------- */
 
 typedef struct sp_cg_walk {
@@ -369,12 +456,31 @@ static void sp_classify(sp_cg_walk *w, int i) {
     v->type = sp_cg_type_name(e);
     v->floating = sp_type_floating(e);
     v->is_integer = sp_type_integer(e);
+    v->elem_size = clang_Type_getSizeOf(e);
+    if (v->elem_size <= 0) {
+      sp_cg_fail(w, decl, "the elements of '%s' have no size the analyzer knows", v->name);
+      return;
+    }
+    /* where the model has no declared size, a data clause section may give one */
+    int64_t sec = -1;
+    if (v->array < 0 || n->arrays[v->array].size_from_access) {
+      sec = sp_section_elements(nb->az, n->construct_clauses.directive, v->name);
+      for (int k = 0; k < n->nloops && sec < 0; k++)
+        sec = sp_section_elements(nb->az, n->loops[k].clauses.directive, v->name);
+      if (sec > 0 && __builtin_mul_overflow(sec, v->elem_size, &sec)) sec = -1;
+    }
     if (v->array < 0) {
-      sp_cg_fail(w, decl, "'%s' is used as an array only through pointers derived from it in the "
-                 "loop body: the plan cannot size it", v->name);
+      if (sec <= 0)
+        sp_cg_fail(w, decl, "'%s' is used only through pointers derived from it in the loop body "
+                   "and no data clause gives its size: add one (e.g. present(%s[0:n]))", v->name,
+                   v->name);
+      v->bytes = sec;
+      v->shape = strdup("");
       return;
     }
     const sp_array *arr = &n->arrays[v->array];
+    v->bytes = arr->total_bytes;
+    if (sec > v->bytes) v->bytes = sec;
     sp_buf shape = {0};
     for (int d = 1; d < arr->ndims; d++) {
       if (arr->dims[d] < 0) {
@@ -467,6 +573,8 @@ static enum CXChildVisitResult sp_cg_subscripts(CXCursor c, CXCursor parent, CXC
   const sp_array *arr = &w->nb->nest->arrays[w->cg->vars[outer].array];
   int64_t bound = -1;
   if (level < arr->ndims && arr->dims[level] > 0) bound = arr->dims[level];
+  else if (arr->ndims == 1 && w->cg->vars[outer].bytes > arr->total_bytes)
+    bound = w->cg->vars[outer].bytes / w->cg->vars[outer].elem_size; /* from a data clause */
   else if (arr->ndims == 1 && !arr->size_from_access) bound = arr->total_bytes / arr->elem_size;
   if (bound <= 0) return CXChildVisit_Recurse;
   sp_cg_var *iv = &w->cg->vars[inner];
@@ -504,21 +612,28 @@ void sp_codegen_collect(sp_nb *nb, CXCursor top) {
   clang_visitChildren(top, sp_cg_visit, &w);
   for (int i = 0; i < cg->nvars; i++) sp_classify(&w, i);
   clang_visitChildren(top, sp_cg_subscripts, &w);
-  for (int a = 0; a < n->narrays && !cg->not_generated; a++) {
-    const sp_array *arr = &n->arrays[a];
-    bool param = false;
-    for (int i = 0; i < cg->nvars; i++) param |= cg->vars[i].array == a;
-    if (!param)
-      sp_cg_fail(&w, top, "array '%s' is reached through memory or a pointer declared in the "
-                 "nest: the plan cannot allocate it", arr->name);
+  /* every modeled array is a parameter, or a pointer the body derives from one */
+  int *param_of = calloc((size_t)n->narrays + 1, sizeof *param_of);
+  for (int a = 0; a < n->narrays && param_of; a++) {
+    param_of[a] = -1;
+    for (int i = 0; i < cg->nvars; i++)
+      if (cg->vars[i].array == a) param_of[a] = i;
+    CXCursor d = nb->array_decl[a];
+    bool local = !clang_Cursor_isNull(d) && sp_declared_inside(&w, d);
+    if (param_of[a] < 0 && !local)
+      sp_cg_fail(&w, top, "array '%s' is reached through memory (a pointer stored in a structure "
+                 "or an array): the plan cannot allocate it", n->arrays[a].name);
   }
-  for (int r = 0; r < n->nrefs && !cg->not_generated; r++) {
+  for (int r = 0; r < n->nrefs && param_of; r++) {
     const sp_ref *ref = &n->refs[r];
     const sp_array *arr = &n->arrays[ref->array];
-    if (ref->irregular && arr->size_from_access)
+    int v = param_of[ref->array];
+    if (ref->irregular && arr->size_from_access && v >= 0 && cg->vars[v].bytes <= arr->total_bytes)
       sp_cg_fail(&w, top, "%s at %u:%u is not affine and '%s' has no declared size: the plan "
-                 "cannot size its allocation (declare its extent)", ref->text ? ref->text : "?",
-                 ref->loc.line, ref->loc.col, arr->name);
+                 "cannot size its allocation (declare its extent, or give a data clause "
+                 "section such as copyin(%s[0:n]))", ref->text ? ref->text : "?", ref->loc.line,
+                 ref->loc.col, arr->name, arr->name);
   }
+  free(param_of);
   free(w.decls);
 }

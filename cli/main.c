@@ -303,6 +303,7 @@ static char *sp_with_newline(char *text);
 static int sp_emit_plan(const sp_cli *cli, const sp_report_nest *rows, int n, const sp_arch *arch) {
   sp_diag diag;
   sp_diag_init(&diag, stderr);
+  diag.quiet = cli->quiet;
   char *plan = sp_with_newline(sp_plan_json(rows, n, arch, &cli->plan, &diag));
   if (!plan) return SP_EXIT_INTERNAL;
   int rc = sp_write_output(cli->emit_plan, cli->force, plan);

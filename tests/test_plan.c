@@ -487,6 +487,117 @@ static void plan_example(const example *ex, const sp_arch *arch, const char *dir
   free(src);
 }
 
+/* ---- golden sources ---------------------------------------------------------------------------- */
+
+typedef struct golden_schedule {
+  const char *file;
+  int nest;
+  const char *what;
+  sp_loop_map map[3];
+  int collapse_first, collapse_count;
+  int block[3];
+  int64_t grid[3];
+} golden_schedule;
+
+/* Hand-made schedules (independent of the schedule space and of the model): the generated text
+ * is checked against tests/golden/NAME.plan.cu (SP_UPDATE_GOLDEN=1 rewrites it; review the diff). */
+static const golden_schedule goldens[] = {
+    {"transpose.c", 0, "2_3: j->tx+bx i->ty+by", {{1, 1}, {0, 0}}, 0, 0, {32, 8, 1}, {128, 512, 1}},
+    {"transpose.c", 0, "collapse(2) on tx+bx, grid-strided", {{0, 0}, {-1, -1}}, 0, 2, {128, 1, 1}, {264, 1, 1}},
+    {"transpose.c", 0, "sequential", {{-1, -1}, {-1, -1}}, 0, 0, {1, 1, 1}, {1, 1, 1}},
+    {"jacobi.c", 0, "2_2 with a max reduction: i->tx+bx j->by", {{-1, 1}, {0, 0}}, 0, 0, {128, 1, 1}, {32, 4094, 1}},
+    {"syrk.c", 0, "2_1 triangular: j->tx i->bx", {{-1, 0}, {0, -1}}, 0, 0, {256, 1, 1}, {1200, 1, 1}},
+    {"reverse_loop.c", 1, "negative steps: j->tx+bx i->by", {{-1, 1}, {0, 0}}, 0, 0, {128, 1, 1}, {512, 256, 1}},
+    {"aos_particles.c", 0, "structs: i->tx+bx", {{0, 0}}, 0, 0, {128, 1, 1}, {128, 1, 1}},
+};
+
+static void test_golden_sources(void) {
+  const char *last = NULL;
+  FILE *out = NULL;
+  char *expected = NULL, *actual = NULL;
+  size_t alen = 0;
+  char gpath[256] = "";
+  sp_program prog;
+  memset(&prog, 0, sizeof prog);
+  bool update = getenv("SP_UPDATE_GOLDEN") != NULL;
+  for (size_t g = 0; g <= sizeof goldens / sizeof *goldens; g++) {
+    const golden_schedule *gs = g < sizeof goldens / sizeof *goldens ? &goldens[g] : NULL;
+    if (last && (!gs || strcmp(gs->file, last) != 0)) { /* finish the previous file */
+      fclose(out);
+      if (update) {
+        FILE *f = fopen(gpath, "w");
+        if (f) {
+          fputs(actual, f);
+          fclose(f);
+        }
+      } else {
+        expected = read_text(gpath);
+        CHECK(expected != NULL);
+        CHECK(expected && strcmp(expected, actual) == 0);
+        if (expected && strcmp(expected, actual) != 0)
+          fprintf(stderr, "  %s differs from the generated text:\n%s\n", gpath, actual);
+        free(expected);
+      }
+      free(actual);
+      sp_program_free(&prog);
+      last = NULL;
+    }
+    if (!gs) break;
+    if (!last) {
+      last = gs->file;
+      char path[256];
+      snprintf(path, sizeof path, "examples/%s", gs->file);
+      snprintf(gpath, sizeof gpath, "tests/golden/%.*s.plan.cu", (int)(strlen(gs->file) - 2),
+               gs->file);
+      char *src = read_text(path);
+      const char *line = src ? strstr(src, "schedpredict-args:") : NULL;
+      sp_param params[4];
+      int np = 0;
+      for (const char *p = line ? strstr(line, "--param ") : NULL; p && np < 4 && p < strchr(line, '\n');
+           p = strstr(p + 1, "--param ")) {
+        const char *name = p + 8, *eq = strchr(name, '=');
+        params[np].name = strndup(name, (size_t)(eq - name));
+        params[np++].value = strtoll(eq + 1, NULL, 10);
+      }
+      free(src);
+      sp_analyzer_options opt;
+      memset(&opt, 0, sizeof opt);
+      opt.params = params;
+      opt.nparams = np;
+      sp_diag diag;
+      sp_diag_init(&diag, NULL);
+      const char *files[] = {path};
+      CHECK_EQ_INT(sp_analyze(files, 1, &opt, &diag, &prog), 0);
+      for (int i = 0; i < np; i++) free(params[i].name);
+      out = open_memstream(&actual, &alen);
+      if (prog.nnests > gs->nest) {
+        char *prelude = sp_plan_prelude(&prog.nests[gs->nest]);
+        fprintf(out, "%s", prelude ? prelude : "");
+        free(prelude);
+      }
+    }
+    CHECK(prog.nnests > gs->nest);
+    if (prog.nnests <= gs->nest) continue;
+    const sp_nest *nest = &prog.nests[gs->nest];
+    sp_schedule s;
+    memset(&s, 0, sizeof s);
+    while (s.nband < nest->nloops && nest->loops[s.nband].band) s.nband++;
+    for (int k = 0; k < s.nband; k++) s.map[k] = k < 3 ? gs->map[k] : (sp_loop_map){-1, -1};
+    s.collapse_first = gs->collapse_first;
+    s.collapse_count = gs->collapse_count;
+    memcpy(s.block, gs->block, sizeof s.block);
+    memcpy(s.grid, gs->grid, sizeof s.grid);
+    char name[64];
+    snprintf(name, sizeof name, "golden_%zu", g);
+    char *src = sp_plan_kernel_source(nest, &s, name);
+    CHECK(src != NULL);
+    fprintf(out, "\n// %s, block %dx%dx%d, grid %lldx%lldx%lld\n%s", gs->what, s.block[0], s.block[1],
+            s.block[2], (long long)s.grid[0], (long long)s.grid[1], (long long)s.grid[2],
+            src ? src : "");
+    free(src);
+  }
+}
+
 static bool all_examples;
 
 static void test_examples(void) {
@@ -519,6 +630,7 @@ static void test_examples(void) {
 int main(int argc, char **argv) {
   all_examples = argc > 1 && strcmp(argv[1], "--all") == 0;
   SP_RUN(test_select);
+  SP_RUN(test_golden_sources);
   SP_RUN(test_examples);
   fprintf(stderr, "%d checks, %d failures\n", sp_test_checks, sp_test_failures);
   return sp_test_failures != 0;

@@ -270,6 +270,10 @@ char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const cha
                       (long long)sp_const_trip(G));
       }
       k += cn - 1;
+    } else if (s->map[k].thread_dim < 0 && s->map[k].block_dim < 0) {
+      sp_text_add(&t, "for (%s %s = %s; %s %s (%s); %s += %lld) {\n", sp_index_type(cg, k), L->index,
+                  L->lower_text ? L->lower_text : "0", L->index, cg->cmp[k],
+                  L->upper_text ? L->upper_text : "0", L->index, (long long)L->step);
     } else {
       const char *T = sp_index_type(cg, k);
       sp_text_add(&t, "for (%s %s = (%s)((%s) + %lldLL * (%s)); %s %s (%s); %s += (%s)(%lldLL * (%s))) {\n",
@@ -363,11 +367,10 @@ static const char *sp_basename(const char *p) {
   return s ? s + 1 : p;
 }
 
-static const char *sp_init_kind(const sp_cg_var *v, const sp_array *a) {
-  if (v->floating && (a->elem_size == 4 || a->elem_size == 8)) return "float";
-  if (v->is_integer && (a->elem_size == 1 || a->elem_size == 2 || a->elem_size == 4 ||
-                        a->elem_size == 8))
-    return "int";
+static const char *sp_init_kind(const sp_cg_var *v) {
+  int64_t s = v->elem_size;
+  if (v->floating && (s == 4 || s == 8)) return "float";
+  if (v->is_integer && (s == 1 || s == 2 || s == 4 || s == 8)) return "int";
   return "bytes";
 }
 
@@ -406,15 +409,21 @@ static json_t *sp_candidate_json(const sp_nest *nest, const sp_rank_result *r, i
   return o;
 }
 
-static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
-                              const sp_plan_options *opt) {
-  const sp_codegen *cg = nest->codegen;
+/* {"id": "file.c:12", "file", "line"}: how the plan names a nest, kernel or skipped */
+static json_t *sp_nest_id_json(const sp_nest *nest) {
   json_t *o = json_object();
   char id[256];
   snprintf(id, sizeof id, "%s:%u", sp_basename(nest->loc.file), nest->loc.line);
   json_object_set_new(o, "id", json_string(id));
   json_object_set_new(o, "file", json_string(nest->loc.file));
   json_object_set_new(o, "line", json_integer(nest->loc.line));
+  return o;
+}
+
+static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
+                              const sp_plan_options *opt) {
+  const sp_codegen *cg = nest->codegen;
+  json_t *o = sp_nest_id_json(nest);
   json_object_set_new(o, "col", json_integer(nest->loc.col));
   json_object_set_new(o, "function", json_string(nest->function));
   json_t *loops = json_array();
@@ -435,14 +444,14 @@ static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
       json_t *e = json_object();
       json_object_set_new(e, "name", json_string(v->name));
       if (kind == SP_CG_ARRAY) {
-        const sp_array *a = &nest->arrays[v->array];
-        bool written = false;
+        /* an array used only through derived pointers may be written through them */
+        bool written = v->array < 0;
         for (int ref = 0; ref < nest->nrefs; ref++)
           written |= nest->refs[ref].array == v->array && nest->refs[ref].access == SP_WRITE;
         json_object_set_new(e, "elem_type", json_string(v->type));
-        json_object_set_new(e, "elem_size", json_integer(a->elem_size));
-        json_object_set_new(e, "bytes", json_integer(a->total_bytes));
-        json_object_set_new(e, "init", json_string(sp_init_kind(v, a)));
+        json_object_set_new(e, "elem_size", json_integer(v->elem_size));
+        json_object_set_new(e, "bytes", json_integer(v->bytes));
+        json_object_set_new(e, "init", json_string(sp_init_kind(v)));
         json_object_set_new(e, "index_bound", json_integer(v->index_bound));
         json_object_set_new(e, "written", json_boolean(written));
         json_array_append_new(arrays, e);
@@ -494,6 +503,21 @@ static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
   return o;
 }
 
+/* Scalars the kernel takes whose value nobody gave: every candidate gets the same stand-in. */
+static void sp_note_values(const sp_nest *nest, sp_diag *diag) {
+  const sp_codegen *cg = nest->codegen;
+  for (int i = 0; i < cg->nvars; i++) {
+    const sp_cg_var *v = &cg->vars[i];
+    if (v->value_known || !(v->kind == SP_CG_SCALAR || (v->kind == SP_CG_PRIVATE && v->read_first)))
+      continue;
+    char lit[64];
+    sp_scalar_literal(lit, sizeof lit, v);
+    sp_diag_report(diag, SP_NOTE, nest->loc.file, nest->loc.line, nest->loc.col,
+                   "the plan passes %s for '%s', whose value the analyzer does not know%s", lit,
+                   v->name, v->floating ? "" : " (give it with --param NAME=VALUE)");
+  }
+}
+
 char *sp_plan_json(const sp_report_nest *nests, int n, const sp_arch *arch,
                    const sp_plan_options *opt, sp_diag *diag) {
   json_t *root = json_object();
@@ -520,16 +544,12 @@ char *sp_plan_json(const sp_report_nest *nests, int n, const sp_arch *arch,
     if (!nests[i].rank) loc = nest->loc;
     if (!why) {
       json_array_append_new(kernels, sp_kernel_json(nest, nests[i].rank, opt));
+      sp_note_values(nest, diag);
       continue;
     }
     sp_diag_report(diag, SP_WARNING, loc.file, loc.line, loc.col,
                    "nest at line %u left out of the plan: %s", nest->loc.line, why ? why : "?");
-    json_t *s = json_object();
-    char id[256];
-    snprintf(id, sizeof id, "%s:%u", sp_basename(nest->loc.file), nest->loc.line);
-    json_object_set_new(s, "id", json_string(id));
-    json_object_set_new(s, "file", json_string(nest->loc.file));
-    json_object_set_new(s, "line", json_integer(nest->loc.line));
+    json_t *s = sp_nest_id_json(nest);
     json_object_set_new(s, "reason", json_string(why ? why : "?"));
     json_array_append_new(skipped, s);
   }
