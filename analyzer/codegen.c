@@ -68,6 +68,10 @@ static char *sp_unqualified(CXType t) {
  * record, which only the typedef can name. */
 static char *sp_cg_type_name(CXType t) {
   char *canon = sp_unqualified(clang_getCanonicalType(t));
+  if (canon && strcmp(canon, "_Bool") == 0) { /* C's spelling; CUDA is C++ */
+    free(canon);
+    return strdup("bool");
+  }
   if (canon && !strstr(canon, "(anonymous") && !strstr(canon, "(unnamed")) return canon;
   free(canon);
   return sp_unqualified(t);
@@ -376,9 +380,8 @@ static enum CXChildVisitResult sp_cg_visit(CXCursor c, CXCursor parent, CXClient
   return CXChildVisit_Recurse;
 }
 
-/* The operator of the reduction clause naming `name` ("+:a,b" -> "+"), or NULL. */
-static const char *sp_reduction_op(const char *clause, const char *name, char *op, size_t n) {
-  if (!clause) return NULL;
+/* One clause "op:list". */
+static const char *sp_reduction_op1(const char *clause, const char *name, char *op, size_t n) {
   const char *colon = strchr(clause, ':');
   if (!colon) return NULL;
   size_t len = strlen(name);
@@ -393,6 +396,19 @@ static const char *sp_reduction_op(const char *clause, const char *name, char *o
       snprintf(op, n, "%.*s", (int)m, s);
       return op;
     }
+  }
+  return NULL;
+}
+
+/* The operator of the reduction clause naming `name` ("+:a,b; max:c" -> "+" for b), or NULL. */
+static const char *sp_reduction_op(const char *clauses, const char *name, char *op, size_t n) {
+  for (const char *clause = clauses; clause && *clause;) {
+    const char *semi = strchr(clause, ';');
+    char *one = semi ? strndup(clause, (size_t)(semi - clause)) : strdup(clause);
+    const char *found = one ? sp_reduction_op1(one, name, op, n) : NULL;
+    free(one);
+    if (found) return found;
+    clause = semi ? semi + 1 : NULL;
   }
   return NULL;
 }

@@ -5,7 +5,8 @@
  * exactly once (SP_ITERATION counts them), the same set as a sequential run of the nest, and
  * leave the written arrays bitwise equal to the sequential run (reductions within rounding).
  * The plan's sources also compile with nvcc -arch=sm_90 when the CUDA toolkit is there. Both
- * compilers are optional: their absence is printed as SKIP. */
+ * compilers are optional: their absence is printed as SKIP. SP_PLAN_ONLY=NAME runs the examples
+ * whose file name contains NAME. */
 #include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -87,6 +88,7 @@ static const example examples[] = {
     {"aos_particles.c", {0}, {0}, true},
     {"xreuse.c", {0}, {0}, true},
     {"yreuse.c", {0}, {0}, true},
+    {"../tests/inputs/plan_forms.c", {"n=77"}, {0}, true},
     {"triangular.c", {0}, {0}, false},
     {"2mm.c", {0}, {0}, false},
     {"guarded_stencil.c", {0}, {0}, false},
@@ -363,6 +365,8 @@ static void plan_example(const example *ex, const sp_arch *arch, const char *dir
                          const char *nvcc) {
   char path[512];
   snprintf(path, sizeof path, "examples/%s", ex->file);
+  const char *slash = strrchr(ex->file, '/');
+  const char *short_name = slash ? slash + 1 : ex->file;
   char *orig = read_text(path);
   if (!orig) return; /* an example another branch has not got */
   char *src = shrink_sizes(orig);
@@ -439,7 +443,8 @@ static void plan_example(const example *ex, const sp_arch *arch, const char *dir
     }
     CHECK(has_ref);
     char base[600], cmd[3072], log[640];
-    snprintf(base, sizeof base, "%s/%.*s_%d", dir, (int)(strlen(ex->file) - 2), ex->file, line);
+    snprintf(base, sizeof base, "%s/%.*s_%d", dir, (int)(strlen(short_name) - 2), short_name,
+             line);
     snprintf(log, sizeof log, "%s.log", base);
     if (nvcc) {
       char cu[640];
@@ -454,7 +459,7 @@ static void plan_example(const example *ex, const sp_arch *arch, const char *dir
       int crc = run_cmd(cmd, log);
       CHECK_EQ_INT(crc, 0);
       if (crc) {
-        fprintf(stderr, "  nvcc failed on %s:%d\n", ex->file, line);
+        fprintf(stderr, "  nvcc failed on %s:%d\n", short_name, line);
         show(log);
       }
       compiled++;
@@ -472,7 +477,7 @@ static void plan_example(const example *ex, const sp_arch *arch, const char *dir
     int erc = run_cmd(cmd, log);
     CHECK_EQ_INT(erc, 0);
     char *out = read_text(log);
-    fprintf(stderr, "  %s:%d: %s", ex->file, line, out && erc == 0 ? out : "FAILED\n");
+    fprintf(stderr, "  %s:%d: %s", short_name, line, out && erc == 0 ? out : "FAILED\n");
     if (erc) show(log);
     free(out);
     emulated++;
@@ -616,6 +621,7 @@ static void test_examples(void) {
   size_t n = 0;
   for (size_t i = 0; i < sizeof examples / sizeof *examples; i++) {
     if (!all_examples && (!examples[i].core || (SP_SANITIZED && n >= 3))) continue;
+    if (getenv("SP_PLAN_ONLY") && !strstr(examples[i].file, getenv("SP_PLAN_ONLY"))) continue;
     plan_example(&examples[i], &arch, dir, gxx, nvcc);
     n++;
   }

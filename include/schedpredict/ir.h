@@ -46,8 +46,8 @@ typedef struct sp_clauses {
   int collapse;                                  /* 0 = not given */
   int ntile;
   int64_t tile[SP_MAX_LOOPS];
-  char *reduction; /* clause text, e.g. "+:sum", or NULL */
-  char *private_vars;
+  char *reduction; /* clause text, e.g. "+:sum" (repeated clauses joined: "+:a; max:b"), or NULL */
+  char *private_vars; /* list, repeated clauses joined by ", " */
   char *directive; /* the whole pragma text as written, NULL if the loop has none */
   sp_srcloc directive_loc;
 } sp_clauses;

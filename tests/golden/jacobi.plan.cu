@@ -2,6 +2,9 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef restrict
+#define restrict __restrict__
+#endif
 #define N 4096
 static __device__ void sp_atomic_max_double(double *p, double v) {
   unsigned long long *a = (unsigned long long *)p;

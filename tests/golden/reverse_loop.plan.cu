@@ -2,6 +2,9 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef restrict
+#define restrict __restrict__
+#endif
 
 // negative steps: j->tx+bx i->by, block 128x1x1, grid 512x256x1
 extern "C" __global__ void golden_5(double *sp_out, double *sp_in, int nlen, int nsys)

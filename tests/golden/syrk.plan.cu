@@ -2,6 +2,9 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef restrict
+#define restrict __restrict__
+#endif
 #define N 1200
 #define M 1000
 

@@ -2,6 +2,9 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef restrict
+#define restrict __restrict__
+#endif
 #define N 4096
 
 // 2_3: j->tx+bx i->ty+by, block 32x8x1, grid 128x512x1
