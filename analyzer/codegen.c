@@ -513,6 +513,7 @@ static void sp_classify(sp_cg_walk *w, int i) {
   v->type = sp_cg_type_name(t);
   v->floating = sp_type_floating(t);
   v->is_integer = sp_type_integer(t);
+  v->elem_size = clang_Type_getSizeOf(t);
   bool written = false, read_first = false, seen = false;
   for (int e = 0; e < nb->nevents; e++)
     if (clang_equalCursors(nb->events[e].decl, decl)) {

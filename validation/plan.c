@@ -6,6 +6,7 @@
  * loop slowest; unmapped loops run whole in every thread. */
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -184,23 +185,31 @@ static int64_t sp_const_trip(const sp_loop *l) {
   return hi > lo ? 0 : (lo - hi) / -st + 1;
 }
 
-/* First position and stride of a mapped loop, in units of its step. */
-static void sp_map_exprs(const sp_loop_map *m, char *p0, char *st, size_t n) {
+/* First position and stride of a mapped loop, in units of its step; `wide` in 64 bits, else in
+ * CUDA's unsigned int (the caller knows they fit). */
+static void sp_map_exprs(const sp_loop_map *m, bool wide, char *p0, char *st, size_t n) {
   int d = m->thread_dim, e = m->block_dim;
+  const char *cast = wide ? "(long long)" : "";
   if (d >= 0 && e >= 0) {
-    snprintf(p0, n, "(long long)blockIdx.%c * blockDim.%c + threadIdx.%c", sp_dims[e], sp_dims[d],
+    snprintf(p0, n, "%sblockIdx.%c * blockDim.%c + threadIdx.%c", cast, sp_dims[e], sp_dims[d],
              sp_dims[d]);
-    snprintf(st, n, "(long long)blockDim.%c * gridDim.%c", sp_dims[d], sp_dims[e]);
+    snprintf(st, n, "%sblockDim.%c * gridDim.%c", cast, sp_dims[d], sp_dims[e]);
   } else if (d >= 0) {
-    snprintf(p0, n, "(long long)threadIdx.%c", sp_dims[d]);
-    snprintf(st, n, "(long long)blockDim.%c", sp_dims[d]);
+    snprintf(p0, n, "%sthreadIdx.%c", cast, sp_dims[d]);
+    snprintf(st, n, "%sblockDim.%c", cast, sp_dims[d]);
   } else if (e >= 0) {
-    snprintf(p0, n, "(long long)blockIdx.%c", sp_dims[e]);
-    snprintf(st, n, "(long long)gridDim.%c", sp_dims[e]);
+    snprintf(p0, n, "%sblockIdx.%c", cast, sp_dims[e]);
+    snprintf(st, n, "%sgridDim.%c", cast, sp_dims[e]);
   } else {
-    snprintf(p0, n, "0LL");
-    snprintf(st, n, "1LL");
+    snprintf(p0, n, wide ? "0LL" : "0u");
+    snprintf(st, n, wide ? "1LL" : "1u");
   }
+}
+
+/* Threads a mapped loop spreads over (the stride of its grid-stride loop). */
+static int64_t sp_map_threads(const sp_loop_map *m, const sp_schedule *s) {
+  return (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
+         (m->block_dim >= 0 ? s->grid[m->block_dim] : 1);
 }
 
 static void sp_indent(sp_text *t, int depth) { sp_text_add(t, "%*s", 2 * depth, ""); }
@@ -247,7 +256,7 @@ char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const cha
   for (int k = 0; k < nband; k++) {
     const sp_loop *L = &nest->loops[k];
     char p0[128], st[128];
-    sp_map_exprs(&s->map[k], p0, st, sizeof p0);
+    sp_map_exprs(&s->map[k], true, p0, st, sizeof p0);
     sp_indent(&t, depth);
     if (s->collapse_count >= 2 && k == s->collapse_first) {
       int c0 = k, cn = s->collapse_count;
@@ -256,20 +265,23 @@ char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const cha
         radix[j] = total;
         total *= sp_const_trip(&nest->loops[c0 + j]);
       }
-      sp_text_add(&t, "for (long long sp_f%d = %s; sp_f%d < %lldLL; sp_f%d += %s) {\n", k, p0, k,
-                  (long long)total, k, st);
+      /* the fused index is divided every iteration: 32-bit division where nothing overflows */
+      bool narrow = total + 2 * sp_map_threads(&s->map[k], s) <= (int64_t)UINT32_MAX;
+      if (narrow) sp_map_exprs(&s->map[k], false, p0, st, sizeof p0);
+      const char *ft = narrow ? "unsigned int" : "long long", *lit = narrow ? "u" : "LL";
+      sp_text_add(&t, "for (%s sp_f%d = %s; sp_f%d < %lld%s; sp_f%d += %s) {\n", ft, k, p0, k,
+                  (long long)total, lit, k, st);
       for (int j = 0; j < cn; j++) {
         const sp_loop *G = &nest->loops[c0 + j];
         sp_indent(&t, depth + 1);
-        if (j == 0)
-          sp_text_add(&t, "const %s %s = (%s)(%lldLL + %lldLL * (sp_f%d / %lldLL));\n",
-                      sp_index_type(cg, c0 + j), G->index, sp_index_type(cg, c0 + j),
-                      (long long)G->lower.constant, (long long)G->step, k, (long long)radix[j]);
+        char digit[128];
+        if (j == 0) snprintf(digit, sizeof digit, "sp_f%d / %lld%s", k, (long long)radix[j], lit);
         else
-          sp_text_add(&t, "const %s %s = (%s)(%lldLL + %lldLL * (sp_f%d / %lldLL %% %lldLL));\n",
-                      sp_index_type(cg, c0 + j), G->index, sp_index_type(cg, c0 + j),
-                      (long long)G->lower.constant, (long long)G->step, k, (long long)radix[j],
-                      (long long)sp_const_trip(G));
+          snprintf(digit, sizeof digit, "sp_f%d / %lld%s %% %lld%s", k, (long long)radix[j], lit,
+                   (long long)sp_const_trip(G), lit);
+        sp_text_add(&t, "const %s %s = (%s)(%lldLL + %lldLL * (long long)(%s));\n",
+                    sp_index_type(cg, c0 + j), G->index, sp_index_type(cg, c0 + j),
+                    (long long)G->lower.constant, (long long)G->step, digit);
       }
       k += cn - 1;
     } else if (s->map[k].thread_dim < 0 && s->map[k].block_dim < 0) {
@@ -467,11 +479,13 @@ static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
         snprintf(p, sizeof p, "array:%s", v->name);
       } else if (kind == SP_CG_REDUCTION) {
         json_object_set_new(e, "type", json_string(v->type));
+        json_object_set_new(e, "size", json_integer(v->elem_size));
         json_object_set_new(e, "op", json_string(v->op));
         json_array_append_new(reds, e);
         snprintf(p, sizeof p, "reduction:%s", v->name);
       } else {
         json_object_set_new(e, "type", json_string(v->type));
+        json_object_set_new(e, "size", json_integer(v->elem_size));
         json_object_set_new(e, "value", v->floating ? json_real(v->value)
                                                     : json_integer((json_int_t)v->value));
         json_array_append_new(scalars, e);

@@ -146,8 +146,9 @@ typedef struct sp_cg_var {
   char *shape;      /* arrays: the declarator suffix of the cast, e.g. "[4096]" for (*a)[4096] */
   int array;        /* arrays: index into the nest's arrays, -1 if the model has none (used
                        only through pointers derived from it in the body) */
-  int64_t elem_size, bytes; /* arrays: element size, and the bytes to allocate (declared size,
-                               accessed extent, or a data clause section where that is larger) */
+  int64_t elem_size;   /* size of a scalar, or of an array's element */
+  int64_t bytes;       /* arrays: the bytes to allocate (declared size, accessed extent, or a
+                          data clause section where that is larger) */
   bool floating;    /* the (element) type is float or double */
   bool is_integer;  /* the (element) type is an integer (or enum) */
   bool value_known; /* scalars: value from --param, a const or a literal initializer */

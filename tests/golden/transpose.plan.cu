@@ -25,9 +25,9 @@ extern "C" __global__ void golden_1(double *sp_b, double *sp_a)
 {
   double (*b)[4096] = (double (*)[4096])sp_b;
   double (*a)[4096] = (double (*)[4096])sp_a;
-  for (long long sp_f0 = (long long)blockIdx.x * blockDim.x + threadIdx.x; sp_f0 < 16777216LL; sp_f0 += (long long)blockDim.x * gridDim.x) {
-    const int i = (int)(0LL + 1LL * (sp_f0 / 4096LL));
-    const int j = (int)(0LL + 1LL * (sp_f0 / 1LL % 4096LL));
+  for (unsigned int sp_f0 = blockIdx.x * blockDim.x + threadIdx.x; sp_f0 < 16777216u; sp_f0 += blockDim.x * gridDim.x) {
+    const int i = (int)(0LL + 1LL * (long long)(sp_f0 / 4096u));
+    const int j = (int)(0LL + 1LL * (long long)(sp_f0 / 1u % 4096u));
     SP_ITERATION(i, j);
     b[j][i] = a[i][j];
   }
