@@ -450,12 +450,49 @@ static bool sp_scalar_value(sp_cg_walk *w, CXCursor decl, const char *name, doub
   return false;
 }
 
+/* Whether `name` is in a private clause of the construct or of a band loop. */
+static bool sp_named_private(const sp_cg_walk *w, const char *name) {
+  const sp_nest *n = w->nb->nest;
+  const char *lists[SP_MAX_LOOPS + 1];
+  int nl = 0;
+  lists[nl++] = n->construct_clauses.private_vars;
+  for (int k = 0; k < w->nband; k++) lists[nl++] = n->loops[k].clauses.private_vars;
+  size_t len = strlen(name);
+  for (int l = 0; l < nl; l++)
+    for (const char *p = lists[l] ? strstr(lists[l], name) : NULL; p; p = strstr(p + 1, name)) {
+      bool start = p == lists[l] || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+      if (start && !(isalnum((unsigned char)p[len]) || p[len] == '_')) return true;
+    }
+  return false;
+}
+
+/* A fixed-size array named in a private clause: a local array of each iteration. */
+static bool sp_private_array(sp_cg_walk *w, sp_cg_var *v, CXCursor decl) {
+  CXType t = clang_getCursorType(decl);
+  if (t.kind != CXType_ConstantArray || !sp_named_private(w, v->name)) return false;
+  sp_buf shape = {0};
+  while (t.kind == CXType_ConstantArray) {
+    char num[32];
+    snprintf(num, sizeof num, "[%lld]", (long long)clang_getArraySize(t));
+    sp_buf_str(&shape, num);
+    t = clang_getArrayElementType(t);
+  }
+  v->kind = SP_CG_PRIVATE;
+  v->shape = sp_buf_take(&shape);
+  v->type = sp_cg_type_name(t);
+  v->elem_size = clang_Type_getSizeOf(t);
+  for (int a = 0; a < w->nb->nest->narrays; a++)
+    if (clang_equalCursors(w->nb->array_decl[a], decl)) v->array = a;
+  return true;
+}
+
 static void sp_classify(sp_cg_walk *w, int i) {
   sp_nb *nb = w->nb;
   sp_nest *n = nb->nest;
   sp_cg_var *v = &w->cg->vars[i];
   CXCursor decl = w->decls[i];
   CXType t = clang_getCursorType(decl);
+  if (sp_private_array(w, v, decl)) return;
   if (sp_type_arrayish(t)) {
     v->kind = SP_CG_ARRAY;
     for (int a = 0; a < n->narrays; a++)

@@ -305,7 +305,9 @@ char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const cha
     const sp_cg_var *v = &cg->vars[i];
     if (v->kind != SP_CG_PRIVATE) continue;
     sp_indent(&t, depth);
-    if (v->read_first) {
+    if (v->shape) {
+      sp_text_add(&t, "%s %s%s;\n", v->type, v->name, v->shape);
+    } else if (v->read_first) {
       char lit[64];
       sp_scalar_literal(lit, sizeof lit, v);
       sp_text_add(&t, "%s %s = (%s)(%s);\n", v->type, v->name, v->type, lit);

@@ -143,7 +143,8 @@ typedef struct sp_cg_var {
   char *name;
   sp_cg_kind kind;
   char *type;       /* C type of a scalar, or of an array's element, without qualifiers */
-  char *shape;      /* arrays: the declarator suffix of the cast, e.g. "[4096]" for (*a)[4096] */
+  char *shape;      /* arrays: the declarator suffix of the cast, e.g. "[4096]" for (*a)[4096];
+                       private arrays (named in a private clause): all extents, "[3]" */
   int array;        /* arrays: index into the nest's arrays, -1 if the model has none (used
                        only through pointers derived from it in the body) */
   int64_t elem_size;   /* size of a scalar, or of an array's element */

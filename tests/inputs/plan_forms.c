@@ -22,3 +22,20 @@ void odd(cplx *restrict z, real *restrict out, bool flip, size_t n, enum mode m,
         cnt = cnt > (int)i ? cnt : (int)i;
     }
 }
+
+/* a scratch array named in private(): a local array of each iteration, not a parameter */
+void smooth3(double a[N][N], double b[N][N])
+{
+    double w[3];
+    double t;
+#pragma acc parallel loop collapse(2) private(w, t)
+    for (int i = 1; i < N - 1; i++)
+        for (int j = 1; j < N - 1; j++) {
+            w[0] = a[i - 1][j];
+            w[1] = a[i][j];
+            w[2] = a[i + 1][j];
+            t = 0;
+            for (int k = 0; k < 3; k++) t += w[k];
+            b[i][j] = t / 3;
+        }
+}
