@@ -242,6 +242,10 @@ static enum CXChildVisitResult sp_find_len(CXCursor c, CXCursor parent, CXClient
 /* Value of an integer expression written in a clause, with the file's macros and types and the
  * --param values in scope: a small translation unit of its own. -1 when it does not fold. */
 static int64_t sp_eval_text(sp_az *az, const char *expr) {
+  char *end;
+  long long lit = strtoll(expr, &end, 10);
+  while (isspace((unsigned char)*end)) end++;
+  if (end != expr && !*end) return lit; /* a number needs no parsing */
   sp_buf b = {0};
   sp_buf_str(&b, az->prelude ? az->prelude : "");
   for (int i = 0; i < az->opt->nparams; i++) {

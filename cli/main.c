@@ -248,6 +248,10 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
   }
   if (cli->nfiles == 0 && !cli->list_archs)
     return sp_usage_error("%s", "no input file (give one or more .c files)");
+  if (cli->emit_plan && (cli->dump_ir || cli->summary))
+    return sp_usage_error("%s", "--emit-plan needs the ranking: drop --dump-ir / --summary");
+  if (!cli->emit_plan && (cli->plan.top >= 0 || cli->plan.sample >= 0))
+    return sp_usage_error("%s", "--plan-top and --plan-sample go with --emit-plan FILE");
   cli->opt.params = cli->params;
   cli->opt.nparams = cli->nparams;
   return SP_EXIT_OK;
