@@ -4,10 +4,12 @@
  * block and thread of the candidate's launch. Each candidate must visit every band iteration
  * exactly once (SP_ITERATION counts them), the same set as a sequential run of the nest, and
  * leave the written arrays bitwise equal to the sequential run (reductions within rounding).
- * The plan's sources also compile with nvcc -arch=sm_90 when the CUDA toolkit is there. Both
- * compilers are optional: their absence is printed as SKIP. SP_PLAN_ONLY=NAME runs the examples
+ * The plan's sources also compile with NVRTC (as the runner compiles them: no system headers)
+ * when libnvrtc loads, else with nvcc -arch=sm_90. The compilers are optional: their absence is
+ * printed as SKIP. SP_PLAN_ONLY=NAME runs the examples
  * whose file name contains NAME. */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,6 +363,47 @@ static void show(const char *log) {
 
 static int emulated, compiled, planned_kernels, skipped_kernels;
 
+/* NVRTC through dlopen (the library is optional); the prototypes of nvrtc.h, results as int. */
+typedef struct sp_nvrtc_prog *sp_nvrtc_program;
+static struct {
+  int (*create)(sp_nvrtc_program *, const char *, const char *, int, const char *const *,
+                const char *const *);
+  int (*compile)(sp_nvrtc_program, int, const char *const *);
+  int (*log_size)(sp_nvrtc_program, size_t *);
+  int (*log)(sp_nvrtc_program, char *);
+  int (*destroy)(sp_nvrtc_program *);
+} nvrtc;
+
+static bool load_nvrtc(void) {
+  static const char *const libs[] = {"libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"};
+  void *h = NULL;
+  for (size_t i = 0; i < sizeof libs / sizeof *libs && !h; i++) h = dlopen(libs[i], RTLD_NOW);
+  if (!h) return false;
+  *(void **)&nvrtc.create = dlsym(h, "nvrtcCreateProgram");
+  *(void **)&nvrtc.compile = dlsym(h, "nvrtcCompileProgram");
+  *(void **)&nvrtc.log_size = dlsym(h, "nvrtcGetProgramLogSize");
+  *(void **)&nvrtc.log = dlsym(h, "nvrtcGetProgramLog");
+  *(void **)&nvrtc.destroy = dlsym(h, "nvrtcDestroyProgram");
+  return nvrtc.create && nvrtc.compile && nvrtc.log_size && nvrtc.log && nvrtc.destroy;
+}
+
+/* 0 when the source compiles for sm_90; else prints the log. */
+static int nvrtc_compile(const char *src, const char *name) {
+  sp_nvrtc_program prog;
+  if (nvrtc.create(&prog, src, name, 0, NULL, NULL) != 0) return -1;
+  const char *opts[] = {"--gpu-architecture=compute_90"};
+  int rc = nvrtc.compile(prog, 1, opts);
+  if (rc != 0) {
+    size_t n = 0;
+    nvrtc.log_size(prog, &n);
+    char *log = malloc(n + 1);
+    if (log && nvrtc.log(prog, log) == 0) fprintf(stderr, "%.3000s\n", log);
+    free(log);
+  }
+  nvrtc.destroy(&prog);
+  return rc;
+}
+
 static void plan_example(const example *ex, const sp_arch *arch, const char *dir, bool gxx,
                          const char *nvcc) {
   char path[512];
@@ -446,7 +489,22 @@ static void plan_example(const example *ex, const sp_arch *arch, const char *dir
     snprintf(base, sizeof base, "%s/%.*s_%d", dir, (int)(strlen(short_name) - 2), short_name,
              line);
     snprintf(log, sizeof log, "%s.log", base);
-    if (nvcc) {
+    if (nvcc && strcmp(nvcc, "nvrtc") == 0) {
+      /* as the runner does it: prelude + one candidate's source */
+      int bad = 0;
+      const char *prelude = json_string_value(json_object_get(k, "cuda_prelude"));
+      json_array_foreach(cands, ci, c) {
+        const char *one = json_string_value(json_object_get(c, "source"));
+        char *full = malloc(strlen(prelude) + strlen(one) + 2);
+        if (!full) continue;
+        sprintf(full, "%s\n%s", prelude, one);
+        if (nvrtc_compile(full, base) != 0) bad++;
+        free(full);
+      }
+      CHECK_EQ_INT(bad, 0);
+      if (bad) fprintf(stderr, "  NVRTC failed on %d candidates of %s:%d\n", bad, short_name, line);
+      compiled++;
+    } else if (nvcc) {
       char cu[640];
       snprintf(cu, sizeof cu, "%s.cu", base);
       FILE *f = fopen(cu, "w");
@@ -610,11 +668,13 @@ static void test_examples(void) {
   char err[512];
   CHECK_EQ_INT(sp_arch_load("h100", &arch, err, sizeof err), 0);
   bool gxx = have("g++");
-  const char *nvcc = have("nvcc") ? "nvcc"
+  const char *nvcc = !SP_SANITIZED && load_nvrtc() ? "nvrtc"
+                     : have("nvcc")                   ? "nvcc"
                      : access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? "/usr/local/cuda/bin/nvcc"
                                                                      : NULL;
   if (!gxx) fprintf(stderr, "SKIP: g++ not found: no CPU emulation of the generated kernels\n");
-  if (!nvcc) fprintf(stderr, "SKIP: nvcc not found: the plan's CUDA sources are not compiled\n");
+  if (!nvcc)
+    fprintf(stderr, "SKIP: neither NVRTC nor nvcc found: the plan's CUDA sources are not compiled\n");
   if (SP_SANITIZED) nvcc = NULL; /* the plain build compiles them; here only the library runs */
   char dir[] = "/tmp/sp_test_plan.XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
@@ -631,8 +691,8 @@ static void test_examples(void) {
     plan_example(&examples[i], &arch, dir, gxx, nvcc);
     n++;
   }
-  fprintf(stderr, "  %d kernels planned (%d skipped), %d emulated, %d compiled with nvcc\n",
-          planned_kernels, skipped_kernels, emulated, compiled);
+  fprintf(stderr, "  %d kernels planned (%d skipped), %d emulated, %d compiled with %s\n",
+          planned_kernels, skipped_kernels, emulated, compiled, nvcc ? nvcc : "nothing");
   CHECK(planned_kernels >= (int)n);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
