@@ -68,6 +68,10 @@ static char *sp_unqualified(CXType t) {
  * record, which only the typedef can name. */
 static char *sp_cg_type_name(CXType t) {
   char *canon = sp_unqualified(clang_getCanonicalType(t));
+  if (canon && strcmp(canon, "_Bool") == 0) { /* C's spelling; CUDA is C++ */
+    free(canon);
+    return strdup("bool");
+  }
   if (canon && !strstr(canon, "(anonymous") && !strstr(canon, "(unnamed")) return canon;
   free(canon);
   return sp_unqualified(t);
@@ -206,6 +210,97 @@ char *sp_codegen_prelude(sp_az *az, const char *defines) {
   return sp_buf_take(&b);
 }
 
+/* ---- data clause sections ------------------------------------------------------------------ */
+
+typedef struct sp_eval_ctx {
+  bool found;
+  int64_t value;
+} sp_eval_ctx;
+
+static enum CXChildVisitResult sp_find_len(CXCursor c, CXCursor parent, CXClientData d) {
+  sp_eval_ctx *e = d;
+  if (clang_getCursorKind(c) != CXCursor_VarDecl) return CXChildVisit_Continue;
+  CXString s = clang_getCursorSpelling(c);
+  bool mine = strcmp(clang_getCString(s), "sp_section_length") == 0;
+  clang_disposeString(s);
+  if (!mine) return CXChildVisit_Continue;
+  CXCursor kids[4];
+  int n = sp_children(c, kids, 4);
+  for (int i = (n < 4 ? n : 4) - 1; i >= 0 && !e->found; i--) {
+    if (!clang_isExpression(clang_getCursorKind(kids[i]))) continue;
+    CXEvalResult r = clang_Cursor_Evaluate(kids[i]);
+    if (r && clang_EvalResult_getKind(r) == CXEval_Int) {
+      e->value = clang_EvalResult_getAsLongLong(r);
+      e->found = true;
+    }
+    if (r) clang_EvalResult_dispose(r);
+    break;
+  }
+  return CXChildVisit_Break;
+}
+
+/* Value of an integer expression written in a clause, with the file's macros and types and the
+ * --param values in scope: a small translation unit of its own. -1 when it does not fold. */
+static int64_t sp_eval_text(sp_az *az, const char *expr) {
+  char *end;
+  long long lit = strtoll(expr, &end, 10);
+  while (isspace((unsigned char)*end)) end++;
+  if (end != expr && !*end) return lit; /* a number needs no parsing */
+  sp_buf b = {0};
+  sp_buf_str(&b, az->prelude ? az->prelude : "");
+  for (int i = 0; i < az->opt->nparams; i++) {
+    char line[160];
+    snprintf(line, sizeof line, "static const long long %s = %lld;\n", az->opt->params[i].name,
+             (long long)az->opt->params[i].value);
+    sp_buf_str(&b, line);
+  }
+  sp_buf_str(&b, "long long sp_section_length = (");
+  sp_buf_str(&b, expr);
+  sp_buf_str(&b, ");\n");
+  char *text = sp_buf_take(&b);
+  sp_eval_ctx e = {false, -1};
+  CXIndex index = clang_createIndex(0, 0);
+  struct CXUnsavedFile f = {"sp_section.c", text, (unsigned long)strlen(text)};
+  const char *args[] = {"-xc"};
+  CXTranslationUnit tu = NULL;
+  if (clang_parseTranslationUnit2(index, "sp_section.c", args, 1, &f, 1, 0, &tu) ==
+          CXError_Success && tu) {
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), sp_find_len, &e);
+    clang_disposeTranslationUnit(tu);
+  }
+  clang_disposeIndex(index);
+  free(text);
+  return e.found ? e.value : -1;
+}
+
+/* Elements of `name` by a section name[lo:len][lo:len]... of a data clause in the directive:
+ * the product over dimensions of lo + len; -1 if the directive has none. */
+static int64_t sp_section_elements(sp_az *az, const char *directive, const char *name) {
+  if (!directive) return -1;
+  size_t len = strlen(name);
+  for (const char *p = strstr(directive, name); p; p = strstr(p + 1, name)) {
+    const char *q = p + len;
+    while (*q == ' ') q++;
+    bool start = p > directive && (p[-1] == '(' || p[-1] == ',' || p[-1] == ' ');
+    if (!start || *q != '[') continue;
+    int64_t total = 1;
+    while (*q == '[') {
+      const char *close = strchr(q, ']'), *colon = strchr(q, ':');
+      if (!close || !colon || colon > close) return -1;
+      char *lo = strndup(q + 1, (size_t)(colon - q - 1)), *ln = strndup(colon + 1, (size_t)(close - colon - 1));
+      int64_t l = lo && lo[strspn(lo, " ")] ? sp_eval_text(az, lo) : 0, n = ln ? sp_eval_text(az, ln) : -1;
+      free(lo);
+      free(ln);
+      if (l < 0 || n <= 0 || __builtin_add_overflow(l, n, &n) || __builtin_mul_overflow(total, n, &total))
+        return -1;
+      q = close + 1;
+      while (*q == ' ') q++;
+    }
+    return total;
+  }
+  return -1;
+}
+
 /* ---- variables --------------------------------------------------------------------------------- */
 
 typedef struct sp_cg_walk {
@@ -289,9 +384,8 @@ static enum CXChildVisitResult sp_cg_visit(CXCursor c, CXCursor parent, CXClient
   return CXChildVisit_Recurse;
 }
 
-/* The operator of the reduction clause naming `name` ("+:a,b" -> "+"), or NULL. */
-static const char *sp_reduction_op(const char *clause, const char *name, char *op, size_t n) {
-  if (!clause) return NULL;
+/* One clause "op:list". */
+static const char *sp_reduction_op1(const char *clause, const char *name, char *op, size_t n) {
   const char *colon = strchr(clause, ':');
   if (!colon) return NULL;
   size_t len = strlen(name);
@@ -306,6 +400,19 @@ static const char *sp_reduction_op(const char *clause, const char *name, char *o
       snprintf(op, n, "%.*s", (int)m, s);
       return op;
     }
+  }
+  return NULL;
+}
+
+/* The operator of the reduction clause naming `name` ("+:a,b; max:c" -> "+" for b), or NULL. */
+static const char *sp_reduction_op(const char *clauses, const char *name, char *op, size_t n) {
+  for (const char *clause = clauses; clause && *clause;) {
+    const char *semi = strchr(clause, ';');
+    char *one = semi ? strndup(clause, (size_t)(semi - clause)) : strdup(clause);
+    const char *found = one ? sp_reduction_op1(one, name, op, n) : NULL;
+    free(one);
+    if (found) return found;
+    clause = semi ? semi + 1 : NULL;
   }
   return NULL;
 }
@@ -347,12 +454,49 @@ static bool sp_scalar_value(sp_cg_walk *w, CXCursor decl, const char *name, doub
   return false;
 }
 
+/* Whether `name` is in a private clause of the construct or of a band loop. */
+static bool sp_named_private(const sp_cg_walk *w, const char *name) {
+  const sp_nest *n = w->nb->nest;
+  const char *lists[SP_MAX_LOOPS + 1];
+  int nl = 0;
+  lists[nl++] = n->construct_clauses.private_vars;
+  for (int k = 0; k < w->nband; k++) lists[nl++] = n->loops[k].clauses.private_vars;
+  size_t len = strlen(name);
+  for (int l = 0; l < nl; l++)
+    for (const char *p = lists[l] ? strstr(lists[l], name) : NULL; p; p = strstr(p + 1, name)) {
+      bool start = p == lists[l] || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+      if (start && !(isalnum((unsigned char)p[len]) || p[len] == '_')) return true;
+    }
+  return false;
+}
+
+/* A fixed-size array named in a private clause: a local array of each iteration. */
+static bool sp_private_array(sp_cg_walk *w, sp_cg_var *v, CXCursor decl) {
+  CXType t = clang_getCursorType(decl);
+  if (t.kind != CXType_ConstantArray || !sp_named_private(w, v->name)) return false;
+  sp_buf shape = {0};
+  while (t.kind == CXType_ConstantArray) {
+    char num[32];
+    snprintf(num, sizeof num, "[%lld]", (long long)clang_getArraySize(t));
+    sp_buf_str(&shape, num);
+    t = clang_getArrayElementType(t);
+  }
+  v->kind = SP_CG_PRIVATE;
+  v->shape = sp_buf_take(&shape);
+  v->type = sp_cg_type_name(t);
+  v->elem_size = clang_Type_getSizeOf(t);
+  for (int a = 0; a < w->nb->nest->narrays; a++)
+    if (clang_equalCursors(w->nb->array_decl[a], decl)) v->array = a;
+  return true;
+}
+
 static void sp_classify(sp_cg_walk *w, int i) {
   sp_nb *nb = w->nb;
   sp_nest *n = nb->nest;
   sp_cg_var *v = &w->cg->vars[i];
   CXCursor decl = w->decls[i];
   CXType t = clang_getCursorType(decl);
+  if (sp_private_array(w, v, decl)) return;
   if (sp_type_arrayish(t)) {
     v->kind = SP_CG_ARRAY;
     for (int a = 0; a < n->narrays; a++)
@@ -369,12 +513,31 @@ static void sp_classify(sp_cg_walk *w, int i) {
     v->type = sp_cg_type_name(e);
     v->floating = sp_type_floating(e);
     v->is_integer = sp_type_integer(e);
+    v->elem_size = clang_Type_getSizeOf(e);
+    if (v->elem_size <= 0) {
+      sp_cg_fail(w, decl, "the elements of '%s' have no size the analyzer knows", v->name);
+      return;
+    }
+    /* where the model has no declared size, a data clause section may give one */
+    int64_t sec = -1;
+    if (v->array < 0 || n->arrays[v->array].size_from_access) {
+      sec = sp_section_elements(nb->az, n->construct_clauses.directive, v->name);
+      for (int k = 0; k < n->nloops && sec < 0; k++)
+        sec = sp_section_elements(nb->az, n->loops[k].clauses.directive, v->name);
+      if (sec > 0 && __builtin_mul_overflow(sec, v->elem_size, &sec)) sec = -1;
+    }
     if (v->array < 0) {
-      sp_cg_fail(w, decl, "'%s' is used as an array only through pointers derived from it in the "
-                 "loop body: the plan cannot size it", v->name);
+      if (sec <= 0)
+        sp_cg_fail(w, decl, "'%s' is used only through pointers derived from it in the loop body "
+                   "and no data clause gives its size: add one (e.g. present(%s[0:n]))", v->name,
+                   v->name);
+      v->bytes = sec;
+      v->shape = strdup("");
       return;
     }
     const sp_array *arr = &n->arrays[v->array];
+    v->bytes = arr->total_bytes;
+    if (sec > v->bytes) v->bytes = sec;
     sp_buf shape = {0};
     for (int d = 1; d < arr->ndims; d++) {
       if (arr->dims[d] < 0) {
@@ -391,6 +554,7 @@ static void sp_classify(sp_cg_walk *w, int i) {
   v->type = sp_cg_type_name(t);
   v->floating = sp_type_floating(t);
   v->is_integer = sp_type_integer(t);
+  v->elem_size = clang_Type_getSizeOf(t);
   bool written = false, read_first = false, seen = false;
   for (int e = 0; e < nb->nevents; e++)
     if (clang_equalCursors(nb->events[e].decl, decl)) {
@@ -467,6 +631,8 @@ static enum CXChildVisitResult sp_cg_subscripts(CXCursor c, CXCursor parent, CXC
   const sp_array *arr = &w->nb->nest->arrays[w->cg->vars[outer].array];
   int64_t bound = -1;
   if (level < arr->ndims && arr->dims[level] > 0) bound = arr->dims[level];
+  else if (arr->ndims == 1 && w->cg->vars[outer].bytes > arr->total_bytes)
+    bound = w->cg->vars[outer].bytes / w->cg->vars[outer].elem_size; /* from a data clause */
   else if (arr->ndims == 1 && !arr->size_from_access) bound = arr->total_bytes / arr->elem_size;
   if (bound <= 0) return CXChildVisit_Recurse;
   sp_cg_var *iv = &w->cg->vars[inner];
@@ -504,21 +670,28 @@ void sp_codegen_collect(sp_nb *nb, CXCursor top) {
   clang_visitChildren(top, sp_cg_visit, &w);
   for (int i = 0; i < cg->nvars; i++) sp_classify(&w, i);
   clang_visitChildren(top, sp_cg_subscripts, &w);
-  for (int a = 0; a < n->narrays && !cg->not_generated; a++) {
-    const sp_array *arr = &n->arrays[a];
-    bool param = false;
-    for (int i = 0; i < cg->nvars; i++) param |= cg->vars[i].array == a;
-    if (!param)
-      sp_cg_fail(&w, top, "array '%s' is reached through memory or a pointer declared in the "
-                 "nest: the plan cannot allocate it", arr->name);
+  /* every modeled array is a parameter, or a pointer the body derives from one */
+  int *param_of = calloc((size_t)n->narrays + 1, sizeof *param_of);
+  for (int a = 0; a < n->narrays && param_of; a++) {
+    param_of[a] = -1;
+    for (int i = 0; i < cg->nvars; i++)
+      if (cg->vars[i].array == a) param_of[a] = i;
+    CXCursor d = nb->array_decl[a];
+    bool local = !clang_Cursor_isNull(d) && sp_declared_inside(&w, d);
+    if (param_of[a] < 0 && !local)
+      sp_cg_fail(&w, top, "array '%s' is reached through memory (a pointer stored in a structure "
+                 "or an array): the plan cannot allocate it", n->arrays[a].name);
   }
-  for (int r = 0; r < n->nrefs && !cg->not_generated; r++) {
+  for (int r = 0; r < n->nrefs && param_of; r++) {
     const sp_ref *ref = &n->refs[r];
     const sp_array *arr = &n->arrays[ref->array];
-    if (ref->irregular && arr->size_from_access)
+    int v = param_of[ref->array];
+    if (ref->irregular && arr->size_from_access && v >= 0 && cg->vars[v].bytes <= arr->total_bytes)
       sp_cg_fail(&w, top, "%s at %u:%u is not affine and '%s' has no declared size: the plan "
-                 "cannot size its allocation (declare its extent)", ref->text ? ref->text : "?",
-                 ref->loc.line, ref->loc.col, arr->name);
+                 "cannot size its allocation (declare its extent, or give a data clause "
+                 "section such as copyin(%s[0:n]))", ref->text ? ref->text : "?", ref->loc.line,
+                 ref->loc.col, arr->name, arr->name);
   }
+  free(param_of);
   free(w.decls);
 }

@@ -125,14 +125,20 @@ static void sp_parse_clauses(sp_lexer *lx, sp_directive *d) {
         while (isspace((unsigned char)*tok)) tok++;
         c->tile[c->ntile++] = *tok == '*' ? 0 : sp_int_arg(tok);
       }
-    } else if (strcmp(w, "reduction") == 0) {
-      free(c->reduction);
-      c->reduction = arg;
-      arg = NULL;
-    } else if (strcmp(w, "private") == 0) {
-      free(c->private_vars);
-      c->private_vars = arg;
-      arg = NULL;
+    } else if (strcmp(w, "reduction") == 0 || strcmp(w, "private") == 0) {
+      /* a directive may repeat the clause: reduction(+:a) reduction(max:b) */
+      bool red = w[0] == 'r';
+      char **dst = red ? &c->reduction : &c->private_vars;
+      if (*dst && arg) {
+        char *joined = sp_xasprintf("%s%s%s", *dst, red ? "; " : ", ", arg);
+        if (joined) {
+          free(*dst);
+          *dst = joined;
+        }
+      } else if (arg) {
+        *dst = arg;
+        arg = NULL;
+      }
     } else if (!sp_is_ignored_clause(w)) {
       sp_append_unknown(&d->unknown, w);
     }

@@ -252,6 +252,10 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
   }
   if (cli->nfiles == 0 && !cli->list_archs)
     return sp_usage_error("%s", "no input file (give one or more .c files)");
+  if (cli->emit_plan && (cli->dump_ir || cli->summary))
+    return sp_usage_error("%s", "--emit-plan needs the ranking: drop --dump-ir / --summary");
+  if (!cli->emit_plan && (cli->plan.top >= 0 || cli->plan.sample >= 0))
+    return sp_usage_error("%s", "--plan-top and --plan-sample go with --emit-plan FILE");
   cli->opt.params = cli->params;
   cli->opt.nparams = cli->nparams;
   return SP_EXIT_OK;
@@ -307,6 +311,7 @@ static char *sp_with_newline(char *text);
 static int sp_emit_plan(const sp_cli *cli, const sp_report_nest *rows, int n, const sp_arch *arch) {
   sp_diag diag;
   sp_diag_init(&diag, stderr);
+  diag.quiet = cli->quiet;
   char *plan = sp_with_newline(sp_plan_json(rows, n, arch, &cli->plan, &diag));
   if (!plan) return SP_EXIT_INTERNAL;
   int rc = sp_write_output(cli->emit_plan, cli->force, plan);

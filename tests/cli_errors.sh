@@ -48,6 +48,14 @@ if grep -q '"schema_version": 1' "$tmp/ir.json"; then pass=$((pass + 1)); else f
 expect 2 "exists; pass --force" -- --dump-ir -o "$tmp/ir.json" examples/transpose.c
 expect 0 "^$" -- --dump-ir --force -o "$tmp/ir.json" examples/jacobi.c
 if grep -q 'jacobi' "$tmp/ir.json" && [ -z "$(ls "$tmp" | grep tmp)" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --force did not replace cleanly"; fi
+# --emit-plan: the plan beside the report, same atomic / --force rules; nests that cannot be
+# generated are named at file:line:col and listed under "skipped"
+expect 2 "--plan-top and --plan-sample take a number" -- --plan-top x tests/inputs/plan_user_call.c
+expect 2 "go with --emit-plan" -- --plan-top 3 tests/inputs/plan_user_call.c
+expect 2 "--emit-plan needs the ranking" -- --summary --emit-plan "$tmp/p.json" tests/inputs/plan_user_call.c
+expect 0 "plan_user_call.c:11:16: warning: nest at line 10 left out of the plan: calls 'twice'" -- --block 128 --emit-plan "$tmp/plan.json" tests/inputs/plan_user_call.c
+if grep -q '"reason": "calls .twice' "$tmp/plan.json" && grep -q '"id": "plan_user_call.c:13"' "$tmp/plan.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: the plan lacks the skipped or the generated nest"; fi
+expect 2 "plan.json exists; pass --force" -- --block 128 --emit-plan "$tmp/plan.json" tests/inputs/plan_user_call.c
 # several files in one run
 out=$("$bin" -q --summary examples/transpose.c examples/jacobi.c | grep -c "nest")
 if [ "$out" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: two files gave $out nests, want 3"; fi

@@ -88,6 +88,13 @@ static void test_directive_parse(void) {
   CHECK_EQ_INT(d.clauses.flags, SP_CL_VECTOR | SP_CL_WORKER | SP_CL_SEQ);
   sp_clauses_free(&d.clauses);
 
+  /* repeated clauses accumulate */
+  CHECK(sp_directive_parse("acc parallel loop reduction(+:s) private(t) reduction(max:m) "
+                           "private(u)", &d));
+  CHECK_EQ_STR(d.clauses.reduction, "+:s; max:m");
+  CHECK_EQ_STR(d.clauses.private_vars, "t, u");
+  sp_clauses_free(&d.clauses);
+
   CHECK(sp_directive_parse("acc kernels", &d));
   CHECK_EQ_INT(d.kind, SP_DIR_ACC_KERNELS);
   CHECK(sp_directive_parse("acc data copy(a)", &d));

@@ -46,8 +46,8 @@ typedef struct sp_clauses {
   int collapse;                                  /* 0 = not given */
   int ntile;
   int64_t tile[SP_MAX_LOOPS];
-  char *reduction; /* clause text, e.g. "+:sum", or NULL */
-  char *private_vars;
+  char *reduction; /* clause text, e.g. "+:sum" (repeated clauses joined: "+:a; max:b"), or NULL */
+  char *private_vars; /* list, repeated clauses joined by ", " */
   char *directive; /* the whole pragma text as written, NULL if the loop has none */
   sp_srcloc directive_loc;
 } sp_clauses;
@@ -143,8 +143,13 @@ typedef struct sp_cg_var {
   char *name;
   sp_cg_kind kind;
   char *type;       /* C type of a scalar, or of an array's element, without qualifiers */
-  char *shape;      /* arrays: the declarator suffix of the cast, e.g. "[4096]" for (*a)[4096] */
-  int array;        /* arrays: index into the nest's arrays, -1 if the model has none */
+  char *shape;      /* arrays: the declarator suffix of the cast, e.g. "[4096]" for (*a)[4096];
+                       private arrays (named in a private clause): all extents, "[3]" */
+  int array;        /* arrays: index into the nest's arrays, -1 if the model has none (used
+                       only through pointers derived from it in the body) */
+  int64_t elem_size;   /* size of a scalar, or of an array's element */
+  int64_t bytes;       /* arrays: the bytes to allocate (declared size, accessed extent, or a
+                          data clause section where that is larger) */
   bool floating;    /* the (element) type is float or double */
   bool is_integer;  /* the (element) type is an integer (or enum) */
   bool value_known; /* scalars: value from --param, a const or a literal initializer */
