@@ -33,5 +33,5 @@ extern "C" __global__ void golden_3(double *sp_unew, double *sp_u, double *sp_re
             }
     }
   }
-  sp_atomic_max_double(sp_red_err, err);
+  sp_atomic_max_double(sp_red_err, (double)err);
 }
