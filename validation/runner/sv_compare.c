@@ -51,7 +51,12 @@ void sv_format_elem(const sv_ctype *t, const void *p, char *buf, size_t len) {
   else snprintf(buf, len, "%.0f", elem_value(t, p));
 }
 
+/* A float reduction is combined from one partial per thread by float atomics in an order that
+ * depends on the schedule: on the H100, himeno's sum of 16 M float terms differed between
+ * schedules by 4e-5 to 4e-4 relative (the partials themselves accumulate in double). A mapping
+ * bug that drops or repeats a share of the iterations moves it by far more, and the arrays,
+ * compared bitwise, catch single iterations. */
 double sv_reduction_tolerance(sv_ctype t) {
   if (t.kind != SV_NUM_FLOAT) return 0;
-  return t.size == 8 ? 1e-12 : 1e-5;
+  return t.size == 8 ? 1e-12 : 1e-3;
 }
