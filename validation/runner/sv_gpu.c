@@ -99,7 +99,7 @@ static json_t *device_json(sv_gpu *g) {
   size_t total = 0;
   sv_cu.cuDeviceTotalMem(&total, g->dev);
   driver_string(drv, sizeof drv);
-  const char *chip = sv_cupti_chip_name(g->o.device);
+  const char *chip = g->o.under_ncu ? NULL : sv_cupti_chip_name(g->o.device);
   char cc[16], nv[16];
   snprintf(cc, sizeof cc, "%d.%d", attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
            attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));

@@ -20,6 +20,8 @@ enum {
 
 typedef struct {
   bool metrics;         /* CUPTI range profiler */
+  bool under_ncu;       /* --run-one under Nsight Compute: no CUPTI call at all (ncu owns the
+                           profiler; a CUPTI call from the application crashed it on the H100) */
   int warmup, repeats;
   double max_kernel_ms; /* first run slower than this: keep it as the only timed run */
   int device;           /* device ordinal */

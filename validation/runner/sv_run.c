@@ -128,7 +128,8 @@ static int child_main(const sv_job *job, const sv_results *res, size_t start, FI
 
 int sv_run_one(const sv_plan *plan, size_t k, size_t c, int device) {
   char err[8192];
-  sv_gpu_opts o = {.metrics = false, .warmup = 1, .repeats = 1, .max_kernel_ms = 1e30, .device = device};
+  sv_gpu_opts o = {.metrics = false, .under_ncu = true, .warmup = 1, .repeats = 1, .max_kernel_ms = 1e30,
+                   .device = device};
   sv_gpu *g;
   json_t *dev;
   int rc = sv_gpu_open(&g, &o, &dev, err, sizeof err);
