@@ -122,6 +122,12 @@ static const char *sp_red_accumulator_type(const sp_cg_var *v) {
   return sum_or_product && strcmp(v->type, "float") == 0 ? "double" : v->type;
 }
 
+static bool sp_has_reduction(const sp_codegen *cg) {
+  for (int i = 0; i < cg->nvars; i++)
+    if (cg->vars[i].kind == SP_CG_REDUCTION) return true;
+  return false;
+}
+
 static void sp_red_helper(sp_text *t, const sp_cg_var *v) {
   const sp_red_type *rt = sp_red_type_of(v->type);
   char name[96];
@@ -331,6 +337,33 @@ char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const cha
     sp_indent(&t, depth);
     sp_text_add(&t, "}\n");
   }
+  /* Reductions are combined across each warp with shuffles first, then one atomic per warp, as
+   * an OpenACC compiler's tree reduction would: one atomic per thread on one address serialized
+   * millions of them (himeno: 29 ms instead of 0.2) and, for float sums, lost digits. The
+   * shuffles need whole warps: blocks whose thread count is a multiple of 32 (all but odd
+   * user-given shapes, which keep one atomic per thread). */
+  bool whole_warps = (s->block[0] * s->block[1] * s->block[2]) % 32 == 0 && sp_has_reduction(cg);
+  /* (the host-side emulation in the tests runs threads one after another: no shuffles there) */
+  if (whole_warps) sp_text_add(&t, "#ifdef __CUDA_ARCH__\n");
+  for (int i = 0; whole_warps && i < cg->nvars; i++) {
+    const sp_cg_var *v = &cg->vars[i];
+    if (v->kind != SP_CG_REDUCTION) continue;
+    const char *op = strcmp(v->op, "+") == 0   ? "%s + sp_o_%s"
+                     : strcmp(v->op, "*") == 0 ? "%s * sp_o_%s"
+                     : strcmp(v->op, "max") == 0 ? "(%s > sp_o_%s ? %s : sp_o_%s)"
+                                                 : "(%s < sp_o_%s ? %s : sp_o_%s)";
+    char combine[256];
+    snprintf(combine, sizeof combine, op, v->name, v->name, v->name, v->name);
+    sp_text_add(&t, "  for (int sp_off = 16; sp_off > 0; sp_off /= 2) {\n"
+                    "    %s sp_o_%s = __shfl_down_sync(0xffffffffu, %s, sp_off);\n"
+                    "    %s = %s;\n"
+                    "  }\n",
+                sp_red_accumulator_type(v), v->name, v->name, v->name, combine);
+  }
+  if (whole_warps)
+    sp_text_add(&t, "  if ((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) %% 32 == 0)\n"
+                    "#endif\n"
+                    "  {\n");
   for (int i = 0; i < cg->nvars; i++) {
     const sp_cg_var *v = &cg->vars[i];
     if (v->kind != SP_CG_REDUCTION) continue;
@@ -342,6 +375,7 @@ char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const cha
       sp_text_add(&t, "  %s(sp_red_%s, (%s)%s);\n", helper, v->name, v->type, v->name);
     }
   }
+  if (whole_warps) sp_text_add(&t, "  }\n");
   sp_text_add(&t, "}\n");
   return sp_text_take(&t);
 }

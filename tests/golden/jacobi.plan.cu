@@ -33,5 +33,14 @@ extern "C" __global__ void golden_3(double *sp_unew, double *sp_u, double *sp_re
             }
     }
   }
+#ifdef __CUDA_ARCH__
+  for (int sp_off = 16; sp_off > 0; sp_off /= 2) {
+    double sp_o_err = __shfl_down_sync(0xffffffffu, err, sp_off);
+    err = (err > sp_o_err ? err : sp_o_err);
+  }
+  if ((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32 == 0)
+#endif
+  {
   sp_atomic_max_double(sp_red_err, (double)err);
+  }
 }
