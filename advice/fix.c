@@ -476,12 +476,34 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
         best_t = c->time.total_s;
       }
     }
-    if (a[i].candidate < 0)
+    for (int k = 0; a[i].candidate >= 0 && k < r->n; k++) {
+      const sp_rank_candidate *c = &r->candidates[r->order[k]];
+      sp_adv_plan plan;
+      if (c->time.total_s <= SP_ADV_TIE * best_t &&
+          sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, NULL, 0) &&
+          sp_adv_plan_matches(rows[i].nest, &plan)) {
+        a[i].candidate = r->order[k];
+        a[i].rank_pos = k;
+        a[i].plan = plan;
+        best_t = c->time.total_s;
+        break;
+      }
+    }
+    if (a[i].candidate < 0) {
       snprintf(a[i].fix_error, sizeof a[i].fix_error,
                "no ranked schedule can be written for %s", sp_adv_compiler_name(opt->compiler));
+    } else if (r->default_index >= 0 &&
+               r->candidates[r->default_index].time.total_s < SP_ADV_MIN_GAIN * best_t) {
+      /* no predicted gain: leave the user's pragmas (and intent) alone */
+      snprintf(a[i].fix_error, sizeof a[i].fix_error,
+               "nothing to change: no schedule %s can express is predicted %.0f%% faster than "
+               "the compiler default", sp_adv_compiler_name(opt->compiler),
+               (SP_ADV_MIN_GAIN - 1) * 100);
+      a[i].no_gain = true;
+    }
   }
   for (int i = 0; i < n; i++) {
-    if (!a[i].rank) continue;
+    if (!a[i].rank || a[i].fix_error[0]) continue;
     bool shared = false;
     for (int j = 0; j < n; j++)
       if (j != i && a[j].nest->construct_clauses.directive &&

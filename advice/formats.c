@@ -11,7 +11,8 @@
 
 #include "schedpredict/advice.h"
 
-#define SP_ADV_TOOL_URI "https://example.invalid/schedpredict"
+#define SP_ADV_SARIF_SCHEMA \
+  "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
 /* ---- a growable string ---- */
 
@@ -130,7 +131,7 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
   int n = 0;
   const sp_nest *nest = a->nest;
   const sp_rank_candidate *c = sp_adv_cand(a), *d = sp_adv_default(a);
-  if (c && d && a->candidate != a->rank->default_index && sp_adv_speedup(a) >= 1.05 && n < max) {
+  if (c && d && a->candidate != a->rank->default_index && !a->no_gain && n < max) {
     char sum[512];
     sp_adv_summary(a, sum, sizeof sum);
     f[n] = (sp_adv_finding){SP_RULE_BETTER, "warning", sp_adv_nest_loc(nest), ""};
@@ -222,8 +223,12 @@ char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
   const sp_rank_candidate *c = sp_adv_cand(a);
   if (!a->rank) return strdup("");
   if (!c) {
-    sp_adv_put(&b, "  recommended for %s: none of the ranked schedules can be written for %s", cn,
-               cn);
+    sp_adv_put(&b, "  recommended for %s: none of the ranked schedules can be written for %s\n",
+               cn, cn);
+  } else if (a->no_gain) {
+    sp_adv_put(&b, "  recommended for %s: keep the schedule as written; the best %s can express "
+                   "(rank %d, %s) is predicted %.2fx the compiler default's speed\n",
+               cn, cn, a->rank_pos + 1, c->schedule.name, sp_adv_speedup(a));
   } else {
     sp_adv_put(&b, "  recommended for %s (rank %d, predicted %.2fx the compiler default's speed)%s:\n",
                cn, a->rank_pos + 1, sp_adv_speedup(a),
@@ -250,14 +255,15 @@ char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
     const sp_rank_candidate *best = &a->rank->candidates[a->rank->order[0]];
     char map[160];
     sp_report_cuda_mapping(a->nest, &best->schedule, map, sizeof map);
-    sp_adv_put(&b, "  the model's best (rank 1%s) cannot be written for %s: %s; as CUDA: %s, block "
+    sp_adv_put(&b, "  the model's best (rank 1) cannot be written for %s: %s; as CUDA: %s, block "
                    "%dx%dx%d, grid %lldx%lldx%lld\n",
-               c ? "" : "", cn, a->best_why_not, map, best->schedule.block[0],
+               cn, a->best_why_not, map, best->schedule.block[0],
                best->schedule.block[1], best->schedule.block[2],
                (long long)best->schedule.grid[0], (long long)best->schedule.grid[1],
                (long long)best->schedule.grid[2]);
   }
-  if (a->fix_error[0]) sp_adv_put(&b, "  --fix leaves this nest alone: %s\n", a->fix_error);
+  if (a->fix_error[0] && !a->no_gain)
+    sp_adv_put(&b, "  --fix leaves this nest alone: %s\n", a->fix_error);
   sp_adv_finding f[SP_ADV_MAX_FINDINGS];
   int nf = sp_adv_findings(a, arch, cc, f, SP_ADV_MAX_FINDINGS);
   for (int i = 0; i < nf; i++)
@@ -347,27 +353,34 @@ char *sp_adv_json(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
 
 /* ---- clang remarks ---- */
 
+/* The one-line verdict on a nest (the remark's text). */
+static void sp_adv_verdict(const sp_adv_nest *a, sp_adv_compiler cc, char *buf, size_t n) {
+  const char *cn = sp_adv_compiler_name(cc);
+  size_t u;
+  if (!a->rank) {
+    u = (size_t)snprintf(buf, n, "nest not ranked");
+  } else if (a->candidate < 0) {
+    u = (size_t)snprintf(buf, n, "no ranked schedule can be written for %s", cn);
+  } else if (a->no_gain) {
+    u = (size_t)snprintf(buf, n, "keep the schedule: nothing %s can express is predicted %.0f%% "
+                                 "faster than the compiler default", cn, (SP_ADV_MIN_GAIN - 1) * 100);
+  } else {
+    char sum[512];
+    sp_adv_summary(a, sum, sizeof sum);
+    u = (size_t)snprintf(buf, n, "predicted %.2fx faster with %s%s", sp_adv_speedup(a), sum,
+                         a->plan.interchange ? " after interchanging the loops" : "");
+  }
+  if (a->best_why_not[0] && u < n)
+    snprintf(buf + u, n - u, "; the model's best needs CUDA (%s)", a->best_why_not);
+}
+
 char *sp_adv_remarks(const sp_adv_nest *a, int n, const sp_arch *arch, sp_adv_compiler cc) {
   sp_adv_buf b = {0};
-  const char *cn = sp_adv_compiler_name(cc);
   for (int i = 0; i < n; i++) {
     sp_srcloc loc = sp_adv_nest_loc(a[i].nest);
-    sp_adv_put(&b, "%s:%u:%u: remark: ", loc.file, loc.line, loc.col);
-    if (!a[i].rank) {
-      sp_adv_put(&b, "nest not ranked");
-    } else if (a[i].candidate < 0) {
-      sp_adv_put(&b, "no ranked schedule can be written for %s", cn);
-    } else if (a[i].candidate == a[i].rank->default_index || sp_adv_speedup(&a[i]) < 1.05) {
-      sp_adv_put(&b, "the compiler default schedule is predicted as good as any %s can express",
-                 cn);
-    } else {
-      char sum[512];
-      sp_adv_summary(&a[i], sum, sizeof sum);
-      sp_adv_put(&b, "predicted %.2fx faster with %s%s", sp_adv_speedup(&a[i]), sum,
-                 a[i].plan.interchange ? " after interchanging the loops" : "");
-    }
-    if (a[i].best_why_not[0]) sp_adv_put(&b, "; the model's best needs CUDA (%s)", a[i].best_why_not);
-    sp_adv_put(&b, " [-Rschedpredict]\n");
+    char msg[1024];
+    sp_adv_verdict(&a[i], cc, msg, sizeof msg);
+    sp_adv_put(&b, "%s:%u:%u: remark: %s [-Rschedpredict]\n", loc.file, loc.line, loc.col, msg);
   }
   (void)arch;
   return sp_adv_done(&b);
@@ -441,12 +454,11 @@ static json_t *sp_adv_sarif_fix(const sp_adv_nest *a, const char *msg) {
 
 char *sp_adv_sarif(const sp_adv_nest *a, int n, const sp_arch *arch, sp_adv_compiler cc) {
   json_t *root = json_object();
-  json_object_set_new(root, "$schema", json_string("https://json.schemastore.org/sarif-2.1.0.json"));
+  json_object_set_new(root, "$schema", json_string(SP_ADV_SARIF_SCHEMA));
   json_object_set_new(root, "version", json_string("2.1.0"));
   json_t *driver = json_object();
   json_object_set_new(driver, "name", json_string("schedpredict"));
   json_object_set_new(driver, "version", json_string(SP_VERSION));
-  json_object_set_new(driver, "informationUri", json_string(SP_ADV_TOOL_URI));
   json_t *rules = json_array();
   for (int r = 0; r < SP_RULE_COUNT; r++) {
     json_t *o = json_object(), *sd = json_object();
@@ -508,20 +520,33 @@ static void sp_adv_put_squoted(sp_adv_buf *b, const char *s) {
   sp_adv_put(b, "'");
 }
 
+/* "--- !Analysis" up to the Function line (opt-viewer drops records without a DebugLoc). */
+static void sp_adv_record_head(sp_adv_buf *b, const char *name, sp_srcloc loc, const char *fn) {
+  sp_adv_put(b, "--- !Analysis\nPass:            schedpredict\nName:            %s\n"
+                "DebugLoc:        { File: ", name);
+  sp_adv_put_squoted(b, loc.file ? loc.file : "?");
+  sp_adv_put(b, ", Line: %u, Column: %u }\nFunction:        ", loc.line, loc.col ? loc.col : 1);
+  sp_adv_put_squoted(b, fn ? fn : "?");
+  sp_adv_put(b, "\n");
+}
+
 char *sp_adv_opt_record(const sp_adv_nest *a, int n, const sp_arch *arch, sp_adv_compiler cc) {
   sp_adv_buf b = {0};
   for (int i = 0; i < n; i++) {
     sp_adv_finding f[SP_ADV_MAX_FINDINGS];
     int nf = a[i].rank ? sp_adv_findings(&a[i], arch, cc, f, SP_ADV_MAX_FINDINGS) : 0;
+    if (nf == 0 || f[0].rule != SP_RULE_BETTER) {
+      /* every nest gets a record, as every nest gets a remark */
+      sp_adv_record_head(&b, "Schedule", sp_adv_nest_loc(a[i].nest), a[i].nest->function);
+      char msg[1024];
+      sp_adv_verdict(&a[i], cc, msg, sizeof msg);
+      sp_adv_put(&b, "Args:\n  - String:          ");
+      sp_adv_put_squoted(&b, msg);
+      sp_adv_put(&b, "\n...\n");
+    }
     for (int k = 0; k < nf; k++) {
-      sp_adv_put(&b, "--- !Analysis\nPass:            schedpredict\nName:            %s\n",
-                 sp_adv_rules[f[k].rule].opt_name);
-      sp_adv_put(&b, "DebugLoc:        { File: ");
-      sp_adv_put_squoted(&b, f[k].loc.file);
-      sp_adv_put(&b, ", Line: %u, Column: %u }\nFunction:        ", f[k].loc.line,
-                 f[k].loc.col ? f[k].loc.col : 1);
-      sp_adv_put_squoted(&b, a[i].nest->function ? a[i].nest->function : "?");
-      sp_adv_put(&b, "\nArgs:\n  - String:          ");
+      sp_adv_record_head(&b, sp_adv_rules[f[k].rule].opt_name, f[k].loc, a[i].nest->function);
+      sp_adv_put(&b, "Args:\n  - String:          ");
       sp_adv_put_squoted(&b, f[k].message);
       sp_adv_put(&b, "\n");
       if (f[k].rule == SP_RULE_BETTER) {

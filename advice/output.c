@@ -78,7 +78,7 @@ int sp_adv_fix_files(const sp_adv_nest *a, int n, const sp_adv_fix_options *o) {
   }
   int rc = SP_EXIT_OK;
   for (int i = 0; i < n; i++)
-    if (a[i].rank && a[i].fix_error[0] && !o->quiet) {
+    if (a[i].rank && a[i].fix_error[0] && !a[i].no_gain && !o->quiet) {
       sp_srcloc l = a[i].nest->loc;
       fprintf(stderr, "%s:%u:%u: warning: --fix leaves this nest alone: %s\n", l.file, l.line,
               l.col, a[i].fix_error);

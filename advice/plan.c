@@ -11,6 +11,7 @@
  * vector_length > 32 (16 CTA barriers); num_workers x vector_length <= 1024.
  * nvc: warps of 32, so vector_length a multiple of 32; num_workers x vector_length <= 1024. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,6 +70,18 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
     umask[nu++] = mask;
   }
   if (nu == 0) SP_ADV_WHY("no loop is mapped to the GPU");
+  /* loops below the band that the user partitioned keep their levels: the band must stay
+   * outside them */
+  for (int k = nb; k < nest->nloops; k++) {
+    unsigned f = nest->loops[k].clauses.flags, inner = 0;
+    if (f & SP_CL_GANG) inner |= SP_ADV_GANG;
+    if (f & SP_CL_WORKER) inner |= SP_ADV_WORKER;
+    if (f & SP_CL_VECTOR) inner |= SP_ADV_VECTOR;
+    for (int i = 0; inner && i < nu; i++)
+      if (sp_adv_highest(umask[i]) >= sp_adv_lowest(inner))
+        SP_ADV_WHY("loop %s inside the nest already uses %s parallelism", nest->loops[k].index,
+                   inner & SP_ADV_GANG ? "gang" : inner & SP_ADV_WORKER ? "worker" : "vector");
+  }
   /* the order the levels need: by lowest level, stable */
   int order[SP_MAX_LOOPS];
   for (int i = 0; i < nu; i++) order[i] = i;
@@ -134,4 +147,42 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
   plan->num_gangs = s->grid[0];
   plan->vector_length = V;
   return true;
+}
+
+/* The value a clause has on the nest: on the compute construct, or on loop 0 of a combined one,
+ * or as a loop argument (kernels). */
+static int64_t sp_adv_current(const sp_nest *nest, size_t field) {
+  const int64_t *c = (const int64_t *)((const char *)&nest->construct_clauses + field);
+  const int64_t *l = (const int64_t *)((const char *)&nest->loops[0].clauses + field);
+  return *c > 0 ? *c : *l > 0 ? *l : 0;
+}
+
+bool sp_adv_plan_matches(const sp_nest *nest, const sp_adv_plan *p) {
+  if (p->interchange || nest->nloops < p->nband || p->nband < 1) return false;
+  int64_t workers = 0, vector = 0, gangs = 0;
+  for (int pos = 0; pos < p->nband; pos++) {
+    const sp_clauses *c = &nest->loops[pos].clauses;
+    const char *want = p->clauses[pos];
+    if (!want[0]) continue;
+    unsigned have = c->flags & (SP_CL_GANG | SP_CL_WORKER | SP_CL_VECTOR | SP_CL_SEQ);
+    if (strcmp(want, "-") == 0) {
+      if (have) return false;
+      continue;
+    }
+    unsigned flags = 0;
+    int collapse = 0;
+    if (strstr(want, "gang")) flags |= SP_CL_GANG;
+    if (strstr(want, "worker")) flags |= SP_CL_WORKER;
+    if (strstr(want, "vector")) flags |= SP_CL_VECTOR;
+    if (strstr(want, "seq")) flags |= SP_CL_SEQ;
+    if (sscanf(want, "collapse(%d)", &collapse) != 1) collapse = 0;
+    if (have != flags || c->collapse != collapse) return false;
+    if (c->gang_arg > 0) gangs = c->gang_arg;
+    if (c->worker_arg > 0) workers = c->worker_arg;
+    if (c->vector_arg > 0) vector = c->vector_arg;
+  }
+  if (!gangs) gangs = sp_adv_current(nest, offsetof(sp_clauses, num_gangs));
+  if (!workers) workers = sp_adv_current(nest, offsetof(sp_clauses, num_workers));
+  if (!vector) vector = sp_adv_current(nest, offsetof(sp_clauses, vector_length));
+  return gangs == p->num_gangs && workers == p->num_workers && vector == p->vector_length;
 }

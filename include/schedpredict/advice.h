@@ -13,6 +13,9 @@
 #include "schedpredict/ir.h"
 #include "schedpredict/rank.h"
 
+/* A rewrite must be predicted at least this much faster than the compiler default. */
+#define SP_ADV_MIN_GAIN 1.05
+
 typedef enum sp_adv_compiler { SP_ADV_GCC, SP_ADV_NVC } sp_adv_compiler;
 
 const char *sp_adv_compiler_name(sp_adv_compiler c);
@@ -37,6 +40,13 @@ typedef struct sp_adv_plan {
 bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler cc,
                     sp_adv_plan *plan, char *why, size_t whylen);
 
+/* Whether the nest's pragmas already state the plan (nothing to rewrite). */
+bool sp_adv_plan_matches(const sp_nest *nest, const sp_adv_plan *plan);
+
+/* Candidates predicted within this factor of the fastest expressible one count as equally good:
+ * the one the pragmas already state is kept (so a second --fix changes nothing). */
+#define SP_ADV_TIE 1.02
+
 /* A source edit: replace length bytes at offset of file with text. */
 typedef struct sp_adv_edit {
   const char *file;
@@ -51,6 +61,7 @@ typedef struct sp_adv_nest {
   int candidate;              /* recommended candidate (index into rank->candidates), or -1 */
   int rank_pos;               /* its position in rank->order (0: the model's overall best) */
   char best_why_not[256];     /* why the overall best is not expressible; "" when it is */
+  bool no_gain; /* the recommendation is not SP_ADV_MIN_GAIN faster than the compiler default */
   sp_adv_plan plan;
   /* the rewrite; when fix_error is set the nest's pragmas are left alone */
   char fix_error[256];
