@@ -34,8 +34,13 @@ golden() {
 
 optviewer=$(ls /usr/lib/llvm-*/share/opt-viewer/opt-viewer.py 2>/dev/null | tail -1)
 car=$(command -v clang-apply-replacements || command -v clang-apply-replacements-14 || true)
+# Debian's python3 holds the Debian packages' modules; another python3 may come first on PATH
+pick_python() { for p in /usr/bin/python3 python3; do "$p" -c "import $1" 2>/dev/null && { echo "$p"; return; }; done; }
+py_schema=$(pick_python jsonschema)
+py_yaml=$(pick_python yaml)
 have_jsonschema=no
-python3 -c 'import jsonschema' 2>/dev/null && have_jsonschema=yes
+[ -n "$py_schema" ] && have_jsonschema=yes
+[ -n "$py_yaml" ] || optviewer=
 
 for ex in transpose laplacian atax; do
   src=examples/$ex.c
@@ -57,7 +62,7 @@ for ex in transpose laplacian atax; do
   run --format sarif "$src" > "$tmp/$ex.sarif"
   golden "$ex.sarif" "$tmp/$ex.sarif"
   if [ $have_jsonschema = yes ]; then
-    if python3 tests/validate_json.py tests/schemas/sarif-2.1.0-subset.schema.json "$tmp/$ex.sarif" > "$tmp/v.out"; then ok
+    if "$py_schema" tests/validate_json.py tests/schemas/sarif-2.1.0-subset.schema.json "$tmp/$ex.sarif" > "$tmp/v.out"; then ok
     else bad "$ex: SARIF does not validate"; cat "$tmp/v.out"; fi
   else
     skipped "SARIF validation (apt-get install python3-jsonschema)"
@@ -69,7 +74,7 @@ for ex in transpose laplacian atax; do
   golden "$ex.opt.yaml" "$tmp/or-$ex/$ex.opt.yaml"
   if [ -n "$optviewer" ]; then
     n_rec=$(grep -c '^--- !Analysis' "$tmp/or-$ex/$ex.opt.yaml")
-    if python3 "$optviewer" -j1 --output-dir "$tmp/or-$ex/html" --source-dir "$root" \
+    if "$py_yaml" "$optviewer" -j1 --output-dir "$tmp/or-$ex/html" --source-dir "$root" \
          "$tmp/or-$ex/$ex.opt.yaml" > "$tmp/or.log" 2>&1 &&
        [ "$n_rec" -gt 0 ] &&
        [ "$(grep -Eo '<td class="column-entry-[a-z]*">schedpredict</td>' "$tmp/or-$ex/html/examples_$ex.c.html" | wc -l)" -eq "$n_rec" ]; then
@@ -79,7 +84,7 @@ for ex in transpose laplacian atax; do
       ls "$tmp/or-$ex/html" 2>/dev/null
     fi
   else
-    skipped "opt-viewer render (apt-get install llvm-14-tools)"
+    skipped "opt-viewer render (apt-get install llvm-14-tools python3-yaml)"
   fi
 
   # --fix=diff, --fix -o, --export-fixes, clang-apply-replacements, idempotence, backups

@@ -6,7 +6,9 @@
 set -u
 bin=$1
 cd "$(dirname "$0")/.."
-if ! python3 -c 'import jsonschema' 2>/dev/null; then
+py=
+for p in /usr/bin/python3 python3; do "$p" -c 'import jsonschema' 2>/dev/null && { py=$p; break; }; done
+if [ -z "$py" ]; then
   echo "SKIP: python3-jsonschema is not installed"
   echo "json-schema: 0 passed, 0 failed, 1 skipped"
   exit 0
@@ -23,7 +25,7 @@ for src in examples/*.c; do
 done
 # the nvc advice goes through the same schema
 eval "\"$bin\" -q --format json --compiler nvc --top 1 examples/transpose.c" > "$tmp/transpose-nvc.json" || fail=$((fail + 1))
-python3 tests/validate_json.py doc/report.schema.json "$tmp"/*.json || fail=$((fail + 1))
+"$py" tests/validate_json.py doc/report.schema.json "$tmp"/*.json || fail=$((fail + 1))
 # the schema is not vacuous: a report with vector_length(8) advice or a missing field fails it
 python3 - "$tmp/transpose-nvc.json" <<'PY' > "$tmp/broken.json"
 import json, sys
@@ -38,7 +40,7 @@ del d["nests"][0]["ranking"][0]["counters"]["gld_transactions"]
 print(json.dumps(d))
 PY
 for b in broken broken2; do
-  if python3 tests/validate_json.py doc/report.schema.json "$tmp/$b.json" > /dev/null; then
+  if "$py" tests/validate_json.py doc/report.schema.json "$tmp/$b.json" > /dev/null; then
     echo "FAIL: the schema accepts $b.json"; fail=$((fail + 1))
   fi
 done
