@@ -133,8 +133,11 @@ int sp_adv_fix_files(const sp_adv_nest *a, int n, const sp_adv_fix_options *o) {
         fprintf(stderr, "schedpredict: error: cannot write %s: %s\n", files[f], strerror(errno));
         rc = SP_EXIT_INPUT;
       }
-      if (rc == SP_EXIT_OK && !o->quiet)
-        fprintf(stderr, "schedpredict: rewrote %s%s\n", files[f], o->backup ? " (backup in .orig)" : "");
+      if (rc == SP_EXIT_OK && !o->quiet && o->backup)
+        fprintf(stderr, "schedpredict: rewrote %s (the original is in %s.orig)\n", files[f],
+                files[f]);
+      else if (rc == SP_EXIT_OK && !o->quiet)
+        fprintf(stderr, "schedpredict: rewrote %s\n", files[f]);
     }
     free(old);
     free(nw);

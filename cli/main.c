@@ -112,7 +112,7 @@ typedef struct sp_cli {
   sp_param *params;
   int nparams;
   const char *output;
-  bool force, dump_ir, summary, list_archs, exact, json;
+  bool force, dump_ir, summary, list_archs, exact;
   int format; /* SP_FMT_* */
   sp_adv_compiler compiler;
   sp_adv_fix_mode fix;
@@ -192,7 +192,6 @@ static int sp_parse_model_option(sp_cli *cli, const char *opt, const char *v) {
       if (strcmp(v, names[k]) == 0) cli->format = k;
     if (cli->format < 0)
       return sp_usage_error("--format takes text, json, remarks, sarif or opt-record, not '%s'", v);
-    cli->json = cli->format == SP_FMT_JSON;
   } else if (strcmp(opt, "--compiler") == 0) {
     if (strcmp(v, "gcc") == 0) cli->compiler = SP_ADV_GCC;
     else if (strcmp(v, "nvc") == 0) cli->compiler = SP_ADV_NVC;
