@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "schedpredict/advice.h"
 #include "schedpredict/analyzer.h"
 #include "schedpredict/arch.h"
 #include "schedpredict/compare.h"
@@ -13,43 +14,109 @@
 
 static const char sp_usage[] =
     "usage: schedpredict [options] FILE.c... [-- COMPILER-ARGS]\n"
+    "       schedpredict compare PLAN.json MEASURED.json...   (model vs GPU)\n"
+    "       schedpredict help [TOPIC]   (formats fix compilers validation space analyzer exit-codes)\n"
     "\n"
     "Ranks the ways to map each OpenACC / OpenMP-target loop nest of C files onto an NVIDIA GPU\n"
-    "by modeled memory traffic and time, and prints the clauses to write.\n"
+    "by modeled memory traffic and time, and tells which pragmas to write.\n"
     "\n"
-    "options:\n"
-    "  --arch NAME           GPU to model: k40, v100, a100, h100 (default), h200, or a .json\n"
-    "  --list-archs          list the GPU descriptions and exit\n"
-    "  --top N               candidates shown per nest (default 10)\n"
-    "  --format text|json    report format (default text)\n"
-    "  --block 32x8,128      only these block shapes (x[xy[xz]])\n"
-    "  --gangs 132,264       only these capped grid sizes (plus covering grids)\n"
-    "  --vector 32,64        only blocks whose x size (vector_length) is one of these\n"
-    "  --exact               simulate every candidate in full (no sampling)\n"
-    "  --l1-model base|modeled  L1 variant of the dissertation (default base)\n"
-    "  --dump-ir             print the loop-nest IR as JSON (schema 'schedpredict-ir')\n"
-    "  --summary             print what the analyzer found in each nest, without ranking\n"
-    "  --param NAME=VALUE    value of a run-time variable (function parameter, global)\n"
-    "  -p DIR                read compiler arguments from DIR/compile_commands.json\n"
-    "  --all-loops           also analyze every outermost loop nest without a directive\n"
-    "  -o FILE               write the output to FILE (atomically; an existing FILE is kept\n"
-    "                        unless --force)\n"
-    "  --force               allow -o (and --emit-plan) to replace an existing file\n"
-    "  --emit-plan FILE      also write the validation plan: CUDA kernels of the candidates\n"
-    "                        (validation/FORMATS.md), for schedvalidate on a GPU machine\n"
-    "  --plan-top N          the plan holds the model's N best (default 20) ...\n"
-    "  --plan-sample M       ... plus M more evenly spaced by rank (default 20); spaces of at\n"
-    "                        most N+M candidates go in whole, the compiler default always\n"
-    "  -q, --quiet           no notes or remarks on stderr, only warnings and errors\n"
-    "  --version             print the version\n"
-    "  -h, --help            this text\n"
-    "  -- ARGS               arguments for the C parser (e.g. -DN=4096 -I include)\n"
+    "  --arch NAME         GPU to model: k40 v100 a100 h100 (default) h200, or a .json\n"
+    "  --list-archs        list the GPU descriptions\n"
+    "  --compiler gcc|nvc  recommend what this OpenACC compiler can express (default gcc)\n"
+    "  --format F          text (default), json, remarks, sarif, opt-record\n"
+    "  --top N             candidates shown per nest (default 10)\n"
+    "  --nest FILE:LINE    only the nest at that line\n"
+    "  --fix               rewrite the pragmas in place (FILE.orig keeps the original)\n"
+    "  --fix=diff          print the rewrite as a unified diff instead\n"
+    "  --no-backup         --fix keeps no FILE.orig\n"
+    "  --export-fixes FILE the rewrites as clang-tidy YAML (clang-apply-replacements)\n"
+    "  -o FILE             write the output (or with --fix, the fixed source) to FILE\n"
+    "  --force             allow replacing an existing -o, --export-fixes or .orig file\n"
+    "  --block, --gangs, --vector, --exact, --l1-model   the schedule space (help space)\n"
+    "  --param NAME=VALUE, -p DIR, --all-loops, --dump-ir, --summary   (help analyzer)\n"
+    "  --emit-plan FILE    also write a validation plan for schedvalidate (help validation)\n"
+    "  -q, --quiet         only warnings and errors on stderr\n"
+    "  --version, -h, --help\n"
+    "  -- ARGS             arguments for the C parser (e.g. -DN=4096 -I include)\n"
     "\n"
-    "schedpredict compare PLAN.json MEASURED.json...  holds a plan's predictions against GPU\n"
-    "measurements ('schedpredict compare --help')\n"
-    "\n"
-    "exit codes: 0 ok; 1 internal error; 2 bad command line; 3 a file is missing, unreadable\n"
-    "or not valid C; 4 a bound needs a value (--param) or an offset overflows; 5 no loop nest.\n";
+    "exit codes: 0 ok, 1 internal error, 2 bad command line, 3 unreadable or invalid input,\n"
+    "4 a value is missing (--param), 5 no loop nest (help exit-codes).\n";
+
+/* `schedpredict help TOPIC` */
+static const struct {
+  const char *name, *text;
+} sp_help_topics[] = {
+    {"formats",
+     "--format text        the report: ranked candidates, the recommendation, why\n"
+     "--format json        the same as JSON (schema doc/report.schema.json, \"schema_version\": 2)\n"
+     "--format remarks     one line per nest on stderr in clang's form:\n"
+     "                     FILE:LINE:COL: remark: ... [-Rschedpredict]\n"
+     "--format sarif       SARIF 2.1.0; rules better-schedule, uncoalesced-access,\n"
+     "                     idle-vector-lanes, too-few-gangs, parallel-dependence; fixes carry the\n"
+     "                     replacement pragma text\n"
+     "--format opt-record  LLVM optimization records (YAML, '--- !Analysis'), as clang's\n"
+     "                     -fsave-optimization-record writes them: name the file *.opt.yaml and\n"
+     "                     run opt-viewer.py on it for annotated HTML source\n"},
+    {"fix",
+     "--fix rewrites each nest's pragmas to the schedule recommended for --compiler: gang,\n"
+     "worker, vector, seq, collapse, num_gangs, num_workers, vector_length are replaced\n"
+     "(auto and tile removed), every other clause (data, reduction, private, async,\n"
+     "present...) and the line layout are kept. Loops are interchanged only when the schedule\n"
+     "needs it and it is legal (parallel, rectangular loops, no reduction). The file is\n"
+     "replaced atomically; FILE.orig keeps the original unless --no-backup. With -o OUT the\n"
+     "fixed source goes to OUT; --fix=diff prints a unified diff. A second run changes\n"
+     "nothing. --export-fixes FILE writes the same edits for clang-apply-replacements.\n"
+     "Nests the rewrite cannot handle (OpenMP, serial, a parallel region shared by several\n"
+     "nests) are left alone with a warning.\n"},
+    {"compilers",
+     "gcc (default): gang = blockIdx.x, worker = threadIdx.y, vector = threadIdx.x; no y/z grid;\n"
+     "  vector_length a multiple of 32 up to 1024; num_workers <= 32, <= 15 when\n"
+     "  vector_length > 32; num_workers x vector_length <= 1024.\n"
+     "nvc: the same mapping; vector_length a multiple of 32; num_workers x vector_length <= 1024.\n"
+     "The recommendation is the best ranked schedule the compiler can express; when the model's\n"
+     "overall best cannot be expressed it is shown as CUDA (threadIdx/blockIdx per loop).\n"},
+    {"validation",
+     "--emit-plan FILE     also write the validation plan: each candidate as a CUDA kernel\n"
+     "                     (validation/FORMATS.md), for schedvalidate on a GPU machine\n"
+     "--plan-top N         the plan holds the model's N best (default 20) ...\n"
+     "--plan-sample M      ... plus M more evenly spaced by rank (default 20); spaces of at\n"
+     "                     most N+M candidates go in whole, the compiler default always\n"
+     "schedpredict compare PLAN.json MEASURED.json...   the plan's predictions against the\n"
+     "                     GPU's measurements (schedpredict compare --help)\n"},
+    {"space",
+     "--block 32x8,128     only these block shapes (x[xy[xz]])\n"
+     "--gangs 132,264      only these capped grid sizes (plus covering grids)\n"
+     "--vector 32,64       only blocks whose x size (vector_length) is one of these\n"
+     "--exact              simulate every candidate in full (no sampling)\n"
+     "--l1-model base|modeled  the dissertation's L1 variant (default base)\n"},
+    {"analyzer",
+     "--param NAME=VALUE   value of a run-time variable (function parameter, global)\n"
+     "-p DIR               read compiler arguments from DIR/compile_commands.json\n"
+     "--all-loops          also analyze every outermost loop nest without a directive\n"
+     "--dump-ir            print the loop-nest IR as JSON (schema 'schedpredict-ir')\n"
+     "--summary            print what the analyzer found in each nest, without ranking\n"},
+    {"exit-codes",
+     "0  ok\n1  internal error (a bug: please report it)\n2  bad command line\n"
+     "3  a file is missing, unreadable, binary or not valid C (clang's errors are shown), or an\n"
+     "   output cannot be written\n"
+     "4  a bound needs a value nobody gave (the message names the --param to add), or a byte\n"
+     "   offset overflows 64 bits\n5  no loop nest to schedule (or none at --nest FILE:LINE)\n"},
+};
+
+static int sp_help(const char *topic) {
+  for (size_t i = 0; i < sizeof sp_help_topics / sizeof sp_help_topics[0]; i++)
+    if (!topic || strcmp(topic, sp_help_topics[i].name) == 0) {
+      if (!topic) printf("== %s ==\n", sp_help_topics[i].name);
+      fputs(sp_help_topics[i].text, stdout);
+      if (topic) return SP_EXIT_OK;
+    }
+  if (!topic) return SP_EXIT_OK;
+  fprintf(stderr, "schedpredict: error: no help topic '%s' (topics: formats fix compilers "
+                  "validation space analyzer exit-codes)\n", topic);
+  return SP_EXIT_USAGE;
+}
+
+enum { SP_FMT_TEXT, SP_FMT_JSON, SP_FMT_REMARKS, SP_FMT_SARIF, SP_FMT_OPT_RECORD };
 
 typedef struct sp_cli {
   const char **files;
@@ -57,7 +124,14 @@ typedef struct sp_cli {
   sp_param *params;
   int nparams;
   const char *output;
-  bool force, dump_ir, summary, list_archs, exact, json;
+  bool force, dump_ir, summary, list_archs, exact;
+  int format; /* SP_FMT_* */
+  sp_adv_compiler compiler;
+  sp_adv_fix_mode fix;
+  bool no_backup;
+  const char *export_fixes;
+  const char *nest_file; /* --nest FILE:LINE */
+  unsigned nest_line;
   const char *arch;
   int top;
   int (*blocks)[3];
@@ -126,9 +200,24 @@ static int sp_parse_model_option(sp_cli *cli, const char *opt, const char *v) {
     if (*end || t < 1 || t > 100000) return sp_usage_error("--top takes a positive number, not '%s'", v);
     cli->top = (int)t;
   } else if (strcmp(opt, "--format") == 0) {
-    if (strcmp(v, "json") == 0) cli->json = true;
-    else if (strcmp(v, "text") == 0) cli->json = false;
-    else return sp_usage_error("--format takes text or json, not '%s'", v);
+    static const char *names[] = {"text", "json", "remarks", "sarif", "opt-record"};
+    cli->format = -1;
+    for (int k = 0; k < 5; k++)
+      if (strcmp(v, names[k]) == 0) cli->format = k;
+    if (cli->format < 0)
+      return sp_usage_error("--format takes text, json, remarks, sarif or opt-record, not '%s'", v);
+  } else if (strcmp(opt, "--compiler") == 0) {
+    if (strcmp(v, "gcc") == 0) cli->compiler = SP_ADV_GCC;
+    else if (strcmp(v, "nvc") == 0) cli->compiler = SP_ADV_NVC;
+    else return sp_usage_error("--compiler takes gcc or nvc, not '%s'", v);
+  } else if (strcmp(opt, "--nest") == 0) {
+    const char *colon = strrchr(v, ':');
+    char *end;
+    long line = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (!colon || colon == v || *end || line < 1)
+      return sp_usage_error("--nest takes FILE:LINE (e.g. --nest kernel.c:42), not '%s'", v);
+    cli->nest_file = v;
+    cli->nest_line = (unsigned)line;
   } else if (strcmp(opt, "--l1-model") == 0) {
     if (strcmp(v, "base") == 0) cli->l1_variant = SP_CM_L1_BASE;
     else if (strcmp(v, "modeled") == 0) cli->l1_variant = SP_CM_L1_MODELED;
@@ -211,6 +300,15 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
     } else if (strcmp(a, "--version") == 0) {
       printf("schedpredict %s (IR schema %d)\n", SP_VERSION, SP_IR_SCHEMA_VERSION);
       exit(SP_EXIT_OK);
+    } else if (i == 1 && strcmp(a, "help") == 0) {
+      exit(sp_help(i + 1 < argc ? argv[i + 1] : NULL));
+    } else if (strcmp(a, "--fix") == 0 || strcmp(a, "--fix=diff") == 0) {
+      cli->fix = a[5] ? SP_ADV_FIX_DIFF : SP_ADV_FIX_WRITE;
+    } else if (strcmp(a, "--no-backup") == 0) {
+      cli->no_backup = true;
+    } else if (strcmp(a, "--export-fixes") == 0) {
+      if (i + 1 >= argc) return sp_usage_error("%s needs a value", a);
+      cli->export_fixes = argv[++i];
     } else if (strcmp(a, "--dump-ir") == 0) {
       cli->dump_ir = true;
     } else if (strcmp(a, "--all-loops") == 0) {
@@ -228,7 +326,8 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
     } else if (strcmp(a, "--arch") == 0 || strcmp(a, "--top") == 0 ||
                strcmp(a, "--format") == 0 || strcmp(a, "--block") == 0 ||
                strcmp(a, "--gangs") == 0 || strcmp(a, "--vector") == 0 ||
-               strcmp(a, "--l1-model") == 0) {
+               strcmp(a, "--l1-model") == 0 || strcmp(a, "--compiler") == 0 ||
+               strcmp(a, "--nest") == 0) {
       if (i + 1 >= argc) return sp_usage_error("%s needs a value", a);
       rc = sp_parse_model_option(cli, a, argv[++i]);
     } else if (strcmp(a, "--emit-plan") == 0 || strcmp(a, "--plan-top") == 0 ||
@@ -261,28 +360,17 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
   return SP_EXIT_OK;
 }
 
-/* Writes text to path through a temporary file and a rename, so a reader never sees half. */
+/* Writes text to path atomically (temporary file and rename), so a reader never sees half. */
 static int sp_write_output(const char *path, bool force, const char *text) {
   if (!force && access(path, F_OK) == 0) {
     fprintf(stderr, "schedpredict: error: %s exists; pass --force to replace it\n", path);
     return SP_EXIT_USAGE;
   }
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16);
-  if (!tmp) return SP_EXIT_INTERNAL;
-  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  bool ok = f && fputs(text, f) >= 0;
-  if (f) ok = fclose(f) == 0 && ok;
-  else if (fd >= 0) close(fd);
-  if (ok && rename(tmp, path) != 0) ok = false;
-  if (!ok) {
+  if (sp_adv_write_atomic(path, text, strlen(text)) != 0) {
     fprintf(stderr, "schedpredict: error: cannot write %s: %s\n", path, strerror(errno));
-    if (fd >= 0) unlink(tmp);
+    return SP_EXIT_INPUT;
   }
-  free(tmp);
-  return ok ? SP_EXIT_OK : SP_EXIT_INPUT;
+  return SP_EXIT_OK;
 }
 
 static int sp_list_archs(void) {
@@ -319,6 +407,77 @@ static int sp_emit_plan(const sp_cli *cli, const sp_report_nest *rows, int n, co
   return rc;
 }
 
+/* --nest FILE:LINE: LINE falls within the nest (its directives to its last reference). */
+static bool sp_nest_at(const sp_nest *n, const char *spec, unsigned line) {
+  size_t flen = (size_t)(strrchr(spec, ':') - spec), nlen = strlen(n->loc.file);
+  if (nlen < flen || strncmp(n->loc.file + nlen - flen, spec, flen) != 0 ||
+      (nlen > flen && n->loc.file[nlen - flen - 1] != '/'))
+    return false;
+  unsigned lo = n->loc.line, hi = n->loc.line;
+  if (n->construct_clauses.directive_loc.line && n->construct_clauses.directive_loc.line < lo)
+    lo = n->construct_clauses.directive_loc.line;
+  for (int k = 0; k < n->nloops; k++) {
+    unsigned d = n->loops[k].clauses.directive_loc.line;
+    if (d && d < lo) lo = d;
+    if (n->loops[k].loc.line > hi) hi = n->loops[k].loc.line;
+  }
+  for (int r = 0; r < n->nrefs; r++)
+    if (n->refs[r].loc.line > hi) hi = n->refs[r].loc.line;
+  return line >= lo && line <= hi;
+}
+
+/* The advice stage on the ranked rows: the report in the chosen format into *text (NULL when
+ * the output went elsewhere), --fix and --export-fixes. */
+static int sp_advise(const sp_cli *cli, sp_report_nest *rows, int n, const sp_arch *arch,
+                     char **text) {
+  sp_adv_options ao = {cli->compiler};
+  sp_adv_nest *adv;
+  if (sp_adv_build(rows, n, &ao, &adv) != 0) return SP_EXIT_INTERNAL;
+  char **parts = calloc((size_t)n * 2 + 1, sizeof *parts);
+  int rc = parts ? SP_EXIT_OK : SP_EXIT_INTERNAL;
+  for (int i = 0; parts && i < n; i++) {
+    parts[2 * i] = sp_adv_text(&adv[i], arch, cli->compiler);
+    parts[2 * i + 1] = sp_adv_json(&adv[i], arch, cli->compiler);
+    rows[i].advice_text = parts[2 * i];
+    rows[i].advice_json = parts[2 * i + 1];
+  }
+  int top = cli->top > 0 ? cli->top : 10;
+  if (rc == SP_EXIT_OK && cli->export_fixes) {
+    char *y = sp_adv_export_fixes(adv, n, arch, cli->compiler);
+    rc = y ? sp_write_output(cli->export_fixes, cli->force, y) : SP_EXIT_INTERNAL;
+    free(y);
+  }
+  if (rc == SP_EXIT_OK && cli->fix != SP_ADV_FIX_NONE) {
+    sp_adv_fix_options fo = {cli->fix, cli->output, !cli->no_backup, cli->force, cli->quiet};
+    rc = sp_adv_fix_files(adv, n, &fo);
+    *text = strdup(""); /* the fix is the output */
+  } else if (rc == SP_EXIT_OK) {
+    switch (cli->format) {
+    case SP_FMT_JSON: *text = sp_report_json(rows, n, arch, top); break;
+    case SP_FMT_SARIF: *text = sp_adv_sarif(adv, n, arch, cli->compiler); break;
+    case SP_FMT_OPT_RECORD: *text = sp_adv_opt_record(adv, n, arch, cli->compiler); break;
+    case SP_FMT_REMARKS: {
+      char *r = sp_adv_remarks(adv, n, arch, cli->compiler);
+      if (r && !cli->output) fputs(r, stderr); /* as a compiler's remarks */
+      *text = r && cli->output ? r : (free(r), strdup(""));
+      break;
+    }
+    default: {
+      size_t len = 0;
+      FILE *mem = open_memstream(text, &len);
+      if (mem) {
+        sp_report_text(mem, rows, n, arch, top);
+        fclose(mem);
+      }
+    }
+    }
+  }
+  for (int i = 0; parts && i < 2 * n; i++) free(parts[i]);
+  free(parts);
+  sp_adv_free(adv, n);
+  return rc;
+}
+
 /* Ranks every nest and renders the report into *text. */
 static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
   sp_arch arch;
@@ -350,44 +509,45 @@ static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
     free(errors);
     return SP_EXIT_INTERNAL;
   }
-  int ranked = 0;
+  int ranked = 0, nrows = 0;
   for (int i = 0; i < prog->nnests; i++) {
     const sp_nest *n = &prog->nests[i];
+    if (cli->nest_file && !sp_nest_at(n, cli->nest_file, cli->nest_line)) continue;
     char what[256];
     snprintf(what, sizeof what, "%s:%u: ranking", n->loc.file, n->loc.line);
     ro.progress = tty ? sp_progress : NULL;
     ro.progress_ctx = what;
-    rows[i].nest = n;
-    if (sp_rank_nest(n, &arch, &ro, &results[i], err, sizeof err) == 0) {
-      rows[i].rank = &results[i];
+    int r = nrows++;
+    rows[r].nest = n;
+    if (sp_rank_nest(n, &arch, &ro, &results[r], err, sizeof err) == 0) {
+      rows[r].rank = &results[r];
       ranked++;
     } else {
-      errors[i] = strdup(err);
-      rows[i].error = errors[i];
+      errors[r] = strdup(err);
+      rows[r].error = errors[r];
       fprintf(stderr, "%s:%u:%u: warning: nest not ranked: %s\n", n->loc.file, n->loc.line,
               n->loc.col, err);
     }
   }
-  int rc = ranked ? SP_EXIT_OK : SP_EXIT_NO_NESTS;
-  if (cli->emit_plan && ranked) rc = sp_emit_plan(cli, rows, prog->nnests, &arch);
-  int top = cli->top > 0 ? cli->top : 10;
-  if (cli->json) {
-    *text = sp_report_json(rows, prog->nnests, &arch, top);
+  int rc = SP_EXIT_OK;
+  if (nrows == 0) {
+    fprintf(stderr, "schedpredict: error: no loop nest at %s (the nests start at:", cli->nest_file);
+    for (int i = 0; i < prog->nnests; i++)
+      fprintf(stderr, " %s:%u", prog->nests[i].loc.file, prog->nests[i].loc.line);
+    fputs(")\n", stderr);
+    rc = SP_EXIT_NO_NESTS;
   } else {
-    size_t len = 0;
-    FILE *mem = open_memstream(text, &len);
-    if (mem) {
-      sp_report_text(mem, rows, prog->nnests, &arch, top);
-      fclose(mem);
-    }
+    if (cli->emit_plan && ranked) rc = sp_emit_plan(cli, rows, nrows, &arch);
+    if (rc == SP_EXIT_OK) rc = sp_advise(cli, rows, nrows, &arch, text);
   }
-  for (int i = 0; i < prog->nnests; i++) {
+  for (int i = 0; i < nrows; i++) {
     sp_rank_result_free(&results[i]);
     free(errors[i]);
   }
   free(rows);
   free(results);
   free(errors);
+  if (rc != SP_EXIT_OK) return rc;
   if (!*text) return SP_EXIT_INTERNAL;
   return rc;
 }
@@ -447,9 +607,11 @@ int main(int argc, char **argv) {
         rc = sp_rank_all(&cli, &prog, &text);
       }
       if (!text && rc == SP_EXIT_OK) rc = SP_EXIT_INTERNAL;
-      if (text && cli.json) text = sp_with_newline(text);
+      if (text && (cli.format == SP_FMT_JSON || cli.format == SP_FMT_SARIF))
+        text = sp_with_newline(text);
       if (text) {
-        int wrc = cli.output ? sp_write_output(cli.output, cli.force, text)
+        bool to_file = cli.output && cli.fix == SP_ADV_FIX_NONE;
+        int wrc = to_file ? sp_write_output(cli.output, cli.force, text)
                              : (fputs(text, stdout) < 0 ? SP_EXIT_INTERNAL : SP_EXIT_OK);
         if (rc == SP_EXIT_OK) rc = wrc;
       }

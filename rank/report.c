@@ -19,7 +19,7 @@ static bool sp_collapsed_away(const sp_schedule *s, int k) {
 }
 
 /* "j->tx+bx i->ty+by k:seq" */
-static void sp_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len) {
+void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = 0;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
@@ -46,47 +46,6 @@ static void sp_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, s
   }
 }
 
-/* The directive to write on band loop k, or "" when the loop keeps no clause. */
-static void sp_loop_pragma(const sp_nest *n, const sp_schedule *s, int k, char *buf, size_t len) {
-  const sp_loop_map *m = &s->map[k];
-  char clauses[192] = "";
-  size_t used = 0;
-#define SP_ADD(...)                                                                      \
-  do {                                                                                   \
-    int w_ = snprintf(clauses + used, used < sizeof clauses ? sizeof clauses - used : 0, \
-                      __VA_ARGS__);                                                      \
-    if (w_ > 0) used += (size_t)w_;                                                      \
-  } while (0)
-  if (s->collapse_count >= 2 && k == s->collapse_first) SP_ADD(" collapse(%d)", s->collapse_count);
-  if (m->block_dim >= 0) SP_ADD(" gang");
-  if (m->thread_dim == 1 || m->thread_dim == 2) SP_ADD(" worker");
-  if (m->thread_dim == 0) SP_ADD(" vector");
-  if (m->block_dim < 0 && m->thread_dim < 0) SP_ADD(" seq");
-  if (k == 0) {
-    int64_t gangs = s->grid[0] * s->grid[1] * s->grid[2];
-    SP_ADD(" num_gangs(%lld)", (long long)gangs);
-    if (s->block[1] * s->block[2] > 1) SP_ADD(" num_workers(%d)", s->block[1] * s->block[2]);
-    SP_ADD(" vector_length(%d)", s->block[0]);
-  }
-#undef SP_ADD
-  snprintf(buf, len, "#pragma acc %s%s", k == 0 ? "parallel loop" : "loop", clauses);
-  (void)n;
-}
-
-/* OpenACC nests gang outside worker outside vector: a schedule that puts them the other way
- * round needs the loops interchanged first. */
-static bool sp_needs_interchange(const sp_schedule *s) {
-  int rank_prev = -1;
-  for (int k = 0; k < s->nband; k++) {
-    const sp_loop_map *m = &s->map[k];
-    int r = m->thread_dim == 0 ? 2 : m->thread_dim > 0 ? 1 : m->block_dim >= 0 ? 0 : -1;
-    if (r < 0) continue;
-    if (r < rank_prev) return true;
-    rank_prev = r;
-  }
-  return false;
-}
-
 static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t len) {
   const sp_rank_candidate *b = &r->candidates[r->order[0]];
   const sp_rank_candidate *d = &r->candidates[r->default_index];
@@ -101,7 +60,7 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
     int w_ = snprintf(buf + used, used < len ? len - used : 0, __VA_ARGS__);            \
     if (w_ > 0) used += (size_t)w_;                                                     \
   } while (0)
-  SP_SAY("Predicted %.2fx faster than the compiler default (%s bound vs %s bound)",
+  SP_SAY("The best schedule is predicted %.2fx faster than the compiler default (%s bound vs %s bound)",
          d->time.total_s / b->time.total_s, sp_rank_bound_name(b->time.bound),
          sp_rank_bound_name(d->time.bound));
   /* the array whose accesses coalesce best relative to the default */
@@ -142,7 +101,7 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
 static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_candidate *c, int rank,
                          double default_s) {
   char map[160];
-  sp_cuda_mapping(n, &c->schedule, map, sizeof map);
+  sp_report_cuda_mapping(n, &c->schedule, map, sizeof map);
   char block[32], grid[48];
   snprintf(block, sizeof block, "%dx%dx%d", c->schedule.block[0], c->schedule.block[1],
            c->schedule.block[2]);
@@ -201,17 +160,7 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
       default_shown |= r->order[k] == r->default_index;
     }
     if (!default_shown) sp_print_row(out, nest, &r->candidates[r->default_index], 0, dflt);
-    const sp_rank_candidate *best = &r->candidates[r->order[0]];
-    fputs("\n  recommended:\n", out);
-    if (sp_needs_interchange(&best->schedule))
-      fputs("    (interchange the loops first so that gang is outside worker outside vector)\n", out);
-    for (int k = 0; k < best->schedule.nband; k++) {
-      if (sp_collapsed_away(&best->schedule, k)) continue;
-      char line[256];
-      sp_loop_pragma(nest, &best->schedule, k, line, sizeof line);
-      fprintf(out, "    %-72s // line %u: for (%s ...)\n", line, nest->loops[k].loc.line,
-              nest->loops[k].index);
-    }
+    if (nests[i].advice_text) fprintf(out, "\n%s", nests[i].advice_text);
     char why[768];
     sp_why(nest, r, why, sizeof why);
     fprintf(out, "\n  %s\n\n", why);
@@ -236,16 +185,12 @@ static json_t *sp_counters_json(const sp_cm_counters *c) {
   return o;
 }
 
-void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len) {
-  sp_cuda_mapping(n, s, buf, len);
-}
-
 json_t *sp_report_counters_json(const sp_cm_counters *c) { return sp_counters_json(c); }
 
 static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, double dflt) {
   json_t *o = json_object();
   char map[160];
-  sp_cuda_mapping(n, &c->schedule, map, sizeof map);
+  sp_report_cuda_mapping(n, &c->schedule, map, sizeof map);
   json_object_set_new(o, "pattern", json_string(c->schedule.name));
   json_object_set_new(o, "cuda_mapping", json_string(map));
   json_object_set_new(o, "openacc", json_string(c->schedule.openacc));
@@ -286,7 +231,7 @@ static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, d
 char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, int top) {
   json_t *root = json_object();
   json_object_set_new(root, "schema", json_string("schedpredict-report"));
-  json_object_set_new(root, "schema_version", json_integer(1));
+  json_object_set_new(root, "schema_version", json_integer(2));
   json_object_set_new(root, "arch", json_string(arch->name));
   json_t *arr = json_array();
   for (int i = 0; i < n; i++) {
@@ -310,19 +255,10 @@ char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, in
     json_object_set_new(o, "ranking", ranked);
     json_object_set_new(o, "compiler_default",
                         sp_candidate_json(nest, &r->candidates[r->default_index], dflt));
-    const sp_rank_candidate *best = &r->candidates[r->order[0]];
-    json_t *lines = json_array();
-    for (int k = 0; k < best->schedule.nband; k++) {
-      if (sp_collapsed_away(&best->schedule, k)) continue;
-      char line[256];
-      sp_loop_pragma(nest, &best->schedule, k, line, sizeof line);
-      json_t *l = json_object();
-      json_object_set_new(l, "line", json_integer(nest->loops[k].loc.line));
-      json_object_set_new(l, "pragma", json_string(line));
-      json_array_append_new(lines, l);
+    if (nests[i].advice_json) {
+      json_t *adv = json_loads(nests[i].advice_json, 0, NULL);
+      if (adv) json_object_set_new(o, "advice", adv);
     }
-    json_object_set_new(o, "recommended_pragmas", lines);
-    json_object_set_new(o, "needs_interchange", json_boolean(sp_needs_interchange(&best->schedule)));
     char why[768];
     sp_why(nest, r, why, sizeof why);
     json_object_set_new(o, "why", json_string(why));

@@ -12,6 +12,10 @@ packages=(
   libjansson-dev                                 # JSON reading and writing
   valgrind python3
   python3-matplotlib                             # scripts/plot_validation.py, bench/time_vs_size.py
+  gcc-12-offload-nvptx                           # tests: GCC OpenACC compiles every --fix result
+  llvm-14-tools python3-yaml                     # tests: opt-viewer renders --format opt-record
+  clang-tools-14 patch                           # tests: clang-apply-replacements, --fix=diff
+  python3-jsonschema                             # tests: SARIF and JSON report schemas
 )
 missing=()
 for p in "${packages[@]}"; do

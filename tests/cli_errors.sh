@@ -59,6 +59,17 @@ expect 2 "plan.json exists; pass --force" -- --block 128 --emit-plan "$tmp/plan.
 # several files in one run
 out=$("$bin" -q --summary examples/transpose.c examples/jacobi.c | grep -c "nest")
 if [ "$out" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: two files gave $out nests, want 3"; fi
+# advice options: bad values, help topics, --nest
+expect 2 "--compiler takes gcc or nvc, not 'pgi'" -- --compiler pgi examples/transpose.c
+expect 2 "--format takes text, json, remarks, sarif or opt-record" -- --format xml examples/transpose.c
+expect 2 "--nest takes FILE:LINE" -- --nest transpose.c examples/transpose.c
+expect 5 "no loop nest at transpose.c:3 \\(the nests start at: examples/transpose.c:12\\)" -- --nest transpose.c:3 --block 128 examples/transpose.c
+expect 0 "vector_length a multiple of 32" -- help compilers
+expect 0 "== exit-codes ==" -- help
+expect 2 "no help topic 'nosuch'" -- help nosuch
+expect 2 "--fix with -o takes one input file" -- --fix -o "$tmp/x.c" --block 128 examples/transpose.c examples/jacobi.c
+lines=$("$bin" --help | wc -l)
+if [ "$lines" -le 40 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --help has $lines lines (fit a screen: 40)"; fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -85,14 +85,20 @@ typedef struct sp_report_nest {
   const sp_nest *nest;
   const sp_rank_result *rank; /* NULL if the nest could not be ranked */
   const char *error;          /* why not */
+  /* rendered by a later stage (advice/), NULL for none: the text that replaces the report's own
+   * "recommended" block, and a JSON object stored as the nest's "advice" member */
+  const char *advice_text;
+  const char *advice_json;
 } sp_report_nest;
+
+/* "j->tx+bx i->ty+by k->seq": each band loop's CUDA thread/block dimensions. */
+void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len);
 
 void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch *arch, int top);
 /* JSON with the same content (schema "schedpredict-report"); malloc'd, NULL on failure. */
 char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, int top);
-/* Pieces of the report other outputs reuse: "j->tx+bx i->ty+by" and the counters as a JSON
- * object under the report's names (a jansson json_t *). */
-void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len);
+/* The counters as a JSON object under the report's names (a jansson json_t *), for other
+ * outputs. */
 struct json_t *sp_report_counters_json(const sp_cm_counters *c);
 
 #endif

@@ -1,0 +1,128 @@
+/* Advice: the stage after rank/. Turns a nest's ranked candidates into what one OpenACC compiler
+ * can state (the best expressible schedule, its clauses per loop), into source edits of the
+ * user's pragmas (--fix, --fix=diff, --export-fixes) and into the formats editors, CI and
+ * compiler tooling read (clang remarks, SARIF 2.1.0, LLVM optimization records). Prefix sp_adv_. */
+#ifndef SCHEDPREDICT_ADVICE_H
+#define SCHEDPREDICT_ADVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "schedpredict/arch.h"
+#include "schedpredict/ir.h"
+#include "schedpredict/rank.h"
+
+/* A rewrite must be predicted at least this much faster than the compiler default. */
+#define SP_ADV_MIN_GAIN 1.05
+
+typedef enum sp_adv_compiler { SP_ADV_GCC, SP_ADV_NVC } sp_adv_compiler;
+
+const char *sp_adv_compiler_name(sp_adv_compiler c);
+
+/* One schedule written as OpenACC for one compiler. Positions are the band loops after any
+ * interchange: position p holds loop perm[p] of the nest. */
+typedef struct sp_adv_plan {
+  int nband;
+  bool interchange;
+  int perm[SP_MAX_LOOPS];
+  /* the partitioning clauses of the loop directive at position p, e.g. "collapse(2) gang vector",
+   * "worker", "seq"; "" = a sequential band loop left as written; "-" = collapsed into the loop
+   * above (it must have no directive) */
+  char clauses[SP_MAX_LOOPS][64];
+  int64_t num_gangs;
+  int num_workers; /* 0: no worker loop (no num_workers clause) */
+  int vector_length;
+} sp_adv_plan;
+
+/* Fills plan when the compiler can state schedule s on nest (interchanging band loops when that
+ * is needed and legal); otherwise returns false with the reason in why. */
+bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler cc,
+                    sp_adv_plan *plan, char *why, size_t whylen);
+
+/* Whether the nest's pragmas already state the plan (nothing to rewrite). */
+bool sp_adv_plan_matches(const sp_nest *nest, const sp_adv_plan *plan);
+
+/* Candidates predicted within this factor of the fastest expressible one count as equally good:
+ * the one the pragmas already state is kept (so a second --fix changes nothing). */
+#define SP_ADV_TIE 1.02
+
+/* A source edit: replace length bytes at offset of file with text. */
+typedef struct sp_adv_edit {
+  const char *file;
+  size_t offset, length;
+  char *text;
+} sp_adv_edit;
+
+/* The advice for one nest. */
+typedef struct sp_adv_nest {
+  const sp_nest *nest;
+  const sp_rank_result *rank; /* NULL: the nest was not ranked */
+  int candidate;              /* recommended candidate (index into rank->candidates), or -1 */
+  int rank_pos;               /* its position in rank->order (0: the model's overall best) */
+  char best_why_not[256];     /* why the overall best is not expressible; "" when it is */
+  bool no_gain; /* the recommendation is not SP_ADV_MIN_GAIN faster than the compiler default */
+  sp_adv_plan plan;
+  /* the rewrite; when fix_error is set the nest's pragmas are left alone */
+  char fix_error[256];
+  int nedits;
+  sp_adv_edit *edits;
+  /* the directive text each band position gets after the fix (NULL: none), and the separate
+   * compute-construct directive (NULL when combined with loop 0 or unchanged) */
+  char *directive[SP_MAX_LOOPS];
+  char *construct_directive;
+} sp_adv_nest;
+
+typedef struct sp_adv_options {
+  sp_adv_compiler compiler;
+} sp_adv_options;
+
+/* The advice for every nest: the best candidate the compiler can state and the edits that write
+ * it into the source. files: the source text is read from disk. Returns 0, -1 on allocation
+ * failure. Release with sp_adv_free. */
+int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, sp_adv_nest **out);
+void sp_adv_free(sp_adv_nest *a, int n);
+
+/* Every edit of every nest for one file, sorted, the later of two overlapping edits dropped with
+ * a warning on diag_out (NULL: silent). Returns the number of edits in *out (malloc'd; the texts
+ * are borrowed from the nests). */
+int sp_adv_file_edits(const sp_adv_nest *a, int n, const char *file, sp_adv_edit **out,
+                      FILE *diag_out);
+/* The file's text with the edits applied (malloc'd), NULL if it cannot be read. */
+char *sp_adv_apply(const char *file, const sp_adv_edit *edits, int nedits);
+/* The distinct files that have nests, in order of first appearance; returns the count. */
+int sp_adv_files(const sp_adv_nest *a, int n, const char ***out);
+
+/* Reads a whole file (malloc'd, NUL-terminated; *len its size), NULL on failure. */
+char *sp_adv_read_file(const char *path, size_t *len);
+
+/* Renderers (advice/formats.c). Each returns a malloc'd string, NULL on allocation failure. */
+/* the "recommended" block of the text report, and the "advice" member of the JSON report */
+char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc);
+char *sp_adv_json(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc);
+/* one clang-style remark line per nest */
+char *sp_adv_remarks(const sp_adv_nest *a, int n, const sp_arch *arch, sp_adv_compiler cc);
+char *sp_adv_sarif(const sp_adv_nest *a, int n, const sp_arch *arch, sp_adv_compiler cc);
+char *sp_adv_opt_record(const sp_adv_nest *a, int n, const sp_arch *arch, sp_adv_compiler cc);
+/* clang-tidy's export-fixes YAML for clang-apply-replacements (absolute paths). */
+char *sp_adv_export_fixes(const sp_adv_nest *a, int n, const sp_arch *arch, sp_adv_compiler cc);
+
+/* Writing the fixes (advice/output.c). */
+typedef enum sp_adv_fix_mode { SP_ADV_FIX_NONE, SP_ADV_FIX_WRITE, SP_ADV_FIX_DIFF } sp_adv_fix_mode;
+typedef struct sp_adv_fix_options {
+  sp_adv_fix_mode mode;
+  const char *output; /* -o: write the fixed file there instead (one input file only) */
+  bool backup;        /* keep FILE.orig when rewriting FILE in place */
+  bool force;         /* allow replacing an existing -o file or FILE.orig */
+  bool quiet;
+} sp_adv_fix_options;
+
+/* Applies every nest's edits; --fix=diff prints a unified diff on stdout instead. Returns an exit
+ * code (SP_EXIT_* of analyzer.h); messages go to stderr. */
+int sp_adv_fix_files(const sp_adv_nest *a, int n, const sp_adv_fix_options *o);
+
+/* Writes len bytes to path through a temporary file in the same folder and a rename, keeping
+ * the mode of an existing file. 0, or -1 with errno set. */
+int sp_adv_write_atomic(const char *path, const char *text, size_t len);
+
+#endif

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# --fix on every example, then GCC's OpenACC compiler on the result:
+#   tests/fix_compile.sh SCHEDPREDICT
+# Each example is fixed into a temporary copy (-o), compiled and linked for the GPU with
+# `gcc -fopenacc -foffload=nvptx-none` (a shared object: the examples have no main), and GCC must
+# not replace any of the recommended sizes ("using 'vector_length (32)', ignoring 8"). Skips
+# visibly when GCC's nvptx offloading (Debian gcc-12-offload-nvptx) is not installed.
+set -u
+bin=$1
+cd "$(dirname "$0")/.."
+cc=${SP_OFFLOAD_CC:-gcc}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'void f(double *a) {\n#pragma acc parallel loop\nfor (int i = 0; i < 8; i++) a[i] = i;\n}\n' > "$tmp/probe.c"
+# ptxas (when a CUDA toolkit is on PATH) checks the PTX; GCC 12's default sm_35 is gone from new ones
+offload=(-fopenacc -foffload=nvptx-none "-foffload-options=nvptx-none=-misa=sm_80 -lm" -O2 -shared
+         -fPIC)
+if ! "$cc" "${offload[@]}" "$tmp/probe.c" -o "$tmp/probe.so" >/dev/null 2>&1; then
+  echo "SKIP: $cc cannot offload OpenACC to nvptx (apt-get install gcc-12-offload-nvptx)"
+  echo "fix-compile: 0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+pass=0 fail=0
+for src in examples/*.c; do
+  name=$(basename "$src" .c)
+  args=$(grep -m1 '^// schedpredict-args:' "$src" | sed 's|^// schedpredict-args:||')
+  cp "$src" "$tmp/$name.c"
+  # the arguments after `--` are the compiler's (-D sizes)
+  cargs=$(sed -n 's/^\(.* \)\{0,1\}-- //p' <<<"$args")
+  sargs=$(sed 's/\(^\| \)-- .*//' <<<"$args")
+  if ! eval "\"$bin\" -q --fix --no-backup \"$tmp/$name.c\" $sargs ${cargs:+-- $cargs}" 2>"$tmp/$name.fix.err"; then
+    echo "FAIL $name: --fix failed"; cat "$tmp/$name.fix.err"; fail=$((fail + 1)); continue
+  fi
+  if ! eval "\"$cc\" \"\${offload[@]}\" $cargs \"$tmp/$name.c\" -o \"$tmp/$name.so\" -lm" >"$tmp/$name.cc.err" 2>&1 ||
+     grep -E "ignoring|insufficient|error" "$tmp/$name.cc.err" >/dev/null; then
+    echo "FAIL $name: the fixed file does not compile cleanly with $cc -fopenacc:"
+    grep -v "relocation against\|DT_TEXTREL" "$tmp/$name.cc.err" | head -20
+    diff -u "$src" "$tmp/$name.c" | head -40
+    fail=$((fail + 1)); continue
+  fi
+  pass=$((pass + 1))
+done
+echo "fix-compile: $pass passed, $fail failed"
+[ $fail -eq 0 ] && [ $pass -gt 0 ]

@@ -1,0 +1,127 @@
+/* advice/plan.c: which schedules GCC and nvc can state, with hand-worked cases. */
+#include <stdio.h>
+#include <string.h>
+
+#include "schedpredict/advice.h"
+#include "tests/sp_nestbuild.h"
+#include "tests/sp_test.h"
+
+/* A schedule of the 2-D nest: loop i (0) and j (1) each on a thread dim and/or block dim. */
+static sp_schedule sched2(int ti, int bi, int tj, int bj, int bx, int by, int64_t gx, int64_t gy) {
+  sp_schedule s;
+  memset(&s, 0, sizeof s);
+  s.nband = 2;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) s.map[k] = (sp_loop_map){-1, -1};
+  s.map[0] = (sp_loop_map){ti, bi};
+  s.map[1] = (sp_loop_map){tj, bj};
+  s.block[0] = bx, s.block[1] = by, s.block[2] = 1;
+  s.grid[0] = gx, s.grid[1] = gy, s.grid[2] = 1;
+  return s;
+}
+
+static void test_gcc_limits(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_adv_plan p;
+  char why[256];
+  /* i gang worker, j vector: 32x8 threads, 512 gangs -> expressible as written */
+  sp_schedule s = sched2(1, 0, 0, -1, 32, 8, 512, 1);
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(!p.interchange);
+  CHECK_EQ_STR(p.clauses[0], "gang worker");
+  CHECK_EQ_STR(p.clauses[1], "vector");
+  CHECK_EQ_INT(p.num_gangs, 512);
+  CHECK_EQ_INT(p.num_workers, 8);
+  CHECK_EQ_INT(p.vector_length, 32);
+  /* vector_length(8): GCC would use 32 */
+  s = sched2(0, 0, 1, -1, 8, 32, 512, 1);
+  CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(strstr(why, "vector_length(8) is not a multiple of 32") != NULL);
+  /* a 2-D grid */
+  s = sched2(1, 1, 0, 0, 32, 8, 128, 512);
+  CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(strstr(why, "2-D grid") != NULL);
+  /* 16 workers of 64 lanes: GCC's barriers allow 15, nvc takes it */
+  s = sched2(1, 0, 0, -1, 64, 16, 256, 1);
+  CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(strstr(why, "at most 15 workers") != NULL);
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_NVC, &p, why, sizeof why));
+  CHECK_EQ_INT(p.num_workers, 16);
+  /* 32 workers of 32 lanes: both */
+  s = sched2(1, 0, 0, -1, 32, 32, 256, 1);
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+}
+
+static void test_interchange(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_adv_plan p;
+  char why[256];
+  /* i on vector, j on gang worker: legal after swapping the loops */
+  sp_schedule s = sched2(0, -1, 1, 0, 32, 4, 1024, 1);
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(p.interchange);
+  CHECK_EQ_INT(p.perm[0], 1);
+  CHECK_EQ_INT(p.perm[1], 0);
+  CHECK_EQ_STR(p.clauses[0], "gang worker");
+  CHECK_EQ_STR(p.clauses[1], "vector");
+  /* i gang vector, j worker: worker would sit inside vector whatever the order */
+  s = sched2(0, 0, 1, -1, 32, 4, 1024, 1);
+  CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(strstr(why, "nests gang outside worker outside vector") != NULL);
+  /* a triangular j (bounds depend on i) cannot be swapped */
+  t.n.loops[1].upper.coef[0] = 1;
+  s = sched2(0, -1, 1, 0, 32, 4, 1024, 1);
+  CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(strstr(why, "depend on an outer index") != NULL);
+  /* nor can a loop with a reduction */
+  t.n.loops[1].upper.coef[0] = 0;
+  t.n.loops[0].clauses.reduction = (char *)"+:s";
+  CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(strstr(why, "reduction") != NULL);
+}
+
+static void test_inner_levels_and_collapse(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_adv_plan p;
+  char why[256];
+  /* both loops collapsed onto gang vector(128) */
+  sp_schedule s = sched2(0, 0, -1, -1, 128, 1, 131072, 1);
+  s.collapse_first = 0, s.collapse_count = 2;
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK_EQ_STR(p.clauses[0], "collapse(2) gang vector");
+  CHECK_EQ_STR(p.clauses[1], "-");
+  CHECK_EQ_INT(p.num_workers, 0);
+  /* a loop below the band that the user put on vector: the band may not use vector */
+  tn_loop(&t, 1, false, true, 0, 0, 7, 0, 1);
+  t.n.loops[2].clauses.flags = SP_CL_VECTOR;
+  s = sched2(1, 0, 0, -1, 32, 8, 512, 1);
+  CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(strstr(why, "loop k inside the nest already uses vector") != NULL);
+}
+
+static void test_plan_matches(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_adv_plan p;
+  sp_schedule s = sched2(1, 0, 0, -1, 32, 8, 512, 1);
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, NULL, 0));
+  CHECK(!sp_adv_plan_matches(&t.n, &p)); /* no clauses yet */
+  t.n.loops[0].clauses.flags = SP_CL_GANG | SP_CL_WORKER;
+  t.n.loops[1].clauses.flags = SP_CL_VECTOR;
+  t.n.loops[0].clauses.num_gangs = 512;
+  t.n.loops[0].clauses.num_workers = 8;
+  t.n.loops[0].clauses.vector_length = 32;
+  CHECK(sp_adv_plan_matches(&t.n, &p));
+  t.n.construct_clauses.num_gangs = 264; /* the construct's value counts first */
+  CHECK(!sp_adv_plan_matches(&t.n, &p));
+}
+
+int main(void) {
+  SP_RUN(test_gcc_limits);
+  SP_RUN(test_interchange);
+  SP_RUN(test_inner_levels_and_collapse);
+  SP_RUN(test_plan_matches);
+  return SP_TEST_END();
+}
