@@ -185,6 +185,16 @@ static json_t *sp_counters_json(const sp_cm_counters *c) {
   return o;
 }
 
+void sp_report_launch_json(json_t *o, const sp_schedule *s) {
+  json_t *blk = json_array(), *grd = json_array();
+  for (int d = 0; d < 3; d++) {
+    json_array_append_new(blk, json_integer(s->block[d]));
+    json_array_append_new(grd, json_integer(s->grid[d]));
+  }
+  json_object_set_new(o, "block", blk);
+  json_object_set_new(o, "grid", grd);
+}
+
 json_t *sp_report_counters_json(const sp_cm_counters *c) { return sp_counters_json(c); }
 
 static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, double dflt) {
@@ -195,13 +205,7 @@ static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, d
   json_object_set_new(o, "cuda_mapping", json_string(map));
   json_object_set_new(o, "openacc", json_string(c->schedule.openacc));
   json_object_set_new(o, "compiler_default", json_boolean(c->schedule.compiler_default));
-  json_t *blk = json_array(), *grd = json_array();
-  for (int d = 0; d < 3; d++) {
-    json_array_append_new(blk, json_integer(c->schedule.block[d]));
-    json_array_append_new(grd, json_integer(c->schedule.grid[d]));
-  }
-  json_object_set_new(o, "block", blk);
-  json_object_set_new(o, "grid", grd);
+  sp_report_launch_json(o, &c->schedule);
   json_object_set_new(o, "counters", sp_counters_json(&c->total));
   json_t *per = json_object();
   for (int a = 0; a < n->narrays; a++)

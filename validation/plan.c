@@ -458,13 +458,7 @@ static json_t *sp_candidate_json(const sp_nest *nest, const sp_rank_result *r, i
   char *src = sp_plan_kernel_source(nest, &c->schedule, kname);
   json_object_set_new(o, "source", src ? json_string(src) : json_null());
   free(src);
-  json_t *blk = json_array(), *grd = json_array();
-  for (int d = 0; d < 3; d++) {
-    json_array_append_new(blk, json_integer(c->schedule.block[d]));
-    json_array_append_new(grd, json_integer(c->schedule.grid[d]));
-  }
-  json_object_set_new(o, "block", blk);
-  json_object_set_new(o, "grid", grd);
+  sp_report_launch_json(o, &c->schedule);
   json_object_set_new(o, "predicted", sp_predicted_json(c));
   return o;
 }

@@ -100,5 +100,7 @@ char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, in
 /* The counters as a JSON object under the report's names (a jansson json_t *), for other
  * outputs. */
 struct json_t *sp_report_counters_json(const sp_cm_counters *c);
+/* Sets "block" and "grid" ([x, y, z] each) of the schedule on a JSON object. */
+void sp_report_launch_json(struct json_t *o, const sp_schedule *s);
 
 #endif
