@@ -74,7 +74,8 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
 void sp_rank_result_free(sp_rank_result *r);
 
 /* The time model alone (rank/time.c), for tests and the validation stage. loads_per_iteration:
- * independent loads a thread can have in flight (memory-level parallelism within a warp). */
+ * the loads of one iteration of the innermost body, issued together; an iteration waits for the
+ * slowest of them. */
 void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *arch, double loads_per_iteration,
                           sp_rank_time *out);
