@@ -16,6 +16,7 @@ packages=(
   llvm-14-tools python3-yaml                     # tests: opt-viewer renders --format opt-record
   clang-tools-14 patch                           # tests: clang-apply-replacements, --fix=diff
   python3-jsonschema                             # tests: SARIF and JSON report schemas
+  groff-base                                     # tests: the man page renders without warnings
 )
 missing=()
 for p in "${packages[@]}"; do
