@@ -833,8 +833,11 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
       opt->unsaved_contents ? 1 : 0,
       CXTranslationUnit_KeepGoing | CXTranslationUnit_DetailedPreprocessingRecord, &az.tu);
   char *defines = sp_codegen_defines(args.v, args.n);
-  sp_args_free(&args);
+  az.index = index;
+  az.args = (const char *const *)args.v;
+  az.nargs = args.n;
   if (perr != CXError_Success || !az.tu) {
+    sp_args_free(&args);
     sp_diag_report(diag, SP_ERROR, path, 0, 0, "libclang could not parse the file (error %d)",
                    (int)perr);
     free(defines);
@@ -860,6 +863,7 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
                    nerr);
     clang_disposeTranslationUnit(az.tu);
     free(defines);
+    sp_args_free(&args);
     return SP_EXIT_INPUT;
   }
   az.file = clang_getFile(az.tu, path);
@@ -870,6 +874,7 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
     sp_diag_report(diag, SP_ERROR, path, 0, 0, "libclang lost the file's contents");
     clang_disposeTranslationUnit(az.tu);
     free(defines);
+    sp_args_free(&args);
     return SP_EXIT_INPUT;
   }
   az.prelude = sp_codegen_prelude(&az, defines);
@@ -897,6 +902,7 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
   rc = az.status;
   sp_az_free(&az);
   clang_disposeTranslationUnit(az.tu);
+  sp_args_free(&args);
   return rc;
 }
 

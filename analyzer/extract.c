@@ -218,6 +218,9 @@ static void sp_add_scaled(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CX
   sp_aff_err err;
   memset(&err, 0, sizeof err);
   sp_aff_status st = sp_expr_affine(nb->az, nb, idx, &v, &err);
+  if (st == SP_AFF_NONAFFINE && strstr(err.why, "operator '?'") &&
+      sp_probe_affine(nb->az, nb, idx, &v) == SP_AFF_OK)
+    st = SP_AFF_OK; /* an operator in a macro body: evaluated instead */
   if (st == SP_AFF_OK && scale != 0 && sp_affine_scale(&v, &v, scale) &&
       sp_affine_add(&a->offset, &a->offset, &v))
     return;

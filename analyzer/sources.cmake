@@ -4,6 +4,7 @@ list(APPEND SP_CORE_SOURCES
   analyzer/diag.c
   analyzer/pragma.c
   analyzer/values.c
+  analyzer/probe.c
   analyzer/extract.c
   analyzer/codegen.c
   analyzer/depend.c

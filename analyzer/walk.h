@@ -42,6 +42,9 @@ typedef struct sp_az {
   int status; /* worst exit code so far */
   const char *function; /* the function being walked */
   char *prelude;        /* sp_codegen_prelude of this file */
+  CXIndex index;        /* and the parser arguments: probe.c parses variants of the file */
+  const char *const *args;
+  int nargs;
 } sp_az;
 
 typedef struct sp_scalar_event {
@@ -116,6 +119,10 @@ sp_aff_status sp_expr_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out, s
 /* Reports a SP_AFF_UNKNOWN / SP_AFF_OVERFLOW error in the user's terms. */
 void sp_report_value_error(sp_az *az, sp_aff_status st, const sp_aff_err *err, const char *what);
 bool sp_lookup_param(sp_az *az, const char *name, int64_t *value);
+
+/* probe.c: the affine form of an integer expression whose operators libclang 14 cannot show
+ * (they are spelled in a macro body), by evaluating it at chosen loop indices. */
+sp_aff_status sp_probe_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out);
 
 /* extract.c */
 void sp_nb_note(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
