@@ -12,17 +12,18 @@
 # SEARCH_BUDGET_S (default 420) bounds the searches in total: a plan gets at most 3x its even
 # share of what is left (--stop-after-s); plans not reached are listed. Run the same command again to go on: each plan
 # resumes from its points file (nothing is measured twice) and finished plans cost nothing.
-# Defaults given to tune (TUNE-OPTIONS come after and win): --grid-budget-s 3 --time-budget-s 20.
+# Defaults given to tune (TUNE-OPTIONS come after and win): --grid-budget-s 3 --time-budget-s 20
+# --timeout-s 20 (a point without a result in 20 s is a timeout).
 # Exit status: 0 when every plan was searched to the end, 1 otherwise (see progress.log).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,18p' "$0"; exit 2; }
 out=$1
 shift
 plans=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do plans+=("$(realpath "$1")"); shift; done
 [ "${1:-}" = "--" ] && shift
-opts=(--grid-budget-s 3 --time-budget-s 20 "$@")
+opts=(--grid-budget-s 3 --time-budget-s 20 --timeout-s 20 "$@")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 budget=${SEARCH_BUDGET_S:-420}

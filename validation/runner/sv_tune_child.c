@@ -123,6 +123,7 @@ struct sv_tchild {
   bool ready;        /* the child has the current kernel set up */
   bool ref_known, ref_ok;
   char ref_msg[1024];
+  char broken[1024]; /* why the current kernel cannot be set up again, "" when it can */
 };
 
 static double now_s(void) {
@@ -340,7 +341,7 @@ int sv_tchild_kernel(sv_tchild *c, size_t k, const size_t *cands, size_t n, char
   c->kernel = (long)k;
   c->ready = false;
   c->ref_known = c->ref_ok = false;
-  c->ref_msg[0] = 0;
+  c->ref_msg[0] = c->broken[0] = 0;
   return ensure_kernel(c, why, len);
 }
 
@@ -357,12 +358,16 @@ static json_t *failed(const sv_plan *plan, long k, size_t cand, const char *stat
 json_t *sv_tchild_point(sv_tchild *c, size_t cand, const unsigned grid[3], const unsigned block[3], bool check,
                         double max_kernel_ms, int *fatal, char *why, size_t len) {
   *fatal = 0;
+  if (c->broken[0]) return failed(c->plan, c->kernel, cand, "fault", c->broken);
   int rc = ensure_kernel(c, why, len);
   if (rc > 0) {
     *fatal = rc;
     return NULL;
   }
-  if (rc < 0) return failed(c->plan, c->kernel, cand, "fault", why);
+  if (rc < 0) { /* three children failed to set the kernel up: the rest of its points fail at once */
+    snprintf(c->broken, sizeof c->broken, "not run: after a failed point the kernel could not be set up again: %.900s", why);
+    return failed(c->plan, c->kernel, cand, "fault", c->broken);
+  }
   json_t *req = json_pack("{s:s, s:I, s:[i,i,i], s:[i,i,i], s:b, s:f}", "op", "point", "cand", (json_int_t)cand,
                           "grid", grid[0], grid[1], grid[2], "block", block[0], block[1], block[2], "check", check,
                           "max_ms", max_kernel_ms);
