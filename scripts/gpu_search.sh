@@ -17,7 +17,7 @@
 # Exit status: 0 when every plan was searched to the end, 1 otherwise (see progress.log).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 1 ] || { sed -n '2,18p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
 out=$1
 shift
 plans=()
