@@ -277,7 +277,15 @@ static tpoint *evaluate(tune *t, size_t k, size_t cand, const unsigned grid[3], 
   double t1 = now_s();
   char why[2048];
   int fatal = 0;
-  json_t *rec = sv_tchild_point(t->child, cand, grid, block, check, old ? NO_LIMIT_MS : max_ms, &fatal, why, sizeof why);
+  const sv_candidate *cd = &t->plan.kernels[k].cands[cand];
+  json_t *rec;
+  if ((block[0] * block[1] * block[2]) % 32 && strstr(cd->source, "__shfl")) {
+    /* A full-mask warp shuffle in a block of partial warps is undefined (a hang or a wrong sum). */
+    rec = json_pack("{s:I, s:s, s:s}", "id", (json_int_t)cd->id, "status", "launch_error", "message",
+                    "not run: the candidate combines its reduction with warp shuffles, which need whole warps "
+                    "(vector_length x num_workers a multiple of 32)");
+  } else
+    rec = sv_tchild_point(t->child, cand, grid, block, check, old ? NO_LIMIT_MS : max_ms, &fatal, why, sizeof why);
   if (!rec) {
     t->fatal = fatal ? fatal : 1;
     snprintf(t->fatal_msg, sizeof t->fatal_msg, "%s", why);

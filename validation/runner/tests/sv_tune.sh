@@ -119,6 +119,15 @@ check "$tmp/g.json" '
 m = K["tune.c:1"]["methods"][0]
 assert m["runs"] == 36 and m["grid"] == "grid-pow2" and m["pct"] == 0 and (m["answer"]["g"], m["answer"]["v"]) == (64, 32)
 '
+# a warp-shuffle reduction is not launched with partial warps: vector 2..16 fail without a run
+sv tune "$plan" --method grid-pow2 --schedule 5 --kernel tune.c:1 -o "$tmp/w.json" --bounds 2,64,2,64 >"$tmp/wlog" 2>&1 && ok || bad "warp run"
+check "$tmp/w.json" '
+m = K["tune.c:1"]["methods"][0]
+bad = [p for p in m["points"] if p[2] is None]
+assert m["runs"] == 36 and len(bad) == 24 and all(p[1] < 32 for p in bad) and (m["answer"]["g"], m["answer"]["v"]) == (64, 32)
+r = [p for p in P if p["candidate"] == 5 and p["v"] < 32]
+assert len(r) == 24 and all(p["status"] == "launch_error" and "whole warps" in p["message"] and p["cost_s"] < 0.01 for p in r)
+'
 # a schedule whose every launch faults: each point fails, a new child takes the next, no answer
 sv tune "$plan" --method nelder-mead --schedule 4 --max-runs 3 --kernel tune.c:1 -o "$tmp/f.json" $B \
   --timeout-s 20 >"$tmp/flog" 2>&1 && ok || { bad "fault run"; tail "$tmp/flog"; }
