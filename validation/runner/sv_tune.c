@@ -74,14 +74,8 @@ typedef struct {
 static volatile sig_atomic_t g_stop;
 static void on_stop(int sig) { g_stop = sig; }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static bool stopping(const tune *t) {
-  return g_stop || t->fatal || (t->stop_after_s > 0 && now_s() - t->t0 > t->stop_after_s);
+  return g_stop || t->fatal || (t->stop_after_s > 0 && sv_tchild_clock_s() - t->t0 > t->stop_after_s);
 }
 
 /* ---------------------------------------------------------------- the plan's extra fields */
@@ -274,7 +268,7 @@ static tpoint *evaluate(tune *t, size_t k, size_t cand, const unsigned grid[3], 
   tpoint *old = lookup(t, k, cand, grid, block);
   if (old && (!check || old->checked || strcmp(old->status, "ok"))) return old;
   if (stopping(t)) return NULL;
-  double t1 = now_s();
+  double t1 = sv_tchild_clock_s();
   char why[2048];
   int fatal = 0;
   const sv_candidate *cd = &t->plan.kernels[k].cands[cand];
@@ -292,7 +286,7 @@ static tpoint *evaluate(tune *t, size_t k, size_t cand, const unsigned grid[3], 
     return NULL;
   }
   t->measured++;
-  tpoint p = {.cand = cand, .checked = false, .cost_s = now_s() - t1};
+  tpoint p = {.cand = cand, .checked = false, .cost_s = sv_tchild_clock_s() - t1};
   memcpy(p.grid, grid, sizeof p.grid);
   memcpy(p.block, block, sizeof p.block);
   const char *st = json_string_value(json_object_get(rec, "status"));
@@ -510,7 +504,7 @@ static json_t *one_kernel(tune *t, size_t k) {
   const char *refwhy = NULL;
   if (!sv_tchild_reference_ok(t->child, &refwhy))
     json_object_set_new(kj, "reference_problem", sv_json_text(refwhy ? refwhy : ""));
-  double t1 = now_s();
+  double t1 = sv_tchild_clock_s();
   tpoint *dp = at_plan_launch(t, k, (size_t)d, "default");
   double t_def = dp ? dp->ms : INFINITY;
   json_t *def = point_json(t, k, dp);
@@ -573,7 +567,7 @@ static json_t *one_kernel(tune *t, size_t k) {
   json_object_set_new(kj, "methods", methods);
   free(gvals);
   json_object_set_new(kj, "status", json_string(stopping(t) ? "interrupted" : "done"));
-  json_object_set_new(kj, "wall_s", json_real(now_s() - t1));
+  json_object_set_new(kj, "wall_s", json_real(sv_tchild_clock_s() - t1));
   return kj;
 }
 
@@ -827,7 +821,7 @@ int sv_tune_main(int argc, char **argv) {
   sa.sa_handler = on_stop; /* no SA_RESTART: a wait for the child returns at once */
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  t.t0 = now_s();
+  t.t0 = sv_tchild_clock_s();
   t.child = sv_tchild_new(&t.plan, &t.go, t.timeout_s);
   json_t *kernels = json_array();
   size_t todo = 0, done_k = 0;
@@ -841,12 +835,12 @@ int sv_tune_main(int argc, char **argv) {
     }
     long before = t.measured;
     size_t recorded = t.pts[k].n;
-    double t1 = now_s();
+    double t1 = sv_tchild_clock_s();
     json_t *kj = one_kernel(&t, k);
     json_array_append_new(kernels, kj);
     fprintf(stderr, "schedvalidate tune: [%zu/%zu] %s: %s, %ld points measured (%zu were in the record), %.1f s\n",
             ++done_k, todo, t.plan.kernels[k].id, json_string_value(json_object_get(kj, "status")),
-            t.measured - before, recorded, now_s() - t1);
+            t.measured - before, recorded, sv_tchild_clock_s() - t1);
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);

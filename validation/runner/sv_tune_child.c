@@ -126,7 +126,7 @@ struct sv_tchild {
   char broken[1024]; /* why the current kernel cannot be set up again, "" when it can */
 };
 
-static double now_s(void) {
+double sv_tchild_clock_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -180,7 +180,7 @@ void sv_tchild_free(sv_tchild *c) {
 
 /* The next reply line: 0 with *reply, -1 the child ended, -2 nothing for timeout_s. */
 static int read_reply(sv_tchild *c, json_t **reply) {
-  double deadline = now_s() + c->timeout_s;
+  double deadline = sv_tchild_clock_s() + c->timeout_s;
   for (;;) {
     char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
     if (nl) {
@@ -192,7 +192,7 @@ static int read_reply(sv_tchild *c, json_t **reply) {
       if (*reply) return 0;
       continue; /* a malformed line: skip it */
     }
-    double left = deadline - now_s();
+    double left = deadline - sv_tchild_clock_s();
     if (left <= 0) return -2;
     struct pollfd p = {c->from, POLLIN, 0};
     int pr = poll(&p, 1, (int)(left * 1000) + 1);

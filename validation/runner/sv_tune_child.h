@@ -26,6 +26,9 @@ bool sv_tchild_reference_ok(const sv_tchild *c, const char **why);
 json_t *sv_tchild_point(sv_tchild *c, size_t cand, const unsigned grid[3], const unsigned block[3], bool check,
                         double max_kernel_ms, int *fatal, char *why, size_t len);
 
+/* Monotonic seconds (per-point costs, budgets). */
+double sv_tchild_clock_s(void);
+
 /* The device description the first child sent (borrowed), or NULL. */
 const json_t *sv_tchild_device(const sv_tchild *c);
 #endif
