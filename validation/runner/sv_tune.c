@@ -852,6 +852,11 @@ int sv_tune_main(int argc, char **argv) {
             g_stop ? "interrupted" : "--stop-after-s reached", t.points_path);
     rc = SV_EXIT_ERROR;
   }
+  if (t.fatal == SV_EXIT_NOGPU && !t.measured) { /* nothing to keep: leave no files behind */
+    json_decref(kernels);
+    if (!t.resume) remove(t.points_path);
+    goto done;
+  }
   json_t *o = output_json(&t, kernels);
   if (!o || sv_write_json_atomic(o, t.out, t.force, err, sizeof err)) {
     fprintf(stderr, "schedvalidate tune: %s\n", o ? err : "out of memory building the output");

@@ -150,6 +150,9 @@ sv tune "$plan" --table >"$tmp/e4" 2>&1
 [ $? -eq 2 ] && grep -q "give -o SEARCH.json" "$tmp/e4" && ok || bad "no output"
 sv tune "$plan" -o "$tmp/s5.json" >"$tmp/e5" 2>&1
 [ $? -eq 2 ] && grep -q "either --table or --method" "$tmp/e5" && ok || bad "no method"
+# no driver: exit 4, no files left behind
+SCHEDVALIDATE_LIBCUDA=/nonexistent/libcuda.so.1 "$bin" tune "$plan" --table -o "$tmp/n.json" >"$tmp/e6" 2>&1
+[ $? -eq 4 ] && grep -q "no NVIDIA driver" "$tmp/e6" && [ ! -e "$tmp/n.json" ] && [ ! -e "$tmp/n.points.jsonl" ] && ok || bad "no driver"
 
 echo "sv_tune: $pass passed, $fail failed"
 [ $fail -eq 0 ]
