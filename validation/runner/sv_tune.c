@@ -69,6 +69,7 @@ typedef struct {
   int fatal;
   char fatal_msg[2048];
   long measured; /* points run on the GPU by this process */
+  char record_device[256]; /* the device the --resume record was measured on */
 } tune;
 
 static volatile sig_atomic_t g_stop;
@@ -245,6 +246,8 @@ static int read_points(tune *t, const char *path, char *err, size_t errlen) {
       if (!strcmp(st, "ok") && !json_is_number(ms)) snprintf(p.status, sizeof p.status, "no_time");
       p.checked = json_is_true(json_object_get(o, "checked"));
       p.cost_s = json_number_value(json_object_get(o, "cost_s"));
+      const char *dev = json_string_value(json_object_get(o, "device"));
+      if (dev && !t->record_device[0]) snprintf(t->record_device, sizeof t->record_device, "%s", dev);
       merge_point(t, (size_t)k, &p, !strcmp(method, "check"));
       n++;
     }
@@ -283,6 +286,14 @@ static tpoint *evaluate(tune *t, size_t k, size_t cand, const unsigned grid[3], 
   if (!rec) {
     t->fatal = fatal ? fatal : 1;
     snprintf(t->fatal_msg, sizeof t->fatal_msg, "%s", why);
+    return NULL;
+  }
+  const char *dev = json_string_value(json_object_get(sv_tchild_device(t->child), "name"));
+  if (t->record_device[0] && dev && strcmp(dev, t->record_device)) { /* times of two GPUs do not mix */
+    json_decref(rec);
+    t->fatal = SV_EXIT_PLAN;
+    snprintf(t->fatal_msg, sizeof t->fatal_msg, "the record %s was measured on %s, this device is %s: give another --points file",
+             t->points_path, t->record_device, dev);
     return NULL;
   }
   t->measured++;
@@ -416,7 +427,7 @@ static tpoint *at_plan_launch(tune *t, size_t k, size_t c, const char *method) {
 }
 
 /* The model's top n at their own launches: "model" (the first, 0 runs) and "model+top3". */
-static void model_methods(tune *t, size_t k, const size_t *top, size_t n, json_t *methods) {
+static void model_methods(tune *t, size_t k, const size_t *top, size_t n, json_t *methods, bool both) {
   tpoint *first = NULL, *best = NULL;
   size_t runs = 0;
   for (size_t i = 0; i < n; i++) {
@@ -426,9 +437,11 @@ static void model_methods(tune *t, size_t k, const size_t *top, size_t n, json_t
     if (i == 0) first = p;
     if (!best || p->ms < best->ms) best = p;
   }
-  json_array_append_new(methods, json_pack("{s:s, s:i, s:o}", "method", "model", "runs", 0, "answer",
-                                           point_json(t, k, first)));
-  json_array_append_new(methods, json_pack("{s:s, s:I, s:o}", "method", "model+top3", "runs", (json_int_t)runs,
+  if (both || n == 1)
+    json_array_append_new(methods, json_pack("{s:s, s:i, s:o}", "method", "model", "runs", 0, "answer",
+                                             point_json(t, k, first)));
+  if (both || n > 1)
+    json_array_append_new(methods, json_pack("{s:s, s:I, s:o}", "method", "model+top3", "runs", (json_int_t)runs,
                                            "answer", point_json(t, k, best)));
 }
 
@@ -525,7 +538,7 @@ static json_t *one_kernel(tune *t, size_t k) {
   double *gvals = NULL;
   size_t ng = 0;
   if (t->table) {
-    model_methods(t, k, top, ntop, methods);
+    model_methods(t, k, top, ntop, methods, true);
     char gwhy[512];
     mspec g = {"grid", M_GRID, choose_grid(t, t_def, &t->bounds, gwhy, sizeof gwhy), (size_t)d, 1, {0, 0}, t->bounds};
     json_t *gj = run_search(t, k, &g, max_ms, &gvals, &ng);
@@ -556,7 +569,7 @@ static json_t *one_kernel(tune *t, size_t k) {
     else if (strcmp(t->start, "optacc")) parse_gv(t->start, &start), sv_bounds_include(&b, start.g, start.v);
     int gk = sv_grid_parse(t->method);
     if (!strcmp(t->method, "model") || !strcmp(t->method, "top3")) {
-      model_methods(t, k, top, !strcmp(t->method, "model") ? 1 : ntop, methods);
+      model_methods(t, k, top, !strcmp(t->method, "model") ? 1 : ntop, methods, false);
     } else {
       mspec m = {t->method, gk >= 0 ? M_GRID : !strcmp(t->method, "coordinate") ? M_CS : M_NM,
                  gk >= 0 ? (sv_grid_kind)gk : SV_GRID32, cand, w, start, b};

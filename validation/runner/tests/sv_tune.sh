@@ -144,6 +144,9 @@ sv tune "$plan" --table -o "$tmp/s2.json" --points "$tmp/s.points.jsonl" >"$tmp/
 sed 's/"plan_sha256":"[0-9a-f]*"/"plan_sha256":"00ff"/' "$tmp/s.points.jsonl" >"$tmp/other.jsonl"
 sv tune "$plan" --table -o "$tmp/s3.json" --resume "$tmp/other.jsonl" >"$tmp/e2" 2>&1
 [ $? -eq 3 ] && grep -q "other.jsonl:1: the points are of the plan with sha256 00ff" "$tmp/e2" && ok || { bad "other plan's record"; cat "$tmp/e2"; }
+head -5 "$tmp/s.points.jsonl" | sed 's/"device":"Mock H100[^"]*"/"device":"Another GPU"/' >"$tmp/dev.jsonl"
+sv tune "$plan" --table -o "$tmp/s6.json" --resume "$tmp/dev.jsonl" $B >"$tmp/e7" 2>&1
+[ $? -eq 3 ] && grep -q "was measured on Another GPU, this device is Mock H100" "$tmp/e7" && ok || { bad "another device's record"; tail -3 "$tmp/e7"; }
 sv tune "$plan" --table -o "$tmp/s4.json" --bounds 2,64,2,2048 >"$tmp/e3" 2>&1
 [ $? -eq 2 ] && grep -q "V1 <= 1024" "$tmp/e3" && ok || bad "bad bounds"
 sv tune "$plan" --table >"$tmp/e4" 2>&1
