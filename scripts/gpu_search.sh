@@ -9,7 +9,7 @@
 # Everything goes under OUT: build/ (build.log, ctest.log, nvidia-smi.txt), per plan
 # NAME.search.json, NAME.search.points.jsonl (every measured point) and NAME.log, then
 # search_table.md (scripts/search_table.py) and progress.log.
-# SEARCH_BUDGET_S (default 420) bounds the searches in total: a plan gets at most 3x its even
+# SEARCH_BUDGET_S (default 400) bounds the searches in total: a plan gets at most 3x its even
 # share of what is left (--stop-after-s); plans not reached are listed. Run the same command again to go on: each plan
 # resumes from its points file (nothing is measured twice) and finished plans cost nothing.
 # Defaults given to tune (TUNE-OPTIONS come after and win): --grid-budget-s 3 --time-budget-s 20
@@ -26,7 +26,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do plans+=("$(realpath "$1")"); shift; d
 opts=(--grid-budget-s 3 --time-budget-s 20 --timeout-s 20 "$@")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-budget=${SEARCH_BUDGET_S:-420}
+budget=${SEARCH_BUDGET_S:-400}
 say() { echo "gpu_search: $*" | tee -a "$out/progress.log" >&2; }
 
 say "$(date -u +%FT%TZ) building and testing the runner (scripts/gpu_validate.sh, logs in $out/build)"

@@ -475,7 +475,7 @@ static void add_scores(json_t *methods, double t_def, const double *gvals, size_
   json_array_foreach(methods, i, m) {
     const json_t *ms = json_object_get(json_object_get(m, "answer"), "ms");
     double x = json_is_number(ms) ? json_number_value(ms) : INFINITY;
-    json_object_set_new(m, "speedup", num_or_null(t_def / x));
+    json_object_set_new(m, "speedup", isfinite(x) ? num_or_null(t_def / x) : json_null());
     json_object_set_new(m, "pct", gvals ? num_or_null(sv_pct(gvals, ng, x)) : json_null());
   }
 }
