@@ -250,9 +250,12 @@ void sv_gpu_precompile(sv_gpu *g, const size_t *cands, size_t n) {
   free(jobs);
 }
 
+static void unload(sv_gpu *g);
+
 void sv_gpu_kernel_end(sv_gpu *g) {
   const sv_kernel *k = g->k;
   if (!k) return;
+  unload(g); /* a module sv_gpu_candidate_at kept belongs to this kernel */
   for (size_t i = 0; g->bins && i < k->n_cands; i++) {
     free(g->bins[i].cubin);
     free(g->bins[i].err);

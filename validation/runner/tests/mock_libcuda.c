@@ -8,7 +8,10 @@
      *_slow       takes 30 ms
      *_surface    its time is a bowl over the launch, 0.1 ms at grid 160, block 32x1, growing by
                   0.01 ms per 32 blocks and per doubling of block.x away (squared), 0.02 ms per
-                  block.y above 1; at grid 160, block 32x1 it writes a wrong result (as *_wrong)
+                  block.y above 1; at grid 160, block 32x1 it writes a wrong result (as *_wrong);
+     *_surface2   the same bowl around grid 96, block 64x1, no wrong point, but it writes 0x77 into
+                  the second byte of the second parameter's array (unlike *_surface: a launch of
+                  a stale function shows as a difference)
    A block of more than 1024 threads fails to launch (CUDA_ERROR_INVALID_VALUE), as on a GPU.
    It reports an H100-like device with 1 GiB of free memory. Test use only: run the runner with
    SCHEDVALIDATE_LIBCUDA=<this library> LD_PRELOAD=<this library>. Its name must not be
@@ -16,6 +19,7 @@
 #include <cuda.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -98,9 +102,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
   surface_ms = -1;
   if (strstr(name, "_badlaunch") || bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
   if (strstr(name, "_surface")) {
-    double dg = ((double)gx - 160) / 32, dv = log2((double)bx) - 5;
+    bool two = strstr(name, "_surface2") != NULL;
+    double dg = ((double)gx - (two ? 96 : 160)) / 32, dv = log2((double)bx) - (two ? 6 : 5);
     surface_ms = 0.1 + 0.01 * (dg * dg + dv * dv) + 0.02 * (by - 1);
-    if (gx == 160 && bx == 32 && by == 1) *(unsigned char *)*(CUdeviceptr *)args[1] = 0xff;
+    if (!two && gx == 160 && bx == 32 && by == 1) *(unsigned char *)*(CUdeviceptr *)args[1] = 0xff;
+    if (two) ((unsigned char *)*(CUdeviceptr *)args[1])[1] = 0x77; /* its own output, at every launch */
   }
   if (strstr(name, "_crash")) raise(SIGABRT);
   if (strstr(name, "_hang"))
