@@ -32,7 +32,6 @@
 #define SV_VERSION "dev"
 #endif
 
-#define NO_LIMIT_MS 1e30
 
 typedef struct {
   size_t cand;
@@ -282,7 +281,7 @@ static tpoint *evaluate(tune *t, size_t k, size_t cand, const unsigned grid[3], 
                     "not run: the candidate combines its reduction with warp shuffles, which need whole warps "
                     "(vector_length x num_workers a multiple of 32)");
   } else
-    rec = sv_tchild_point(t->child, cand, grid, block, check, old ? NO_LIMIT_MS : max_ms, &fatal, why, sizeof why);
+    rec = sv_tchild_point(t->child, cand, grid, block, check, old ? t->go.max_kernel_ms : max_ms, &fatal, why, sizeof why);
   if (!rec) {
     t->fatal = fatal ? fatal : 1;
     snprintf(t->fatal_msg, sizeof t->fatal_msg, "%s", why);
@@ -423,7 +422,7 @@ static json_t *run_search(tune *t, size_t k, const mspec *m, double max_ms, doub
 
 static tpoint *at_plan_launch(tune *t, size_t k, size_t c, const char *method) {
   const sv_candidate *cd = &t->plan.kernels[k].cands[c];
-  return evaluate(t, k, c, cd->grid, cd->block, true, method, NO_LIMIT_MS);
+  return evaluate(t, k, c, cd->grid, cd->block, true, method, t->go.max_kernel_ms);
 }
 
 /* The model's top n at their own launches: "model" (the first, 0 runs) and "model+top3". */
@@ -527,7 +526,7 @@ static json_t *one_kernel(tune *t, size_t k) {
                          (json_int_t)kern->cands[top[0]].model_rank, "openacc", openacc_of(t, k, top[0]));
   json_object_set_new(kj, "model_best", mb);
   /* a point much slower than the default is timed once (--slow-factor) */
-  double max_ms = t->slow_factor > 0 && isfinite(t_def) ? t->slow_factor * t_def : NO_LIMIT_MS;
+  double max_ms = t->slow_factor > 0 && isfinite(t_def) ? t->slow_factor * t_def : t->go.max_kernel_ms;
   if (max_ms > t->go.max_kernel_ms) max_ms = t->go.max_kernel_ms;
 
   const sv_candidate *mc = &kern->cands[top[0]];
