@@ -48,7 +48,9 @@ static int child_kernel(sv_gpu *g, const sv_plan *plan, const json_t *req, FILE 
   idx[m++] = kern->reference;
   for (size_t i = 0; i < n; i++) {
     json_int_t c = json_integer_value(json_array_get(cands, i));
-    if (c >= 0 && (size_t)c < kern->n_cands && (size_t)c != kern->reference) idx[m++] = (size_t)c;
+    bool dup = c < 0 || (size_t)c >= kern->n_cands; /* the default is often also the model's best */
+    for (size_t j = 0; j < m && !dup; j++) dup = idx[j] == (size_t)c;
+    if (!dup) idx[m++] = (size_t)c;
   }
   sv_gpu_precompile(g, idx, m);
   free(idx);
