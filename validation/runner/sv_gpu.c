@@ -41,6 +41,8 @@ struct sv_gpu {
   /* current candidate */
   CUmodule mod;
   CUfunction fn;
+  size_t mod_cand; /* 1 + the index of the candidate whose module is loaded, 0 none */
+  unsigned grid[3], block[3]; /* its launch: the plan's, or a search point's */
   void **args;
 };
 
@@ -248,9 +250,12 @@ void sv_gpu_precompile(sv_gpu *g, const size_t *cands, size_t n) {
   free(jobs);
 }
 
+static void unload(sv_gpu *g);
+
 void sv_gpu_kernel_end(sv_gpu *g) {
   const sv_kernel *k = g->k;
   if (!k) return;
+  unload(g); /* a module sv_gpu_candidate_at kept belongs to this kernel */
   for (size_t i = 0; g->bins && i < k->n_cands; i++) {
     free(g->bins[i].cubin);
     free(g->bins[i].err);
@@ -377,22 +382,25 @@ static void unload(sv_gpu *g) {
   if (g->mod) sv_cu.cuModuleUnload(g->mod);
   g->mod = NULL;
   g->fn = NULL;
+  g->mod_cand = 0;
 }
 
 /* NVRTC-compiles and loads candidate c. -1 with the compiler log in err. */
 static int build(sv_gpu *g, const sv_candidate *c, char *err, size_t errlen) {
+  size_t idx = (size_t)(c - g->k->cands);
+  if (g->mod && g->mod_cand == idx + 1) return 0; /* kept loaded by sv_gpu_candidate_at */
   unload(g);
   char *cubin;
   size_t n;
   sv_nvrtc_job *j = g->bins ? &g->bins[c - g->k->cands] : NULL;
   if (j && j->err) return msg(err, errlen, "%s", j->err);
-  if (j && j->cubin) {
+  bool kept = j && j->cubin; /* stays with the kernel: a search loads it again after a switch */
+  if (kept)
     cubin = j->cubin;
-    j->cubin = NULL;
-  } else if (sv_nvrtc_compile(g->k->prelude, c->source, c->kernel_name, g->arch, &cubin, &n, err, errlen))
+  else if (sv_nvrtc_compile(g->k->prelude, c->source, c->kernel_name, g->arch, &cubin, &n, err, errlen))
     return -1;
   CUresult r = sv_cu.cuModuleLoadData(&g->mod, cubin);
-  free(cubin);
+  if (!kept) free(cubin);
   if (r != CUDA_SUCCESS) {
     g->mod = NULL;
     return msg(err, errlen, "cuModuleLoadData: %s", sv_cu_error(r));
@@ -402,12 +410,19 @@ static int build(sv_gpu *g, const sv_candidate *c, char *err, size_t errlen) {
     return msg(err, errlen, "cuModuleGetFunction(%s): %s (is the kernel extern \"C\"?)", c->kernel_name,
                sv_cu_error(r));
   }
+  g->mod_cand = idx + 1;
   return 0;
 }
 
+static void plan_launch(sv_gpu *g, const sv_candidate *c) {
+  memcpy(g->grid, c->grid, sizeof g->grid);
+  memcpy(g->block, c->block, sizeof g->block);
+}
+
 static CUresult launch(sv_gpu *g, const sv_candidate *c) {
-  return sv_cu.cuLaunchKernel(g->fn, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
-                              c->block[2], 0, NULL, g->args, NULL);
+  (void)c;
+  return sv_cu.cuLaunchKernel(g->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1],
+                              g->block[2], 0, NULL, g->args, NULL);
 }
 
 typedef enum { RUN_OK, RUN_LAUNCH_ERROR, RUN_FAULT } run_status;
@@ -426,8 +441,8 @@ static run_status timed_run(sv_gpu *g, const sv_candidate *c, bool all_inputs, f
     return RUN_FAULT;
   }
   if ((r = launch(g, c)) != CUDA_SUCCESS) {
-    msg(err, errlen, "cuLaunchKernel(grid %u,%u,%u block %u,%u,%u): %s", c->grid[0], c->grid[1],
-        c->grid[2], c->block[0], c->block[1], c->block[2], sv_cu_error(r));
+    msg(err, errlen, "cuLaunchKernel(grid %u,%u,%u block %u,%u,%u): %s", g->grid[0], g->grid[1],
+        g->grid[2], g->block[0], g->block[1], g->block[2], sv_cu_error(r));
     sv_cu.cuCtxSynchronize();
     /* An error of an earlier asynchronous operation leaves the context dead. */
     return r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
@@ -555,9 +570,11 @@ void sv_gpu_reference_failed(sv_gpu *g, const char *why) {
   snprintf(g->ref_msg, sizeof g->ref_msg, "%.500s", why);
 }
 
-json_t *sv_gpu_candidate(sv_gpu *g, size_t ci, int *exit_code) {
+/* Measures candidate ci at the launch in g->grid/block. Without check the outputs are not
+   copied back (no "result"); with keep the module stays loaded for the next point. */
+static json_t *measure(sv_gpu *g, size_t ci, bool check, bool keep, double max_kernel_ms, int *exit_code) {
   const sv_candidate *c = &g->k->cands[ci];
-  bool is_ref = ci == g->k->reference;
+  bool is_ref = ci == g->k->reference && !keep; /* a search point of the reference is compared with it */
   char err[SV_LOG_MAX + 512], note[1024] = "";
   size_t errlen = sizeof err;
   json_t *rec = json_object();
@@ -580,35 +597,35 @@ json_t *sv_gpu_candidate(sv_gpu *g, size_t ci, int *exit_code) {
     return rec;
   }
   run_status rs = timed_run(g, c, true, &ms[0], err, errlen);
-  CUresult r = rs == RUN_OK ? fetch_outputs(g, g->out, g->out_red) : CUDA_SUCCESS;
+  CUresult r = rs == RUN_OK && check ? fetch_outputs(g, g->out, g->out_red) : CUDA_SUCCESS;
   if (rs == RUN_OK && r != CUDA_SUCCESS) {
     snprintf(err, errlen, "copying the outputs back: %s", sv_cu_error(r));
     rs = RUN_FAULT;
   }
   if (rs != RUN_OK) {
     set_status(rec, rs == RUN_FAULT ? "fault" : "launch_error", err);
-    if (is_ref) sv_gpu_reference_failed(g, err);
+    if (is_ref && check) sv_gpu_reference_failed(g, err);
     if (rs == RUN_FAULT) *exit_code = SV_EXIT_RESTART;
     free(ms);
     unload(g);
     return rec;
   }
   bool wrong = false;
-  if (is_ref) {
+  if (check && is_ref) {
     keep_reference(g);
     json_t *res = json_object();
     json_object_set_new(res, "equal", json_string("bitwise"));
     json_object_set_new(res, "max_rel_diff", json_real(0));
     json_object_set_new(rec, "result", res);
-  } else if (g->ref_ok)
+  } else if (check && g->ref_ok)
     json_object_set_new(rec, "result", compare_outputs(g, &wrong, note, sizeof note));
-  else
+  else if (check)
     snprintf(note, sizeof note, "outputs not compared: the reference candidate %lld failed: %.900s",
              (long long)g->k->cands[g->k->reference].id, g->ref_msg);
 
   /* Timing: the checked run is the first warm-up. */
   int got = 0;
-  if (ms[0] > g->o.max_kernel_ms) {
+  if (ms[0] > max_kernel_ms) {
     got = 1;
     size_t nl = strlen(note);
     snprintf(note + nl, sizeof note - nl, "%sfirst run took %.1f ms > --max-kernel-ms: timed once",
@@ -651,14 +668,27 @@ json_t *sv_gpu_candidate(sv_gpu *g, size_t ci, int *exit_code) {
       else if (sv_cu.cuCtxSynchronize() != CUDA_SUCCESS) *exit_code = SV_EXIT_RESTART;
     }
   }
-  unload(g);
+  if (!keep) unload(g);
   set_status(rec, wrong ? "wrong_result" : "ok", note);
   return rec;
+}
+
+json_t *sv_gpu_candidate(sv_gpu *g, size_t ci, int *exit_code) {
+  plan_launch(g, &g->k->cands[ci]);
+  return measure(g, ci, true, false, g->o.max_kernel_ms, exit_code);
+}
+
+json_t *sv_gpu_candidate_at(sv_gpu *g, size_t ci, const unsigned grid[3], const unsigned block[3], bool check,
+                            double max_kernel_ms, int *exit_code) {
+  memcpy(g->grid, grid, sizeof g->grid);
+  memcpy(g->block, block, sizeof g->block);
+  return measure(g, ci, check, true, max_kernel_ms, exit_code);
 }
 
 int sv_gpu_reference(sv_gpu *g, size_t ci, char *err, size_t errlen) {
   const sv_candidate *c = &g->k->cands[ci];
   float ms;
+  plan_launch(g, c);
   if (build(g, c, err, errlen)) return -1;
   run_status rs = timed_run(g, c, true, &ms, err, errlen);
   CUresult r = rs == RUN_OK ? fetch_outputs(g, g->out, g->out_red) : CUDA_SUCCESS;
@@ -675,6 +705,7 @@ int sv_gpu_reference(sv_gpu *g, size_t ci, char *err, size_t errlen) {
 int sv_gpu_run_once(sv_gpu *g, size_t ci, char *err, size_t errlen) {
   const sv_candidate *c = &g->k->cands[ci];
   float ms;
+  plan_launch(g, c);
   if (build(g, c, err, errlen)) return -1;
   run_status rs = timed_run(g, c, true, &ms, err, errlen);
   unload(g);

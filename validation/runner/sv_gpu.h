@@ -53,6 +53,13 @@ void sv_gpu_reference_failed(sv_gpu *g, const char *why);
    SV_EXIT_OK, or SV_EXIT_RESTART after a fault (context dead), or SV_EXIT_NOPERM. */
 json_t *sv_gpu_candidate(sv_gpu *g, size_t c, int *exit_code);
 
+/* The same at another launch (a search point: grid (G,1,1), block (V,W,1)); the kernels are
+   grid-strided, so any launch computes the same result. Outputs are compared with the reference
+   only with check. The module stays loaded for the next point of the same candidate; a first run
+   slower than max_kernel_ms is the only timed run. */
+json_t *sv_gpu_candidate_at(sv_gpu *g, size_t c, const unsigned grid[3], const unsigned block[3], bool check,
+                            double max_kernel_ms, int *exit_code);
+
 /* --run-one: compile candidate c, initialize, launch once, synchronize. 0 or -1 (err). */
 int sv_gpu_run_once(sv_gpu *g, size_t c, char *err, size_t errlen);
 #endif

@@ -18,6 +18,7 @@
 #include "sv_proc.h"
 #include "sv_run.h"
 #include "sv_select.h"
+#include "sv_tune.h"
 
 #ifndef SV_VERSION
 #define SV_VERSION "dev"
@@ -26,6 +27,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: schedvalidate PLAN.json -o MEASURED.json [options]\n"
+          "       schedvalidate tune PLAN.json -o SEARCH.json --table [options]   (see tune --help)\n"
           "Runs every selected CUDA candidate of a schedpredict plan on the GPU: compiles it with\n"
           "NVRTC for the device, checks its outputs against the plan's reference candidate, times it\n"
           "with CUDA events (L2 flushed before each run) and reads memory counters with CUPTI.\n"
@@ -190,6 +192,7 @@ static json_t *measured_json(const sv_plan *plan, const char *plan_path, const s
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "tune")) return sv_tune_main(argc - 1, argv + 1);
   enum { O_FORCE = 256, O_BACKEND, O_NCU, O_NOMETRICS, O_REPEATS, O_WARMUP, O_MAXMS, O_TIMEOUT,
          O_SHARD, O_KERNEL, O_CANDS, O_DEVICE, O_WARCH, O_ATMPL, O_DUMP, O_DRY, O_RUNONE, O_VERSION };
   static const struct option opts[] = {

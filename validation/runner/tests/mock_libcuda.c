@@ -6,11 +6,20 @@
      *_badlaunch  cuLaunchKernel returns CUDA_ERROR_INVALID_VALUE
      *_wrong      writes 0xff into the first byte of the array given as the second parameter
      *_slow       takes 30 ms
+     *_surface    its time is a bowl over the launch, 0.1 ms at grid 160, block 32x1, growing by
+                  0.01 ms per 32 blocks and per doubling of block.x away (squared), 0.02 ms per
+                  block.y above 1; at grid 160, block 32x1 it writes a wrong result (as *_wrong);
+     *_surface2   the same bowl around grid 96, block 64x1, no wrong point, but it writes 0x77 into
+                  the second byte of the second parameter's array (unlike *_surface: a launch of
+                  a stale function shows as a difference)
+   A block of more than 1024 threads fails to launch (CUDA_ERROR_INVALID_VALUE), as on a GPU.
    It reports an H100-like device with 1 GiB of free memory. Test use only: run the runner with
    SCHEDVALIDATE_LIBCUDA=<this library> LD_PRELOAD=<this library>. Its name must not be
    libcuda.so.1: NVRTC loads libcuda.so.1 itself and needs the real driver's export table. */
 #include <cuda.h>
+#include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +28,7 @@
 static CUresult sticky = CUDA_SUCCESS;
 static char fn_names[64][128];
 static int n_fn;
+static double surface_ms = -1; /* the last launch's synthetic time, -1 for a real one */
 
 CUresult CUDAAPI cuInit(unsigned int f) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
@@ -89,7 +99,15 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
                                 unsigned by, unsigned bz, unsigned sh, CUstream s, void **args, void **extra) {
   const char *name = (const char *)f;
   if (sticky) return sticky;
-  if (strstr(name, "_badlaunch")) return CUDA_ERROR_INVALID_VALUE;
+  surface_ms = -1;
+  if (strstr(name, "_badlaunch") || bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
+  if (strstr(name, "_surface")) {
+    bool two = strstr(name, "_surface2") != NULL;
+    double dg = ((double)gx - (two ? 96 : 160)) / 32, dv = log2((double)bx) - (two ? 6 : 5);
+    surface_ms = 0.1 + 0.01 * (dg * dg + dv * dv) + 0.02 * (by - 1);
+    if (!two && gx == 160 && bx == 32 && by == 1) *(unsigned char *)*(CUdeviceptr *)args[1] = 0xff;
+    if (two) ((unsigned char *)*(CUdeviceptr *)args[1])[1] = 0x77; /* its own output, at every launch */
+  }
   if (strstr(name, "_crash")) raise(SIGABRT);
   if (strstr(name, "_hang"))
     for (;;) pause();
@@ -114,6 +132,7 @@ CUresult CUDAAPI cuEventSynchronize(CUevent e) { return sticky; }
 CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   const struct timespec *x = (const void *)a, *y = (const void *)b;
   *ms = (float)((double)(y->tv_sec - x->tv_sec) * 1e3 + (double)(y->tv_nsec - x->tv_nsec) * 1e-6);
+  if (surface_ms >= 0) *ms = (float)surface_ms;
   return sticky;
 }
 CUresult CUDAAPI cuGetErrorString(CUresult r, const char **s) {
