@@ -9,6 +9,7 @@
 #include "schedpredict/analyzer.h"
 #include "schedpredict/arch.h"
 #include "schedpredict/compare.h"
+#include "schedpredict/harness.h"
 #include "schedpredict/plan.h"
 #include "schedpredict/rank.h"
 
@@ -35,6 +36,7 @@ static const char sp_usage[] =
     "  --block, --gangs, --vector, --exact, --l1-model   the schedule space (help space)\n"
     "  --param NAME=VALUE, -p DIR, --all-loops, --dump-ir, --summary   (help analyzer)\n"
     "  --emit-plan FILE    also write a validation plan for schedvalidate (help validation)\n"
+    "  --emit-harness      write a timing harness (a C main) for the file's functions instead\n"
     "  -q, --quiet         only warnings and errors on stderr\n"
     "  --version, -h, --help\n"
     "  -- ARGS             arguments for the C parser (e.g. -DN=4096 -I include)\n"
@@ -144,6 +146,7 @@ typedef struct sp_cli {
   sp_analyzer_options opt;
   bool quiet;
   const char *emit_plan;
+  bool emit_harness;
   sp_plan_options plan;
 } sp_cli;
 
@@ -317,6 +320,8 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
       cli->force = true;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       cli->quiet = true;
+    } else if (strcmp(a, "--emit-harness") == 0) {
+      cli->emit_harness = true;
     } else if (strcmp(a, "--summary") == 0) {
       cli->summary = true;
     } else if (strcmp(a, "--list-archs") == 0) {
@@ -353,6 +358,8 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
     return sp_usage_error("%s", "no input file (give one or more .c files)");
   if (cli->emit_plan && (cli->dump_ir || cli->summary))
     return sp_usage_error("%s", "--emit-plan needs the ranking: drop --dump-ir / --summary");
+  if (cli->emit_harness && cli->nfiles != 1)
+    return sp_usage_error("%s", "--emit-harness takes one input file");
   if (!cli->emit_plan && (cli->plan.top >= 0 || cli->plan.sample >= 0))
     return sp_usage_error("%s", "--plan-top and --plan-sample go with --emit-plan FILE");
   cli->opt.params = cli->params;
@@ -596,6 +603,8 @@ int main(int argc, char **argv) {
       char *text = NULL;
       if (cli.dump_ir) {
         text = sp_with_newline(sp_ir_to_json(&prog));
+      } else if (cli.emit_harness) {
+        text = sp_harness_source(cli.files[0], &cli.opt, &prog, &diag);
       } else if (cli.summary) {
         size_t len = 0;
         FILE *mem = open_memstream(&text, &len);
