@@ -5,7 +5,7 @@
 # Per example and variant (orig = as written, fixed = after --fix):
 #   1. the timing run: REPS timed calls per function (default 5) after one checked call;
 #   2. GOMP_DEBUG=1 with no timed call: the launch dimensions libgomp chose per kernel
-#      (kept apart so that the debug output does not slow the timed calls);
+#      (kept apart so that the debug output does not slow the timed calls; SP_RUN_DIMS=0 skips);
 #   3. if ncu is on PATH (and SP_NCU is not 0): one timed call under
 #      `ncu --metrics gpu__time_duration.sum --csv`, per-kernel device times, as long as the
 #      whole run stays within SP_RUN_BUDGET_S seconds (default 220).
@@ -32,6 +32,7 @@ export LD_LIBRARY_PATH="$out${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   command -v ncu && ncu --version 2>&1 | tail -1
 } >"$res/env.txt"
 : >"$res/times.jsonl"
+[ -e "$out/manifest.json" ] && cp "$out/manifest.json" "$res/manifest.json"
 shopt -s nullglob
 bins=("$out"/bin/*.orig)
 if [ ${#bins[@]} -eq 0 ]; then
@@ -54,6 +55,7 @@ for b in "${bins[@]}"; do
         >>"$res/times.jsonl"
       failed=$((failed + 1))
     fi
+    [ "${SP_RUN_DIMS:-1}" = 0 ] && continue
     GOMP_DEBUG=1 timeout 60 "$exe" 0 >/dev/null 2>"$res/dims/$name.$v.full"
     # the launch lines ("... kernel F: launch gangs=G, workers=W, vectors=V") and the defaults
     grep -E 'launch|default dim|dims' "$res/dims/$name.$v.full" >"$res/dims/$name.$v.txt"
