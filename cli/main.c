@@ -504,6 +504,7 @@ static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
   ro.space.ngang_caps = cli->ngangs;
   ro.space.gang_caps_absolute = true;
   ro.space.allow_interchange = true;
+  ro.space.gcc_default = cli->compiler == SP_ADV_GCC;
   ro.vector_lengths = cli->vectors;
   ro.nvector_lengths = cli->nvectors;
   bool tty = isatty(fileno(stderr)) && !cli->quiet;
