@@ -23,7 +23,7 @@ def nest_predictions(report_path):
             "function": n.get("function"),
             "line": line,
             "default_openacc": default.get("openacc"),
-            "default_time_us": default.get("time_us"),
+            "default_time_us": (default.get("time") or {}).get("total_us"),
             "recommended_openacc": rec.get("openacc") or " / ".join(
                 l.get("directive") or "" for l in rec.get("loops", [])),
             "recommended_time_us": rec.get("time_us"),

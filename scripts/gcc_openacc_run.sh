@@ -67,14 +67,15 @@ done
 if command -v ncu >/dev/null && [ "${SP_NCU:-1}" != 0 ]; then
   for b in "${bins[@]}"; do
     name=$(basename "$b" .orig)
-    if [ "$SECONDS" -ge "$budget" ]; then
-      echo "ncu: budget of $budget s spent; $name and later examples have no ncu times"
-      break
-    fi
     for v in orig fixed; do
-      timeout 90 ncu --metrics gpu__time_duration.sum --csv --log-file "$res/ncu/$name.$v.csv" \
+      left=$((budget - SECONDS))
+      if [ "$left" -le 5 ]; then
+        echo "ncu: the budget of $budget s is spent; no ncu times from $name.$v on"
+        break 2
+      fi
+      timeout "$left" ncu --metrics gpu__time_duration.sum --csv --log-file "$res/ncu/$name.$v.csv" \
         "$out/bin/$name.$v" 1 >/dev/null 2>"$res/logs/$name.$v.ncu.log" ||
-        echo "ncu failed on $name.$v, see $res/logs/$name.$v.ncu.log"
+        echo "ncu failed or timed out on $name.$v, see $res/logs/$name.$v.ncu.log"
     done
   done
 fi

@@ -65,7 +65,8 @@ def read_dims(results, example, variant):
     return out
 
 
-UNITS = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+UNITS = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6,
+         "ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
 def read_ncu(results, example, variant):
@@ -98,7 +99,7 @@ def compare_checksums(a, b):
         x, y = a.get(key), b.get(key)
         if x is None or y is None:
             return False, math.inf
-        if x.get("fnv") is None or x.get("fnv") != y.get("fnv") or x["sum"] != y["sum"]:
+        if x.get("fnv") != y.get("fnv") or x["sum"] != y["sum"]:
             bitwise = False
             s, t = x["sum"], y["sum"]
             if s != s or t != t:  # NaN
@@ -123,6 +124,19 @@ def predicted(manifest, example, function):
     if not nests or None in d or None in r or sum(r) <= 0:
         return None
     return sum(d) / sum(r)
+
+
+GCC_DIMS = re.compile(r"num_gangs\((\d+)\) num_workers\((\d+)\) vector_length\((\d+)\)")
+
+
+def model_dims(manifest, example, function):
+    """The launch dims schedpredict says GCC uses as written, per nest (--compiler gcc)."""
+    out = []
+    for n in manifest.get(example, {}).get("nests", []):
+        m = GCC_DIMS.search(n.get("default_openacc") or "") if n.get("function") == function else None
+        if m:
+            out.append("x".join(m.groups()))
+    return out
 
 
 def geomean(xs):
@@ -165,7 +179,7 @@ def table(results, manifest_path):
         print("Run: " + " / ".join(l.strip() for l in open(env) if l.strip()) + "\n")
     print("| example | function | nests (lines) | as written µs | fixed µs | measured speedup "
           "| predicted speedup | device µs written → fixed (ncu) | same result | launch dims "
-          "written → fixed (gangs x workers x vectors) |")
+          "written → fixed, GOMP_DEBUG (gangs x workers x vectors) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     measured, predicted_all, losses = [], [], []
     for (ex, fn, v), r in sorted(rows.items()):
@@ -187,6 +201,9 @@ def table(results, manifest_path):
             same = "bitwise" if bitwise else (f"≈ ({worst:.1g})" if worst <= 1e-5 else
                                               f"**no** ({worst:.2g})")
         dims = f"{', '.join(dims_o) or '–'} → {', '.join(dims_f) or '–'}"
+        predicted_dims = model_dims(manifest, ex, fn)
+        if predicted_dims:
+            dims += f" (model of GCC: {', '.join(predicted_dims)})"
         ncu = f"{fmt(ncu_o, '.1f')} → {fmt(ncu_f, '.1f')}" if ncu_o or ncu_f else "–"
         note = "" if changed else " (unchanged)"
         print(f"| {ex} | {fn}{note} | {','.join(map(str, r.get('nests', [])))} | {fmt(t_o, '.1f')} "
