@@ -59,9 +59,11 @@ def model_levels(sp, path, sargs, cargs):
     out, notes = {}, []
     for n in report["nests"]:
         d = n.get("compiler_default")
-        if not d:
-            continue
         line = int(n["location"].split(":")[1])
+        if not d or d.get("pattern") != "gcc-default":
+            notes.append(f"{path}:{line}: GCC's schedule is not modeled (a level outside the "
+                         f"loops the model maps): the baseline is the nvc-style one")
+            continue
         names = {l["index"]: l for l in loops_at.get(line, [])}
         text = d["openacc"].split("  num_gangs(")[0]
         for part in re.findall(r"(\w+):((?: (?:gang|worker|vector|seq))+)", text):

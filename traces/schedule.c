@@ -640,7 +640,8 @@ static void gcc_dims(const sp_nest *nest, const gcc_part *g, const sp_arch *arch
 }
 
 /* GCC's schedule of the nest as written, on the units u (see build_units); false when the
- * model cannot hold it (a block larger than the GPU allows: GCC stops at run time). */
+ * model cannot hold it: a level on a loop the model does not map (a vector loop below statements,
+ * outside the band), or a block larger than the GPU allows (GCC stops at run time). */
 static bool gcc_default_schedule(sp_schedule *s, const sp_nest *nest, const sp_arch *arch, int nb,
                                  const unit *u, int n, int cfirst, int ccount) {
   gcc_part g;
@@ -651,7 +652,11 @@ static bool gcc_default_schedule(sp_schedule *s, const sp_nest *nest, const sp_a
   int t[3] = {-1, -1, -1}, b[3] = {-1, -1, -1};
   int blk[3] = {1, 1, 1};
   int64_t grid[3] = {1, 1, 1};
-  /* levels on loops the model does not map (outside the band, or not parallel for it) drop out */
+  for (int k = 0; k < nest->nloops; k++) {
+    bool head = false;
+    for (int i = 0; i < n; i++) head |= u[i].first == k;
+    if (g.mask[k] && !head) return false;
+  }
   for (int i = 0; i < n; i++) {
     unsigned m = g.mask[u[i].first];
     if (m & GWV_G) b[i] = 0, grid[0] = gangs > SP_GRID_X_MAX ? SP_GRID_X_MAX : gangs;
@@ -726,8 +731,14 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
   acc &= directive;
   if (dn >= 0 && acc &&
       (collapse_units ? gcc_default_schedule(&def, nest, arch, nb, uc, nc, cf2, cc2)
-                      : gcc_default_schedule(&def, nest, arch, nb, u, n, cf, cc)))
+                      : gcc_default_schedule(&def, nest, arch, nb, u, n, cf, cc))) {
     dg = find_or_push(out, &def);
+    if (dg >= 0) { /* already in the space: it is named and described as what GCC does */
+      memcpy(out->items[dg].name, def.name, sizeof def.name);
+      memcpy(out->items[dg].openacc, def.openacc, sizeof def.openacc);
+      out->items[dg].openacc_expressible = true;
+    }
+  }
   if (dn < -1 || dg < -1) goto oom;
   /* keep only what the checker accepts (a user block list may hold impossible shapes) */
   out->default_nvc = out->default_gcc = -1;
