@@ -76,13 +76,19 @@ static const struct {
      "  vector_length > 32; num_workers x vector_length <= 1024.\n"
      "nvc: the same mapping; vector_length a multiple of 32; num_workers x vector_length <= 1024.\n"
      "The recommendation is the best ranked schedule the compiler can express; when the model's\n"
-     "overall best cannot be expressed it is shown as CUDA (threadIdx/blockIdx per loop).\n"},
+     "overall best cannot be expressed it is shown as CUDA (threadIdx/blockIdx per loop).\n"
+     "The baseline (\"compiler default\") for gcc is what GCC 12 does with the nest as written:\n"
+     "your clauses kept, bare loops partitioned as GCC does (outermost gang [worker], innermost\n"
+     "vector), dims as libgomp picks them (vector 32; on an H100 16896 gangs x 32 workers when\n"
+     "left open). For nvc: outer loop gang with one gang per iteration, innermost vector(128).\n"},
     {"validation",
      "--emit-plan FILE     also write the validation plan: each candidate as a CUDA kernel\n"
      "                     (validation/FORMATS.md), for schedvalidate on a GPU machine\n"
      "--plan-top N         the plan holds the model's N best (default 20) ...\n"
      "--plan-sample M      ... plus M more evenly spaced by rank (default 20); spaces of at\n"
      "                     most N+M candidates go in whole, the compiler default always\n"
+     "--emit-harness       instead of the report, a C main that times the file's functions\n"
+     "                     (scripts/gcc_openacc_build.sh: the GCC OpenACC proof)\n"
      "schedpredict compare PLAN.json MEASURED.json...   the plan's predictions against the\n"
      "                     GPU's measurements (schedpredict compare --help)\n"},
     {"space",
