@@ -9,6 +9,7 @@
 #include "schedpredict/analyzer.h"
 #include "schedpredict/arch.h"
 #include "schedpredict/compare.h"
+#include "schedpredict/harness.h"
 #include "schedpredict/plan.h"
 #include "schedpredict/rank.h"
 
@@ -35,6 +36,7 @@ static const char sp_usage[] =
     "  --block, --gangs, --vector, --exact, --l1-model   the schedule space (help space)\n"
     "  --param NAME=VALUE, -p DIR, --all-loops, --dump-ir, --summary   (help analyzer)\n"
     "  --emit-plan FILE    also write a validation plan for schedvalidate (help validation)\n"
+    "  --emit-harness      write a timing harness (a C main) for the file's functions instead\n"
     "  -q, --quiet         only warnings and errors on stderr\n"
     "  --version, -h, --help\n"
     "  -- ARGS             arguments for the C parser (e.g. -DN=4096 -I include)\n"
@@ -74,13 +76,19 @@ static const struct {
      "  vector_length > 32; num_workers x vector_length <= 1024.\n"
      "nvc: the same mapping; vector_length a multiple of 32; num_workers x vector_length <= 1024.\n"
      "The recommendation is the best ranked schedule the compiler can express; when the model's\n"
-     "overall best cannot be expressed it is shown as CUDA (threadIdx/blockIdx per loop).\n"},
+     "overall best cannot be expressed it is shown as CUDA (threadIdx/blockIdx per loop).\n"
+     "The baseline (\"compiler default\") for gcc is what GCC 12 does with the nest as written:\n"
+     "your clauses kept, bare loops partitioned as GCC does (outermost gang [worker], innermost\n"
+     "vector), dims as libgomp picks them (vector 32; on an H100 16896 gangs x 32 workers when\n"
+     "left open). For nvc: outer loop gang with one gang per iteration, innermost vector(128).\n"},
     {"validation",
      "--emit-plan FILE     also write the validation plan: each candidate as a CUDA kernel\n"
      "                     (validation/FORMATS.md), for schedvalidate on a GPU machine\n"
      "--plan-top N         the plan holds the model's N best (default 20) ...\n"
      "--plan-sample M      ... plus M more evenly spaced by rank (default 20); spaces of at\n"
      "                     most N+M candidates go in whole, the compiler default always\n"
+     "--emit-harness       instead of the report, a C main that times the file's functions\n"
+     "                     (scripts/gcc_openacc_build.sh: the GCC OpenACC proof)\n"
      "schedpredict compare PLAN.json MEASURED.json...   the plan's predictions against the\n"
      "                     GPU's measurements (schedpredict compare --help)\n"},
     {"space",
@@ -144,6 +152,7 @@ typedef struct sp_cli {
   sp_analyzer_options opt;
   bool quiet;
   const char *emit_plan;
+  bool emit_harness;
   sp_plan_options plan;
 } sp_cli;
 
@@ -317,6 +326,8 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
       cli->force = true;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       cli->quiet = true;
+    } else if (strcmp(a, "--emit-harness") == 0) {
+      cli->emit_harness = true;
     } else if (strcmp(a, "--summary") == 0) {
       cli->summary = true;
     } else if (strcmp(a, "--list-archs") == 0) {
@@ -353,6 +364,8 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
     return sp_usage_error("%s", "no input file (give one or more .c files)");
   if (cli->emit_plan && (cli->dump_ir || cli->summary))
     return sp_usage_error("%s", "--emit-plan needs the ranking: drop --dump-ir / --summary");
+  if (cli->emit_harness && cli->nfiles != 1)
+    return sp_usage_error("%s", "--emit-harness takes one input file");
   if (!cli->emit_plan && (cli->plan.top >= 0 || cli->plan.sample >= 0))
     return sp_usage_error("%s", "--plan-top and --plan-sample go with --emit-plan FILE");
   cli->opt.params = cli->params;
@@ -497,6 +510,7 @@ static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
   ro.space.ngang_caps = cli->ngangs;
   ro.space.gang_caps_absolute = true;
   ro.space.allow_interchange = true;
+  ro.space.gcc_default = cli->compiler == SP_ADV_GCC;
   ro.vector_lengths = cli->vectors;
   ro.nvector_lengths = cli->nvectors;
   bool tty = isatty(fileno(stderr)) && !cli->quiet;
@@ -596,6 +610,8 @@ int main(int argc, char **argv) {
       char *text = NULL;
       if (cli.dump_ir) {
         text = sp_with_newline(sp_ir_to_json(&prog));
+      } else if (cli.emit_harness) {
+        text = sp_harness_source(cli.files[0], &cli.opt, &prog, &diag);
       } else if (cli.summary) {
         size_t len = 0;
         FILE *mem = open_memstream(&text, &len);

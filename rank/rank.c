@@ -491,16 +491,20 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
     return -1;
   }
   if (opt->nvector_lengths > 0) { /* --vector: keep the candidates with those block x sizes */
-    int kept = 0, def = -1;
+    int kept = 0, def = -1, dg = -1, dn = -1;
     for (int i = 0; i < space.n; i++) {
       bool ok = false;
       for (int v = 0; v < opt->nvector_lengths; v++) ok |= space.items[i].block[0] == opt->vector_lengths[v];
-      if (!ok && i != space.default_index) continue; /* the baseline stays */
+      if (!ok && i != space.default_gcc && i != space.default_nvc) continue; /* baselines stay */
       if (i == space.default_index) def = kept;
+      if (i == space.default_gcc) dg = kept;
+      if (i == space.default_nvc) dn = kept;
       space.items[kept++] = space.items[i];
     }
     space.n = kept;
     space.default_index = def;
+    space.default_gcc = dg;
+    space.default_nvc = dn;
   }
   out->candidates = calloc((size_t)space.n, sizeof *out->candidates);
   out->order = malloc((size_t)space.n * sizeof *out->order);
@@ -512,6 +516,8 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   }
   out->n = space.n;
   out->default_index = space.default_index;
+  out->default_gcc = space.default_gcc;
+  out->default_nvc = space.default_nvc;
   double est = sp_estimate_warp_instructions(nest);
   int64_t budget = opt->exact ? 0 : opt->sample_budget > 0 ? opt->sample_budget
                                                            : SP_DEFAULT_SAMPLE_BUDGET;
@@ -545,9 +551,12 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
     int nref = 0;
     if (sp_order_by_time(out, idx) == 0) {
       nref = out->n < SP_REFINE_COUNT ? out->n : SP_REFINE_COUNT;
-      bool def_in = false;
-      for (int k = 0; k < nref; k++) def_in |= idx[k] == out->default_index;
-      if (!def_in && out->default_index >= 0) idx[nref++] = out->default_index;
+      int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
+      for (int d = 0; d < 2; d++) {
+        bool def_in = defs[d] < 0;
+        for (int k = 0; k < nref; k++) def_in |= idx[k] == defs[d];
+        if (!def_in) idx[nref++] = defs[d];
+      }
       pass.budget = budget;
       pass.all_sms = true;
       pass.progress = false;

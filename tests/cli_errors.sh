@@ -68,6 +68,9 @@ expect 0 "vector_length a multiple of 32" -- help compilers
 expect 0 "== exit-codes ==" -- help
 expect 2 "no help topic 'nosuch'" -- help nosuch
 expect 2 "--fix with -o takes one input file" -- --fix -o "$tmp/x.c" --block 128 examples/transpose.c examples/jacobi.c
+expect 2 "--emit-harness takes one input file" -- --emit-harness examples/transpose.c examples/jacobi.c
+expect 0 "skipped.*OpenMP target regions" -- --emit-harness examples/omp_target.c
+expect 0 "sp_h_run_transpose\\(reps\\)" -- --emit-harness examples/transpose.c
 lines=$("$bin" --help | wc -l)
 if [ "$lines" -le 40 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --help has $lines lines (fit a screen: 40)"; fi
 

@@ -35,7 +35,8 @@ static void test_select(void) {
   for (int i = 0; i < N; i++) order[i] = (i * 37) % N; /* candidate at rank i+1 */
   r.n = N;
   r.order = order;
-  r.default_index = order[50];
+  r.default_index = r.default_gcc = order[50];
+  r.default_nvc = order[3];
   char desc[160];
   int k = sp_plan_select(&r, 20, 20, out, desc, sizeof desc);
   /* ranks 1..20, then 20 of ranks 21..100 evenly (21, 25.., 100), then the default (rank 51) */
@@ -45,8 +46,15 @@ static void test_select(void) {
   CHECK_EQ_INT(out[39], order[99]);  /* the last */
   CHECK_EQ_INT(out[21], order[24]);  /* 20 + 1*79/19 = 24 */
   CHECK_EQ_INT(out[40], order[50]);
-  CHECK_EQ_STR(desc, "top 20 + 20 evenly spaced of the remaining 80 (by rank) + the compiler default");
-  r.default_index = order[3];
+  CHECK_EQ_STR(desc, "top 20 + 20 evenly spaced of the remaining 80 (by rank) + the gcc default");
+  /* both baselines outside the selection: both go in (out has n + 1 entries) */
+  r.default_nvc = order[52];
+  k = sp_plan_select(&r, 20, 20, out, desc, sizeof desc);
+  CHECK_EQ_INT(k, 42);
+  CHECK_EQ_INT(out[41], order[52]);
+  CHECK_EQ_STR(desc, "top 20 + 20 evenly spaced of the remaining 80 (by rank) + the gcc default "
+                     "+ the nvc default");
+  r.default_index = r.default_gcc = r.default_nvc = order[3];
   k = sp_plan_select(&r, 20, 20, out, desc, sizeof desc);
   CHECK_EQ_INT(k, 40);
   CHECK_EQ_STR(desc, "top 20 + 20 evenly spaced of the remaining 80 (by rank)");
@@ -58,7 +66,7 @@ static void test_select(void) {
   CHECK_EQ_INT(out[0], 39);
   r.n = 41;
   for (int i = 0; i < 41; i++) order[i] = i;
-  r.default_index = 0;
+  r.default_index = r.default_gcc = r.default_nvc = 0;
   k = sp_plan_select(&r, 20, 20, out, desc, sizeof desc);
   CHECK_EQ_INT(k, 40); /* the remaining 21 minus one: ranks 21..41 sampled 20 times, no repeats */
   k = sp_plan_select(&r, 0, 1, out, desc, sizeof desc);

@@ -221,7 +221,7 @@ static void test_options(void) {
   tn_transpose(&t, 1024);
   static const int blocks[][3] = {{256, 1, 1}, {32, 8, 1}, {2048, 1, 1}};
   static const int64_t caps[] = {2};
-  sp_space_options o = {blocks, 3, caps, 1, false, false};
+  sp_space_options o = {blocks, 3, caps, 1, false, false, false};
   sp_space sp;
   char err[256];
   CHECK_EQ_INT(sp_space_build(&t.n, &H100, &o, &sp, err, sizeof err), 0);

@@ -137,7 +137,7 @@ static void test_every_iteration_once(void) {
     int64_t idx[SP_MAX_LOOPS] = {0}, count = 0;
     if (inner) enumerate(&t.n, 0, nb + 1, idx, exp0, exp1, &count, nb > 1 ? 0 : -1);
     enumerate(&t.n, 0, nb, idx, exp0, exp1, &count, -1);
-    sp_space_options o = {blocks, 8, caps, 2, true, false};
+    sp_space_options o = {blocks, 8, caps, 2, true, false, false};
     sp_space sp;
     char err[256];
     if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) {

@@ -490,11 +490,211 @@ static void default_schedule(sp_schedule *s, const sp_nest *nest, int nb, const 
   s->compiler_default = true;
 }
 
+/* ---- GCC's own default (--compiler gcc) ------------------------------------------------------
+ * GCC 12 partitions the OpenACC loops of a nest as gcc/omp-offload.cc does:
+ * oacc_loop_fixed_partitions keeps the user's gang/worker/vector; oacc_loop_auto_partitions gives
+ * every independent loop with no level (a bare `loop`, or `parallel loop`, in a parallel region)
+ * one: the outermost such loop takes the outermost free level other than vector, the innermost
+ * takes vector, and a loop above a partitioned inner one also takes the level just outside the
+ * outermost level used inside it (so a bare 2-deep nest is "gang worker" + "vector", as
+ * -fopt-info-omp reports). In a kernels region GCC's parloops gives the outermost loop gang only.
+ * libgomp's nvptx plugin (libgomp/plugin/plugin-nvptx.c, nvptx_exec) then sizes what the
+ * compiler left open: vector 32 unless vector_length; with cuOccupancyMaxPotentialBlockSize
+ * limited to num_workers x vector when both are known, workers = block / vector (at most 15 when
+ * vector > 32) and gangs = 2 x minimum grid x block / 32. We assume no register or shared-memory
+ * limit, so the block is the largest allowed: on an H100 16,896 gangs of 32 workers x 32 lanes,
+ * what GOMP_DEBUG printed for a bare 2-deep nest (validation/results/h100/gcc-openacc/). */
+enum { GWV_G = 1, GWV_W = 2, GWV_V = 4, GWV_MAX = 8 };
+
+typedef struct gcc_part {
+  const sp_nest *nest;
+  bool oacc[SP_MAX_LOOPS]; /* has a loop directive (collapsed loops belong to their head) */
+  int parent[SP_MAX_LOOPS]; /* nearest enclosing OpenACC loop, -1 */
+  bool assign[SP_MAX_LOOPS], tiling[SP_MAX_LOOPS];
+  /* levels of the loop; e_mask: of a tiled loop's element loop (GCC splits tile(...) into tile
+   * loops and element loops); the model puts those on the innermost loop the tile covers */
+  unsigned mask[SP_MAX_LOOPS], e_mask[SP_MAX_LOOPS], inner[SP_MAX_LOOPS];
+} gcc_part;
+
+static unsigned gcc_auto(gcc_part *g, int k, unsigned outer_mask, bool outer_assign) {
+  bool assign = g->assign[k], tiling = g->tiling[k];
+  if (assign && (!outer_assign || g->inner[k])) {
+    unsigned m = GWV_G;
+    while (m <= outer_mask) m <<= 1;
+    if (tiling && !(g->mask[k] | g->e_mask[k])) m |= m << 1; /* two axes when tiling */
+    m &= (GWV_G | GWV_W) & ~g->inner[k];
+    if (tiling && !g->e_mask[k]) { /* the inner of two axes goes to the element loop */
+      g->e_mask[k] = m & (m << 1);
+      m ^= g->e_mask[k];
+    }
+    g->mask[k] |= m;
+  }
+  bool kids = false;
+  unsigned inner = 0;
+  for (int c = k + 1; c < g->nest->nloops; c++)
+    if (g->oacc[c] && g->parent[c] == k) {
+      kids = true;
+      inner |= gcc_auto(g, c, outer_mask | g->mask[k] | g->e_mask[k], outer_assign || assign);
+    }
+  if (kids) g->inner[k] = inner;
+  if (assign && (!g->mask[k] || (tiling && !g->e_mask[k]) || !outer_assign)) {
+    unsigned used = g->inner[k] | GWV_MAX;
+    unsigned m = ((used & (~used + 1u)) >> 1) & ~outer_mask;
+    if (tiling) {
+      m &= ~(g->e_mask[k] | g->mask[k]);
+      unsigned tile_m = (m >> 1) & ~(outer_mask | g->e_mask[k] | g->mask[k]);
+      if (tile_m || g->mask[k]) {
+        g->e_mask[k] |= m;
+        m = tile_m;
+      }
+    }
+    g->mask[k] |= m;
+  }
+  return g->inner[k] | g->mask[k] | g->e_mask[k];
+}
+
+static void gcc_partition(const sp_nest *nest, gcc_part *g) {
+  memset(g, 0, sizeof *g);
+  g->nest = nest;
+  bool parallel = nest->construct == SP_CONSTRUCT_ACC_PARALLEL;
+  unsigned all = 0;
+  for (int k = 0; k < nest->nloops; k++) {
+    const sp_loop *l = &nest->loops[k];
+    unsigned f = l->clauses.flags;
+    int p = l->parent;
+    while (p >= 0 && !g->oacc[p]) p = nest->loops[p].parent;
+    g->parent[k] = p;
+    g->oacc[k] = l->clauses.directive && l->collapsed_into < 0;
+    if (!g->oacc[k] || (f & SP_CL_SEQ)) continue;
+    g->tiling[k] = l->clauses.ntile > 0;
+    unsigned m = (f & SP_CL_GANG ? GWV_G : 0u) | (f & SP_CL_WORKER ? GWV_W : 0u) |
+                 (f & SP_CL_VECTOR ? GWV_V : 0u);
+    g->assign[k] = (!m || (g->tiling[k] && m == (m & (~m + 1u)))) &&
+                   ((f & SP_CL_INDEPENDENT) || (parallel && !(f & SP_CL_AUTO)));
+    if (g->tiling[k] && m) { /* vector to the element loop, failing that worker */
+      unsigned e = m & GWV_V;
+      if (!e || (m & GWV_G)) e |= m & GWV_W;
+      g->e_mask[k] = e;
+      m ^= e;
+    }
+    g->mask[k] = m;
+    for (int a = p; a >= 0; a = g->parent[a]) g->inner[a] |= g->mask[k] | g->e_mask[k];
+    all |= g->mask[k] | g->e_mask[k];
+  }
+  for (int k = 0; k < nest->nloops; k++)
+    if (g->oacc[k] && g->parent[k] < 0) all |= gcc_auto(g, k, 0, false);
+  if (!all && nest->construct == SP_CONSTRUCT_ACC_KERNELS && nest->nloops > 0 &&
+      nest->loops[0].parallel)
+    g->mask[0] = GWV_G;
+  /* the element levels of a tile go to the innermost loop it covers */
+  for (int k = 0; k < nest->nloops; k++) {
+    if (!g->e_mask[k]) continue;
+    int last = k;
+    for (int j = k + 1; j < nest->nloops; j++)
+      if (nest->loops[j].collapsed_into == k) last = j;
+    if (last != k) {
+      g->mask[last] |= g->e_mask[k];
+      g->e_mask[k] = 0;
+    } else {
+      g->mask[k] |= g->e_mask[k];
+    }
+  }
+}
+
+static int64_t first_given(int64_t construct, int64_t loop) {
+  return construct > 0 ? construct : loop > 0 ? loop : 0;
+}
+
+/* The launch dims GCC + libgomp use: gangs, workers, vector (1 for a level no loop uses). */
+static void gcc_dims(const sp_nest *nest, const gcc_part *g, const sp_arch *arch, int64_t *gangs,
+                     int *workers, int *vector) {
+  unsigned used = 0;
+  for (int k = 0; k < nest->nloops; k++) used |= g->mask[k];
+  const sp_clauses *c = &nest->construct_clauses, *l0 = &nest->loops[0].clauses;
+  int64_t ng = first_given(c->num_gangs, l0->num_gangs);
+  int64_t nw = first_given(c->num_workers, l0->num_workers);
+  int64_t vl = first_given(c->vector_length, l0->vector_length);
+  int v = 1, w = 1;
+  if (used & GWV_V) /* GCC replaces a length it cannot use by 32 (with a warning) */
+    v = vl > 0 && vl % SP_WARP == 0 && vl <= arch->max_threads_per_block ? (int)vl : SP_WARP;
+  bool w_runtime = (used & GWV_W) && nw <= 0;
+  if ((used & GWV_W) && nw > 0) w = nw > arch->max_threads_per_block ? arch->max_threads_per_block : (int)nw;
+  int limit = w_runtime ? 0 : w * v;
+  int block = limit > 0 && limit < arch->max_threads_per_block ? limit : arch->max_threads_per_block;
+  if (w_runtime) {
+    w = block / v > 0 ? block / v : 1;
+    if (v > SP_WARP && w > 15) w = 15; /* one barrier per worker, 15 available */
+  }
+  *gangs = 1;
+  if ((used & GWV_G) && ng > 0) {
+    *gangs = ng;
+  } else if (used & GWV_G) {
+    int per_sm = arch->max_threads_per_sm / block;
+    if (per_sm > arch->max_blocks_per_sm) per_sm = arch->max_blocks_per_sm;
+    if (per_sm < 1) per_sm = 1;
+    int64_t warps = block / SP_WARP > 0 ? block / SP_WARP : 1;
+    *gangs = 2 * (int64_t)arch->sm_count * per_sm * warps;
+  }
+  *workers = w;
+  *vector = v;
+}
+
+/* GCC's schedule of the nest as written, on the units u (see build_units); false when the
+ * model cannot hold it: a level on a loop the model does not map (a vector loop below statements,
+ * outside the band), or a block larger than the GPU allows (GCC stops at run time). */
+static bool gcc_default_schedule(sp_schedule *s, const sp_nest *nest, const sp_arch *arch, int nb,
+                                 const unit *u, int n, int cfirst, int ccount) {
+  gcc_part g;
+  gcc_partition(nest, &g);
+  int64_t gangs;
+  int w, v;
+  gcc_dims(nest, &g, arch, &gangs, &w, &v);
+  int t[3] = {-1, -1, -1}, b[3] = {-1, -1, -1};
+  int blk[3] = {1, 1, 1};
+  int64_t grid[3] = {1, 1, 1};
+  for (int k = 0; k < nest->nloops; k++) {
+    bool head = false;
+    for (int i = 0; i < n; i++) head |= u[i].first == k;
+    if (g.mask[k] && !head) return false;
+  }
+  for (int i = 0; i < n; i++) {
+    unsigned m = g.mask[u[i].first];
+    if (m & GWV_G) b[i] = 0, grid[0] = gangs > SP_GRID_X_MAX ? SP_GRID_X_MAX : gangs;
+    if (m & GWV_V) t[i] = 0, blk[0] = m & GWV_W ? w * v : v; /* worker and vector: one index */
+    else if (m & GWV_W) t[i] = 1, blk[1] = w;
+  }
+  if ((int64_t)blk[0] * blk[1] > arch->max_threads_per_block) return false;
+  fill_schedule(s, nest, nb, u, n, t, b, cfirst, ccount, blk, grid);
+  snprintf(s->name, sizeof s->name, "gcc-default");
+  /* what GCC assigns, every OpenACC loop of the nest, and the dims libgomp launches */
+  size_t len = 0;
+  s->openacc[0] = 0;
+  for (int k = 0; k < nest->nloops && len < sizeof s->openacc; k++) {
+    if (!g.oacc[k]) continue;
+    unsigned m = g.mask[k];
+    len += (size_t)snprintf(s->openacc + len, sizeof s->openacc - len, "%s%s:%s%s%s%s",
+                            len ? "  " : "", nest->loops[k].index ? nest->loops[k].index : "?",
+                            m & GWV_G ? " gang" : "", m & GWV_W ? " worker" : "",
+                            m & GWV_V ? " vector" : "", m ? "" : " seq");
+  }
+  if (len < sizeof s->openacc)
+    snprintf(s->openacc + len, sizeof s->openacc - len,
+             "  num_gangs(%" PRId64 ") num_workers(%d) vector_length(%d)", gangs, w, v);
+  s->openacc_expressible = true;
+  return true;
+}
+
+static int find_or_push(sp_space *sp, sp_schedule *s) {
+  for (int i = 0; i < sp->n; i++)
+    if (sp_schedule_equal(&sp->items[i], s)) return i;
+  return push(sp, s) ? -2 : sp->n - 1;
+}
+
 int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_options *opt,
                    sp_space *out, char *err, size_t errlen) {
   if (!nest || !arch || !out) FAIL("null argument");
   memset(out, 0, sizeof *out);
-  out->default_index = -1;
+  out->default_index = out->default_gcc = out->default_nvc = -1;
   int nb = sp_traces_band_count(nest);
   if (nb < 0) FAIL("the nest's band loops are not a perfectly nested chain from loop 0");
   if (opt && opt->blocks && opt->nblocks < 0) FAIL("bad block list");
@@ -515,31 +715,45 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
   }
   out->n = w;
   sp_schedule def;
-  if (has_user_collapse && nc < n)
+  bool collapse_units = has_user_collapse && nc < n;
+  if (collapse_units)
     default_schedule(&def, nest, nb, uc, nc, cf2, cc2);
   else
     default_schedule(&def, nest, nb, u, n, cf, cc);
-  for (int i = 0; i < out->n; i++)
-    if (sp_schedule_equal(&out->items[i], &def)) {
-      out->items[i].compiler_default = true;
-      out->default_index = i;
-      break;
+  snprintf(def.name, sizeof def.name, "default");
+  int dn = find_or_push(out, &def), dg = dn;
+  /* GCC's own baseline for OpenACC nests with a loop directive (the nests the analyzer finds;
+   * hand-built ones without directives keep the one baseline) */
+  bool acc = nest->construct == SP_CONSTRUCT_ACC_PARALLEL ||
+             nest->construct == SP_CONSTRUCT_ACC_KERNELS || nest->construct == SP_CONSTRUCT_ACC_SERIAL;
+  bool directive = false;
+  for (int k = 0; k < nest->nloops; k++) directive |= nest->loops[k].clauses.directive != NULL;
+  acc &= directive;
+  if (dn >= 0 && acc &&
+      (collapse_units ? gcc_default_schedule(&def, nest, arch, nb, uc, nc, cf2, cc2)
+                      : gcc_default_schedule(&def, nest, arch, nb, u, n, cf, cc))) {
+    dg = find_or_push(out, &def);
+    if (dg >= 0) { /* already in the space: it is named and described as what GCC does */
+      memcpy(out->items[dg].name, def.name, sizeof def.name);
+      memcpy(out->items[dg].openacc, def.openacc, sizeof def.openacc);
+      out->items[dg].openacc_expressible = true;
     }
-  if (out->default_index < 0) {
-    snprintf(def.name, sizeof def.name, "default");
-    if (push(out, &def)) goto oom;
-    out->default_index = out->n - 1;
   }
+  if (dn < -1 || dg < -1) goto oom;
   /* keep only what the checker accepts (a user block list may hold impossible shapes) */
+  out->default_nvc = out->default_gcc = -1;
   w = 0;
   for (int i = 0; i < out->n; i++) {
     if (sp_schedule_check(nest, &out->items[i], arch, NULL, 0) == 0) {
-      if (i == out->default_index) out->default_index = w;
-      out->items[w++] = out->items[i];
-    } else if (i == out->default_index) {
-      out->default_index = -1;
+      if (i == dn) out->default_nvc = w;
+      if (i == dg) out->default_gcc = w;
+      out->items[w] = out->items[i];
+      out->items[w++].compiler_default = false;
     }
   }
+  if (out->default_gcc < 0) out->default_gcc = out->default_nvc;
+  out->default_index = opt && opt->gcc_default ? out->default_gcc : out->default_nvc;
+  if (out->default_index >= 0) out->items[out->default_index].compiler_default = true;
   out->n = w;
   if (out->n == 0) {
     sp_space_free(out);
@@ -556,5 +770,5 @@ void sp_space_free(sp_space *s) {
   free(s->items);
   s->items = NULL;
   s->n = s->cap = 0;
-  s->default_index = -1;
+  s->default_index = s->default_gcc = s->default_nvc = -1;
 }

@@ -411,11 +411,15 @@ int sp_plan_select(const sp_rank_result *r, int top, int sample, int *out, char 
   }
   int w = snprintf(desc, desclen, "top %d + %d evenly spaced of the remaining %d (by rank)", top,
                    taken, rest);
-  bool has_default = r->default_index < 0;
-  for (int i = 0; i < k; i++) has_default |= out[i] == r->default_index;
-  if (!has_default) {
-    out[k++] = r->default_index;
-    if (w > 0 && (size_t)w < desclen) snprintf(desc + w, desclen - (size_t)w, " + the compiler default");
+  /* both baselines (GCC's and nvc's compiler default): top + sample < n, so k <= n + 1 */
+  int defs[2] = {r->default_gcc, r->default_nvc};
+  for (int d = 0; d < 2; d++) {
+    bool has_default = defs[d] < 0;
+    for (int i = 0; i < k; i++) has_default |= out[i] == defs[d];
+    if (has_default) continue;
+    out[k++] = defs[d];
+    if (w > 0 && (size_t)w < desclen)
+      w += snprintf(desc + w, desclen - (size_t)w, " + the %s default", d ? "nvc" : "gcc");
   }
   return k;
 }
@@ -541,6 +545,7 @@ static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
   json_object_set_new(o, "cuda_prelude", prelude ? json_string(prelude) : json_null());
   free(prelude);
   json_object_set_new(o, "reference", json_integer(r->default_index));
+  json_object_set_new(o, "defaults", json_pack("{s:i, s:i}", "gcc", r->default_gcc, "nvc", r->default_nvc));
   json_object_set_new(o, "space_size", json_integer(r->n));
   int *sel = malloc((size_t)(r->n + 1) * sizeof *sel);
   int *rank_of = malloc((size_t)(r->n + 1) * sizeof *rank_of);

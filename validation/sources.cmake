@@ -3,4 +3,5 @@ list(APPEND SP_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/plan.c
   ${CMAKE_CURRENT_LIST_DIR}/compare.c
   ${CMAKE_CURRENT_LIST_DIR}/compare_read.c
-  ${CMAKE_CURRENT_LIST_DIR}/compare_report.c)
+  ${CMAKE_CURRENT_LIST_DIR}/compare_report.c
+  ${CMAKE_CURRENT_LIST_DIR}/harness.c)

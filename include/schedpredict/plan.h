@@ -31,8 +31,9 @@ char *sp_plan_prelude(const sp_nest *nest);
 char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const char *name);
 
 /* The candidates to run, as indices into r->candidates: ranks 1..top, then `sample` evenly spaced
- * over the remaining ranks, then the compiler default if not yet in; all when top + sample cover
- * the space. Returns the count (out needs r->n entries) and describes the choice in desc. */
+ * over the remaining ranks, then both compiler defaults (GCC's, nvc's) if not yet in; all when
+ * top + sample cover the space. Returns the count (out needs r->n + 1 entries) and describes the
+ * choice in desc. */
 int sp_plan_select(const sp_rank_result *r, int top, int sample, int *out, char *desc,
                    size_t desclen);
 

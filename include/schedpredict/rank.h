@@ -66,6 +66,7 @@ typedef struct sp_rank_result {
   sp_rank_candidate *candidates; /* in space order */
   int *order;                    /* indices into candidates, best predicted time first */
   int default_index;             /* the compiler-default candidate */
+  int default_gcc, default_nvc;  /* both baselines (sp_space); default_index is one of them */
 } sp_rank_result;
 
 /* Ranks the nest's candidates; 0, or -1 with a message in err. */

@@ -46,7 +46,7 @@ typedef struct sp_schedule {
   char name[48];   /* pattern name: "2_1", "2_2", "2_3", "3_1", ... or "default" */
   char openacc[192]; /* the clauses as a user writes them, one loop after another, e.g.
                         "i: gang  j: vector(128)" */
-  bool compiler_default; /* the outer-loop-gang, innermost-parallel-vector(128) baseline */
+  bool compiler_default; /* the baseline of the chosen compiler (see sp_space_options) */
   /* false when standard OpenACC (gang = blockIdx.x, worker = threadIdx.y, vector = threadIdx.x,
    * gang outside worker outside vector) cannot state the mapping; `openacc` then starts with
    * "not expressible:" followed by the nearest clause form (gang(dim:2), tz(n), ...) */
@@ -115,12 +115,17 @@ typedef struct sp_space_options {
   int ngang_caps;
   bool allow_interchange; /* let vector sit on any parallel loop (default true) */
   bool gang_caps_absolute; /* gang_caps are numbers of blocks (--gangs), not SM multiples */
+  /* the baseline ("compiler default") is GCC's own schedule of the nest as written (--compiler
+   * gcc: the user's clauses honored, the rest partitioned and sized as GCC 12 and its libgomp
+   * do), not the nvc-style one (outer loop gang with a covering grid, innermost vector(128)) */
+  bool gcc_default;
 } sp_space_options;
 
 typedef struct sp_space {
   int n, cap;
   sp_schedule *items;
-  int default_index; /* the compiler-default candidate */
+  int default_index; /* the compiler-default candidate: default_gcc or default_nvc */
+  int default_gcc, default_nvc; /* both baselines (they may be the same candidate) */
 } sp_space;
 
 int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_options *opt,

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# --fix keeps the semantics: every example's timing harness (schedpredict --emit-harness) is
+# built as written and after --fix, and both run in libgomp's host fallback
+# (ACC_DEVICE_TYPE=host, only the checked call); each function's arrays and return value must be
+# bitwise equal between the two builds.
+#   tests/gcc_openacc_host.sh SCHEDPREDICT
+# Two examples are made smaller, because on the host their full size takes minutes:
+# gemm runs with --param ni=200 nj=230 nk=260 (its loop bounds; the arrays keep their extents)
+# and matmul with N=512 instead of 4096 (a #define without an #ifndef guard, edited in the copy).
+set -u
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+cd "$(dirname "$0")/.."
+cc=${SP_OFFLOAD_CC:-gcc}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'int main(void) {\n#pragma acc parallel\n;\nreturn 0;\n}\n' >"$tmp/probe.c"
+if ! "$cc" -fopenacc -foffload=disable "$tmp/probe.c" -o "$tmp/probe" >/dev/null 2>&1; then
+  echo "SKIP: $cc -fopenacc does not build (libgomp missing)"
+  exit 0
+fi
+mkdir "$tmp/examples"
+cp examples/*.c "$tmp/examples/"
+sed -i 's|^// schedpredict-args:.*|// schedpredict-args: --param ni=200 --param nj=230 --param nk=260|' \
+  "$tmp/examples/gemm.c"
+sed -i 's|^#define N 4096$|#define N 512|' "$tmp/examples/matmul.c"
+grep -q '^#define N 512$' "$tmp/examples/matmul.c" || { echo "FAIL: matmul.c no longer has '#define N 4096'"; exit 1; }
+if ! SCHEDPREDICT=$bin SP_EXAMPLES_DIR=$tmp/examples SP_HARNESS_HOST=1 \
+     scripts/gcc_openacc_build.sh "$tmp/out" >"$tmp/build.log" 2>&1; then
+  echo "FAIL: scripts/gcc_openacc_build.sh failed:"; tail -30 "$tmp/build.log"; exit 1
+fi
+if grep -q FAIL "$tmp/build.log"; then
+  grep FAIL "$tmp/build.log"
+  for f in "$tmp"/out/logs/*.log; do grep -l "error" "$f" >/dev/null && { echo "== $f"; grep -m5 error "$f"; }; done
+  exit 1
+fi
+ACC_DEVICE_TYPE=host SP_RUN_DIMS=0 SP_NCU=0 scripts/gcc_openacc_run.sh "$tmp/out" "$tmp/res" 0 \
+  >"$tmp/run.log" 2>&1 || { echo "FAIL: a harness run failed:"; grep FAIL "$tmp/run.log"; exit 1; }
+python3 scripts/gcc_openacc_table.py "$tmp/res" --check
