@@ -116,16 +116,26 @@ static void sp_extrapolate_ref(sp_cm_counters *out, const sp_cm_counters *head,
  * L2 would count most of it as DRAM traffic. Proportion, not the second part's rate: warps or
  * SMs that run ahead make the first touches early in the run, so the rate falls off before
  * the footprint is covered. */
-static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double f, double footprint_sectors,
-                        uint32_t sector_bytes) {
-  if (cold_seen <= 0 || footprint_sectors <= 0) return;
+static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_seen, double f,
+                        double footprint_bytes, int sector_bytes, int fill_bytes) {
+  if (cold_seen <= 0 || cold_bytes_seen <= 0 || footprint_bytes <= 0) return;
+  /* capped in DRAM bytes: with 64-byte L2 fills a cold miss can bring more than its sector */
+  double cold_bytes_full = fmin(cold_bytes_seen * f, fmax(footprint_bytes, cold_bytes_seen));
   double cold = (double)c->l2_read_cold_sectors;
-  double cold_full = fmin(cold_seen * f, fmax(footprint_sectors, cold_seen));
-  double misses_full = cold_full + (double)(c->l2_read_sectors - c->l2_read_hit_sectors) - cold;
+  double cold_full = cold_seen * (cold_bytes_full / cold_bytes_seen);
+  double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
+  double misses_full = cold_full + misses - cold;
+  double bytes_full = cold_bytes_full + (double)(c->dram_read_bytes - c->dram_read_cold_bytes);
+  /* one sector per miss, or the sample's mix of lone and paired misses */
+  double per_miss = fill_bytes <= sector_bytes ? sector_bytes
+                    : misses_full > 0          ? bytes_full / misses_full
+                                               : 0;
   if (misses_full > (double)c->l2_read_sectors) misses_full = (double)c->l2_read_sectors;
+  int64_t m = (int64_t)llround(misses_full);
   c->l2_read_cold_sectors = (int64_t)llround(cold_full);
-  c->l2_read_hit_sectors = c->l2_read_sectors - (int64_t)llround(misses_full);
-  c->dram_read_bytes = (int64_t)llround(misses_full) * sector_bytes;
+  c->l2_read_hit_sectors = c->l2_read_sectors - m;
+  c->dram_read_bytes = (int64_t)llround((double)m * per_miss);
+  c->dram_read_cold_bytes = (int64_t)llround(cold_bytes_full);
 }
 
 static void sp_counters_add(sp_cm_counters *t, const sp_cm_counters *c) {
@@ -339,13 +349,14 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     int k = sink.snap_seen[0] > 0 && 2 * sink.snap_seen[0] <= sink.seen ? 0 : 1;
     bool split = (truncated || topt.sample_waves > 0) && sink.snap_seen[k] > 0;
     size_t na = (size_t)(nest->narrays ? nest->narrays : 1);
-    double *cold_seen = calloc(na, sizeof *cold_seen), *ex = calloc(2 * na, sizeof *ex);
-    if (!cold_seen || !ex) rc = -1; /* ex: per array, executions in the run and in the sample */
+    double *cold_seen = calloc(2 * na, sizeof *cold_seen), *ex = calloc(2 * na, sizeof *ex);
+    if (!cold_seen || !ex) rc = -1; /* cold_seen: per array, cold misses and their DRAM bytes */ /* ex: per array, executions in the run and in the sample */
     for (int r = 0; r < nest->nrefs && rc == 0; r++) {
       sp_cm_counters cur, out;
       sp_cm_memsys_counters(m, r, &cur);
       int a = nest->refs[r].array;
-      cold_seen[a] += (double)cur.l2_read_cold_sectors;
+      cold_seen[2 * a] += (double)cur.l2_read_cold_sectors;
+      cold_seen[2 * a + 1] += (double)cur.dram_read_cold_bytes;
       if (nest->refs[r].access == SP_READ) {
         ex[2 * a] += sp_ref_executions(nest, r);
         ex[2 * a + 1] += sink.ref_lanes[r];
@@ -358,11 +369,12 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
       sp_counters_add(&c->per_array[a], &out);
     }
     memset(&c->total, 0, sizeof c->total);
+    int fill = arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
     for (int a = 0; a < nest->narrays && rc == 0; a++) {
       if (c->sampled && ex[2 * a + 1] > 0)
-        sp_cap_cold(&c->per_array[a], cold_seen[a], ex[2 * a] / ex[2 * a + 1],
-                    sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes),
-                    (uint32_t)arch->l2_sector_bytes);
+        sp_cap_cold(&c->per_array[a], cold_seen[2 * a], cold_seen[2 * a + 1],
+                    ex[2 * a] / ex[2 * a + 1], sp_array_footprint_sectors(nest, a, fill) * fill,
+                    arch->l2_sector_bytes, fill);
       sp_counters_add(&c->total, &c->per_array[a]);
     }
     free(cold_seen);
