@@ -509,19 +509,6 @@ static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector)
   else sp_cm_setassoc_prefetch(m->l2s, sector);
 }
 
-/* Second prefetch stage, half-way through the pipeline: the index slots fetched on arrival
- * are cached by now, so the nodes they point to can be fetched too (fully associative only). */
-static void node_prefetch(const sp_cm_memsys *m, const pipe_ent *e)
-{
-  const sm_state *s = &m->sm[e->sm];
-  if (s->l1f && (!e->write || m->l1_store != SP_L1_STORE_WRITE_THROUGH_NO_ALLOC))
-    for (uint32_t k = 0; k < e->wa.n_lines; k++) sp_cm_lru_prefetch_node(s->l1f, e->wa.lines[k]);
-  if (!m->l2f) return;
-  const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
-  for (uint32_t k = 0; k < l2wa->n_sectors; k++)
-    sp_cm_lru_prefetch_node(m->l2f, l2wa->sectors[k] << (e->l2_split ? 0 : m->sub_shift));
-}
-
 /* A load through L1. The L1 is looked up first (all lines of the instruction), collecting the
  * sectors that go to L2; their L2 slots are then prefetched and the L2 reads done in the same
  * order (ascending sectors) as a one-pass loop would: the split only lets the host overlap its
@@ -670,7 +657,6 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
     for (uint32_t k = 0; k < e->wa.n_lines; k++) l1_prefetch(s, e->wa.lines[k]);
   const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
   for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k] << (e->l2_split ? 0 : m->sub_shift));
-  node_prefetch(m, &m->pipe[(m->pipe_head + m->pipe_count / 2) % SP_CM_PIPE]);
   return 0;
 }
 

@@ -150,9 +150,6 @@ uint64_t *sp_cm_setassoc_lookup(sp_cm_setassoc *c, uint64_t unit, sp_cm_lookup_m
  * overlap the cache misses of a batch of lookups. No effect on the model. */
 void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit);
 void sp_cm_setassoc_prefetch(const sp_cm_setassoc *c, uint64_t unit);
-/* Second stage, some time after sp_cm_lru_prefetch: if the unit's home slot (by then cached)
- * holds it, prefetches its node (a hit's next host cache miss). */
-void sp_cm_lru_prefetch_node(const sp_cm_lru *c, uint64_t unit);
 /* Heap held by a cache (for memory reports), and what create would allocate. */
 size_t sp_cm_lru_memory_bytes(const sp_cm_lru *c);
 size_t sp_cm_setassoc_memory_bytes(const sp_cm_setassoc *c);
