@@ -533,6 +533,9 @@ static int sp_run_pass(sp_pass *p) {
                         &short_loop, &short_trip);
     size_t each = sp_cm_memsys_full_bytes(sp_model_get(&p->first, p->arch, p->nest->narrays,
                                                        nsms, &cmo));
+    for (int a = 0; a < p->nest->narrays; a++) /* and its footprint bitmaps (sp_simulate) */
+      each += (size_t)fmin((double)(32 << 20),
+                           ceil((double)p->nest->arrays[a].total_bytes / p->arch->l2_sector_bytes / 8));
     size_t fit = each ? SP_MODEL_MEMORY_BUDGET / each : 1;
     if (fit < (size_t)threads) threads = fit < 1 ? 1 : (int)fit;
   }
