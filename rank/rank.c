@@ -374,7 +374,8 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
  * end, no loop shortened) count exactly what their L1s see. SMs that hold as many blocks behave
  * alike; with B blocks on S SMs the first B mod S hold one more than the others, so each of the
  * (at most two) classes is sampled and scaled by its number of SMs. Where that fits the budget,
- * these L1 figures replace the shortened run's, and its L2 hit rate is applied to the L1 misses;
+ * these SMs' L1 hit and miss rates per load sector replace the shortened run's, and its L2 hit
+ * rate is applied to the L1 misses;
  * the L2 and DRAM keep the whole-grid run's figures. */
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                         const sp_cm_options *cmo_all, double est_instr, int64_t budget,
@@ -412,14 +413,19 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       sum[a].ld_l1_hit_sectors += (int64_t)llround((double)l1[a].ld_l1_hit_sectors * f);
       sum[a].ld_l1_pending_sectors += (int64_t)llround((double)l1[a].ld_l1_pending_sectors * f);
       sum[a].l2_read_sectors += (int64_t)llround((double)l1[a].l2_read_sectors * f);
+      sum[a].ld_sectors += (int64_t)llround((double)l1[a].ld_sectors * f);
     }
   }
+  /* as rates of the load sectors, which the whole-grid run counts as well as the SMs do: the
+   * two scale differently (SM count vs executions), and a count would then exceed its total */
   for (int a = 0; a < nest->narrays && rc == 0; a++) {
     sp_cm_counters *c = &per_array[a];
+    if (sum[a].ld_sectors <= 0) continue;
     double hit = c->l2_read_sectors > 0 ? (double)c->l2_read_hit_sectors / (double)c->l2_read_sectors : 0;
-    c->ld_l1_hit_sectors = sum[a].ld_l1_hit_sectors;
-    c->ld_l1_pending_sectors = sum[a].ld_l1_pending_sectors;
-    c->l2_read_sectors = sum[a].l2_read_sectors;
+    double ld = (double)c->ld_sectors, per = 1.0 / (double)sum[a].ld_sectors;
+    c->ld_l1_hit_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_hit_sectors * per);
+    c->ld_l1_pending_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_pending_sectors * per);
+    c->l2_read_sectors = (int64_t)llround(ld * (double)sum[a].l2_read_sectors * per);
     c->l2_read_hit_sectors = (int64_t)llround(hit * (double)c->l2_read_sectors);
   }
   free(l1);
