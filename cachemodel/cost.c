@@ -34,8 +34,12 @@ double sp_cm_l2_read_hit_rate(const sp_cm_counters *c)
 
 double sp_cm_l2_raw_hit_rate_estimate(const sp_cm_counters *c, const sp_arch *arch)
 {
-  int p = arch && arch->l2_partitions > 1 ? arch->l2_partitions : 1;
   double n = (double)c->l2_read_sectors, h = (double)c->l2_read_hit_sectors;
+  if (arch && arch->l2_fill_bytes > arch->l2_sector_bytes) {
+    double f = (double)c->l2_read_fill_sectors;
+    return n + f > 0 ? h / (n + f) : 0.0;
+  }
+  int p = arch && arch->l2_partitions > 1 ? arch->l2_partitions : 1;
   double extra = (n - h) * (double)(p - 1) / (double)p;
   return n + extra > 0 ? (h + extra) / (n + extra) : 0.0;
 }

@@ -70,9 +70,18 @@ void *sp_cm_table_alloc(size_t bytes)
   return p;
 }
 
-/* ---- fully associative LRU: hash map + doubly linked list over a node pool -------------------- */
+/* ---- fully associative LRU: compact hash index + doubly linked list over a node pool ---------
+ * The index is open-addressed (linear probing, load <= 1/2, backward-shift erase) with 8-byte
+ * slots: the top 32 bits of the unit's Fibonacci hash and the node index + 1 (0 = empty). The
+ * hash bits give a slot's home without reading its node and reject nearly every non-matching
+ * slot; a match is confirmed on the node's unit. A full H100 L2 (1.6 M sectors) then takes
+ * 32 MB of index + 39 MB of nodes instead of 64 + 39 MB, which lets two refinement models fit
+ * the memory budget, and eviction prefetches the next victim's predecessor and index slot, so a
+ * stream of misses (the usual L2 traffic) waits on fewer host cache misses. (Prefetching a hit's
+ * node half-way through memsys.c's pipeline was measured: 10 % more CPU time, not kept.) */
 
 #define NIL UINT32_MAX
+#define LRU_PHI UINT64_C(0x9E3779B97F4A7C15)
 
 typedef struct lru_node {
   uint64_t unit;
@@ -80,27 +89,81 @@ typedef struct lru_node {
   uint32_t prev, next; /* prev towards MRU, next towards LRU */
 } lru_node;
 
+typedef struct lru_slot {
+  uint32_t hash; /* top 32 bits of unit * LRU_PHI */
+  uint32_t node; /* node index + 1; 0: empty */
+} lru_slot;
+
 struct sp_cm_lru {
-  cm_map map; /* unit -> node index */
+  lru_slot *slot;
+  uint64_t mask;  /* slots - 1 */
+  unsigned shift; /* 32 - log2(slots) */
   lru_node *node;
   uint32_t capacity, used;
   uint32_t mru, lru;
 };
 
+static inline uint32_t lru_hash(uint64_t unit)
+{
+  return (uint32_t)((unit * LRU_PHI) >> 32);
+}
+
+static inline uint64_t lru_home(const sp_cm_lru *c, uint32_t hash)
+{
+  return c->shift >= 32 ? 0 : hash >> c->shift;
+}
+
 sp_cm_lru *sp_cm_lru_create(uint64_t capacity)
 {
-  if (capacity == 0 || capacity >= NIL) return NULL;
+  if (capacity == 0 || capacity >= (UINT64_C(1) << 31)) return NULL;
   sp_cm_lru *c = calloc(1, sizeof *c);
   if (!c) return NULL;
+  uint64_t slots = cm_pow2_at_least(2 * capacity);
+  unsigned bits = 0;
+  while ((UINT64_C(1) << bits) < slots) bits++;
   c->node = sp_cm_table_alloc(capacity * sizeof *c->node);
-  if (!c->node || cm_map_init(&c->map, 2 * capacity) != 0) {
+  c->slot = sp_cm_table_alloc(slots * sizeof *c->slot);
+  if (!c->node || !c->slot) {
     free(c->node);
+    free(c->slot);
     free(c);
     return NULL;
   }
+  c->mask = slots - 1;
+  c->shift = 32 - bits;
   c->capacity = (uint32_t)capacity;
-  c->mru = c->lru = NIL;
+  sp_cm_lru_clear(c);
   return c;
+}
+
+/* The slot holding unit, or the empty slot where it would go. */
+static inline uint64_t lru_probe(const sp_cm_lru *c, uint64_t unit, uint32_t hash)
+{
+  uint64_t i = lru_home(c, hash);
+  for (;;) {
+    lru_slot s = c->slot[i];
+    if (s.node == 0 || (s.hash == hash && c->node[s.node - 1].unit == unit)) return i;
+    i = (i + 1) & c->mask;
+  }
+}
+
+/* Removes the occupied slot `hole` by shifting later members of its probe run back. */
+static void lru_erase(sp_cm_lru *c, uint64_t hole)
+{
+  uint64_t j = hole;
+  for (;;) {
+    j = (j + 1) & c->mask;
+    lru_slot next = c->slot[j];
+    if (next.node == 0) break;
+    uint64_t home = lru_home(c, next.hash);
+    /* next may move into the hole unless its home lies cyclically in (hole, j]. */
+    int home_in_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!home_in_between) {
+      c->slot[hole] = next;
+      hole = j;
+    }
+  }
+  c->slot[hole].node = 0;
 }
 
 static inline void list_unlink(sp_cm_lru *c, uint32_t i)
@@ -133,9 +196,10 @@ uint64_t *sp_cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
                            sp_cm_lookup *res)
 {
   if (res) res->hit = res->evicted = 0;
-  cm_slot *s = cm_map_probe(&c->map, unit);
-  if (s->val != CM_EMPTY) {
-    uint32_t i = (uint32_t)s->val;
+  uint32_t hash = lru_hash(unit);
+  uint64_t si = lru_probe(c, unit, hash);
+  if (c->slot[si].node) {
+    uint32_t i = c->slot[si].node - 1;
     if (mode != SP_CM_LOOKUP_PEEK && i != c->mru) {
       list_unlink(c, i);
       list_push_mru(c, i);
@@ -149,27 +213,34 @@ uint64_t *sp_cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
     i = c->used++;
   } else {
     i = c->lru;
+    lru_node *v = &c->node[i];
     list_unlink(c, i);
     if (res) {
       res->evicted = 1;
-      res->victim = c->node[i].unit;
-      res->victim_payload = c->node[i].payload;
+      res->victim = v->unit;
+      res->victim_payload = v->payload;
     }
-    cm_map_erase(&c->map, cm_map_probe(&c->map, c->node[i].unit));
-    s = cm_map_probe(&c->map, unit);
+    lru_erase(c, lru_probe(c, v->unit, lru_hash(v->unit)));
+    si = lru_probe(c, unit, hash); /* the erase may have moved the empty slot */
+#if defined(__GNUC__)
+    if (c->lru != NIL) { /* the next victim: its predecessor and its slot */
+      const lru_node *t = &c->node[c->lru];
+      if (t->prev != NIL) __builtin_prefetch(&c->node[t->prev]);
+      __builtin_prefetch(&c->slot[lru_home(c, lru_hash(t->unit))]);
+    }
+#endif
   }
   c->node[i].unit = unit;
   c->node[i].payload = 0;
-  s->key = unit;
-  s->val = i;
-  c->map.count++;
+  c->slot[si].hash = hash;
+  c->slot[si].node = i + 1;
   list_push_mru(c, i);
   return &c->node[i].payload;
 }
 
 void sp_cm_lru_clear(sp_cm_lru *c)
 {
-  cm_map_clear(&c->map);
+  memset(c->slot, 0, (size_t)(c->mask + 1) * sizeof *c->slot);
   c->used = 0;
   c->mru = c->lru = NIL;
 }
@@ -177,7 +248,7 @@ void sp_cm_lru_clear(sp_cm_lru *c)
 void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)
 {
 #if defined(__GNUC__)
-  __builtin_prefetch(&c->map.slots[cm_home(&c->map, unit)]);
+  __builtin_prefetch(&c->slot[lru_home(c, lru_hash(unit))]);
 #else
   (void)c;
   (void)unit;
@@ -187,19 +258,19 @@ void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)
 size_t sp_cm_lru_bytes_for(uint64_t capacity)
 {
   return sizeof(sp_cm_lru) + (size_t)capacity * sizeof(lru_node) +
-         (size_t)cm_pow2_at_least(2 * capacity) * sizeof(cm_slot);
+         (size_t)cm_pow2_at_least(2 * capacity) * sizeof(lru_slot);
 }
 
 size_t sp_cm_lru_memory_bytes(const sp_cm_lru *c)
 {
   return sizeof *c + (size_t)c->capacity * sizeof *c->node +
-         (size_t)(c->map.mask + 1) * sizeof *c->map.slots;
+         (size_t)(c->mask + 1) * sizeof *c->slot;
 }
 
 void sp_cm_lru_free(sp_cm_lru *c)
 {
   if (!c) return;
-  free(c->map.slots);
+  free(c->slot);
   free(c->node);
   free(c);
 }

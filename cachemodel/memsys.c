@@ -54,8 +54,17 @@
  *   capacity: a sector's hit/miss and the DRAM bytes do not depend on which half homes it (each
  *   sector lives in exactly one partition, so the capacity adds up). What the split changes is
  *   the raw lts__t_sector_op_read_hit_rate, which also counts the lookups of far-partition
- *   traffic: see sp_cm_l2_raw_hit_rate_estimate (memsys.h) for the formula fitted to DESIGN.md's
- *   33%. Far-partition latency is not used by the counters; cost.c uses the near latency.
+ *   traffic: see sp_cm_l2_raw_hit_rate_estimate (memsys.h). Far-partition latency is not used
+ *   by the counters; cost.c uses the near latency.
+ *
+ * DRAM fill granularity (arch->l2_fill_bytes, 64 on A100/H100/H200; absent = one sector). A read
+ *   miss reads its whole aligned fill block from DRAM: the sectors of the block not in L2 are
+ *   installed with it (clean, MRU, l2_read_fill_sectors, DRAM bytes), after the instruction's
+ *   own lookups, so two sectors of a block requested by one instruction both miss (one 64-byte
+ *   fill) and a lone sector's partner hits when a later request asks for it. That is what the
+ *   H100 probe measured (validation/results/h100/2026-11-22-transpose-probe.md): one-sector loads
+ *   of the 4096^2 transpose had 2,097,151 L2 lookup hits of 4,194,304 with every byte read from
+ *   DRAM once; whole-line loads had none. Stores fill nothing (byte-masked, as above).
  *
  * Variants (sp_cm_l1_variant).
  *   BASE: every request is processed to completion in arrival order; a miss installs its sectors
@@ -195,6 +204,7 @@ struct sp_cm_memsys {
   sp_cm_coalescer co_l2; /* L2 sectors (used when the L1 transaction is larger) */
   unsigned spl_shift;    /* log2(L1 sectors per line) */
   unsigned sub_shift;    /* log2(L2 sectors per L1 transaction) */
+  unsigned fill_shift;   /* log2(L2 sectors filled from DRAM per read miss) */
   uint32_t l2_sector_bytes;
   uint64_t l1_lines, l1_sets;
   uint32_t l1_ways;
@@ -211,6 +221,9 @@ struct sp_cm_memsys {
   struct pipe_ent *pipe;
   unsigned pipe_head, pipe_count;
 };
+
+/* L2 sectors per L1 transaction at most: 2^3 (a 128-byte transaction of 16-byte sectors). */
+enum { SP_CM_MAX_SUB_SHIFT = 3 };
 
 /* An instruction waiting in the pipeline: coalesced, its table slots prefetched. */
 typedef struct pipe_ent {
@@ -276,7 +289,12 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
     goto fail;
   m->spl_shift = log2u((uint64_t)(line / sector));
   m->sub_shift = log2u((uint64_t)(sector / l2s));
+  if (m->sub_shift > SP_CM_MAX_SUB_SHIFT) goto fail;
   m->l2_sector_bytes = (uint32_t)l2s;
+  if (arch->l2_fill_bytes > l2s) {
+    if (!is_pow2(arch->l2_fill_bytes)) goto fail;
+    m->fill_shift = log2u((uint64_t)(arch->l2_fill_bytes / l2s));
+  }
 
   int64_t l1_bytes = o.l1_bytes ? o.l1_bytes : arch->l1_bytes;
   m->l1_lines = l1_bytes >= line ? (uint64_t)(l1_bytes / line) : 1;
@@ -385,6 +403,25 @@ static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup
   return p;
 }
 
+/* A sector read from DRAM into L2: counts its bytes, and marks its first touch (returns 1 then)
+ * when the array's footprint is tracked. */
+static inline int l2_dram_fill(sp_cm_memsys *m, uint64_t sector, sp_cm_counters *c, int array)
+{
+  c->dram_read_bytes += m->l2_sector_bytes;
+  if (m->cold_bits && m->cold_bits[array]) {
+    uint64_t i = sector - m->cold_first[array];
+    if (i < m->cold_nsectors[array]) {
+      uint64_t bit = 1ull << (i & 63), *w = &m->cold_bits[array][i >> 6];
+      if (!(*w & bit)) {
+        *w |= bit;
+        c->dram_read_cold_bytes += m->l2_sector_bytes;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 /* One load sector at L2 granularity. Returns 1 on an L2 hit. */
 /* group: the counters to count in; array: whose first touches (cold bits) to check */
 static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int group, int array)
@@ -397,19 +434,33 @@ static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int group, int array
     c->l2_read_hit_sectors++;
     return 1;
   }
-  c->dram_read_bytes += m->l2_sector_bytes;
   *p = (uint64_t)group << 1;
-  if (m->cold_bits && m->cold_bits[array]) {
-    uint64_t i = sector - m->cold_first[array];
-    if (i < m->cold_nsectors[array]) {
-      uint64_t bit = 1ull << (i & 63), *w = &m->cold_bits[array][i >> 6];
-      if (!(*w & bit)) {
-        *w |= bit;
-        c->l2_read_cold_sectors++;
-      }
+  c->l2_read_cold_sectors += l2_dram_fill(m, sector, c, array);
+  return 0;
+}
+
+/* The rest of a read miss's DRAM fill (arch->l2_fill_bytes > one sector): the sectors of the
+ * miss's aligned fill block that are not in L2 are read with it and installed clean. Done after
+ * all the instruction's own L2 reads, so a sector the instruction requests itself is looked up
+ * (and missed) as its own request: two sectors of one block requested together both miss and
+ * cost one 64-byte fill, a lone one misses and its partner hits later (the H100 probe,
+ * validation/results/h100/2026-11-22-transpose-probe.md). missed: the instruction's read misses
+ * at L2 sector granularity. */
+static void l2_fill_blocks(sp_cm_memsys *m, const uint64_t *missed, uint32_t n, int group,
+                           int array)
+{
+  sp_cm_counters *c = &m->ctr[group];
+  const uint64_t per = UINT64_C(1) << m->fill_shift;
+  for (uint32_t k = 0; k < n; k++) {
+    uint64_t first = missed[k] & ~(per - 1);
+    for (uint64_t q = first; q < first + per; q++) {
+      sp_cm_lookup r;
+      if (q == missed[k] || l2_lookup(m, q, SP_CM_LOOKUP_PEEK, &r)) continue;
+      *l2_lookup(m, q, SP_CM_LOOKUP_INSERT, &r) = (uint64_t)group << 1;
+      l2_dram_fill(m, q, c, array);
+      c->l2_read_fill_sectors++;
     }
   }
-  return 0;
 }
 
 static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int group)
@@ -431,13 +482,18 @@ static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int group)
   *p = ((uint64_t)group << 1) | 1;
 }
 
-/* All L2 sectors of one L1 transaction; returns 1 if they all hit. */
-static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int group, int array)
+/* All L2 sectors of one L1 transaction; returns 1 if they all hit. Misses are appended to
+ * missed[*nmissed] when missed is not NULL. */
+static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int group, int array,
+                                      uint64_t *missed, uint32_t *nmissed)
 {
-  if (m->sub_shift == 0) return l2_read(m, l1_sector, group, array);
   int all = 1;
   uint64_t first = l1_sector << m->sub_shift, n = UINT64_C(1) << m->sub_shift;
-  for (uint64_t k = 0; k < n; k++) all &= l2_read(m, first + k, group, array);
+  for (uint64_t k = 0; k < n; k++) {
+    int hit = l2_read(m, first + k, group, array);
+    if (!hit && missed) missed[(*nmissed)++] = first + k;
+    all &= hit;
+  }
   return all;
 }
 
@@ -497,10 +553,13 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
       fill[nt++] = 1;
     }
   }
+  uint64_t missed[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
+  uint32_t nmissed = 0;
   for (uint32_t k = 0; k < nt; k++) {
-    int hit = l2_read_transaction(m, todo[k], group, array);
+    int hit = l2_read_transaction(m, todo[k], group, array, m->fill_shift ? missed : NULL, &nmissed);
     if (modeled && fill[k]) pend_add(&s->pend, todo[k], now + (hit ? m->lat_l2 : m->lat_dram));
   }
+  if (nmissed) l2_fill_blocks(m, missed, nmissed, group, array);
 }
 
 static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
@@ -537,7 +596,12 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     if (m->l1_on) {
       load_l1(m, s, wa, e->group, e->array);
     } else {
-      for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_read(m, l2wa->sectors[k], e->group, e->array);
+      uint64_t missed[SP_CM_MAX_UNITS];
+      uint32_t nmissed = 0;
+      for (uint32_t k = 0; k < l2wa->n_sectors; k++)
+        if (!l2_read(m, l2wa->sectors[k], e->group, e->array) && m->fill_shift)
+          missed[nmissed++] = l2wa->sectors[k];
+      if (nmissed) l2_fill_blocks(m, missed, nmissed, e->group, e->array);
     }
   } else {
     c->st_requests += wa->requests;
@@ -649,6 +713,8 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
     out->l2_dirty_bytes += c->l2_dirty_bytes;
     out->ld_l1_pending_sectors += c->ld_l1_pending_sectors;
     out->l2_read_cold_sectors += c->l2_read_cold_sectors;
+    out->dram_read_cold_bytes += c->dram_read_cold_bytes;
+    out->l2_read_fill_sectors += c->l2_read_fill_sectors;
   }
 }
 

@@ -116,16 +116,26 @@ static void sp_extrapolate_ref(sp_cm_counters *out, const sp_cm_counters *head,
  * L2 would count most of it as DRAM traffic. Proportion, not the second part's rate: warps or
  * SMs that run ahead make the first touches early in the run, so the rate falls off before
  * the footprint is covered. */
-static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double f, double footprint_sectors,
-                        uint32_t sector_bytes) {
-  if (cold_seen <= 0 || footprint_sectors <= 0) return;
+static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_seen, double f,
+                        double footprint_bytes, int sector_bytes, int fill_bytes) {
+  if (cold_seen <= 0 || cold_bytes_seen <= 0 || footprint_bytes <= 0) return;
+  /* capped in DRAM bytes: with 64-byte L2 fills a cold miss can bring more than its sector */
+  double cold_bytes_full = fmin(cold_bytes_seen * f, fmax(footprint_bytes, cold_bytes_seen));
   double cold = (double)c->l2_read_cold_sectors;
-  double cold_full = fmin(cold_seen * f, fmax(footprint_sectors, cold_seen));
-  double misses_full = cold_full + (double)(c->l2_read_sectors - c->l2_read_hit_sectors) - cold;
+  double cold_full = cold_seen * (cold_bytes_full / cold_bytes_seen);
+  double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
+  double misses_full = cold_full + misses - cold;
+  double bytes_full = cold_bytes_full + (double)(c->dram_read_bytes - c->dram_read_cold_bytes);
+  /* one sector per miss, or the sample's mix of lone and paired misses */
+  double per_miss = fill_bytes <= sector_bytes ? sector_bytes
+                    : misses_full > 0          ? bytes_full / misses_full
+                                               : 0;
   if (misses_full > (double)c->l2_read_sectors) misses_full = (double)c->l2_read_sectors;
+  int64_t m = (int64_t)llround(misses_full);
   c->l2_read_cold_sectors = (int64_t)llround(cold_full);
-  c->l2_read_hit_sectors = c->l2_read_sectors - (int64_t)llround(misses_full);
-  c->dram_read_bytes = (int64_t)llround(misses_full) * sector_bytes;
+  c->l2_read_hit_sectors = c->l2_read_sectors - m;
+  c->dram_read_bytes = (int64_t)llround((double)m * per_miss);
+  c->dram_read_cold_bytes = (int64_t)llround(cold_bytes_full);
 }
 
 static void sp_counters_add(sp_cm_counters *t, const sp_cm_counters *c) {
@@ -283,25 +293,16 @@ static sp_cm_memsys *sp_model_get(sp_model_cache *mc, const sp_arch *arch, int n
   return mc->m;
 }
 
-static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
-                            double est_instr, int64_t budget, bool all_sms, sp_model_cache *mc,
-                            sp_rank_candidate *c) {
-  sp_trace_options topt;
-  sp_cm_options cmo;
-  int nsms, short_loop;
-  int64_t short_trip;
-  sp_candidate_config(nest, arch, opt, est_instr, budget, all_sms, &c->schedule, &topt, &nsms,
-                      &cmo, &short_loop, &short_trip);
-  sp_nest shortened; /* the nest with one loop shortened: a shallow copy, loops changed */
-  const sp_nest *run = nest;
-  if (short_loop >= 0) {
-    shortened = *nest;
-    sp_loop *L = &shortened.loops[short_loop];
-    L->upper.constant = L->lower.constant + (short_trip - 1) * L->step;
-    L->trip_min = L->trip_max = short_trip;
-    run = &shortened;
-  }
-  sp_cm_memsys *m = sp_model_get(mc, arch, nest->narrays, nsms, &cmo);
+/* One simulation of a candidate: the trace of `run` (the nest, or the nest with a loop
+ * shortened) under topt through a model of nsms SMs configured by cmo, extrapolated to the
+ * whole run of `nest` per reference (raw: as simulated) and summed per array into
+ * per_array[narrays]. */
+static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *arch,
+                       const sp_schedule *sched, const sp_trace_options *topt, int nsms,
+                       const sp_cm_options *cmo, double est_instr, int64_t budget, bool shortened,
+                       bool raw, sp_model_cache *mc, sp_cm_counters *per_array,
+                       sp_trace_stats *stats, bool *sampled, double *scale) {
+  sp_cm_memsys *m = sp_model_get(mc, arch, nest->narrays, nsms, cmo);
   if (!m) return -1;
   uint64_t *bases = malloc((size_t)(nest->narrays ? nest->narrays : 1) * sizeof *bases);
   if (!bases) return -1;
@@ -321,59 +322,149 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     sp_sink_free(&sink);
     return -1;
   }
-  int rc = sp_trace_run(run, &c->schedule, arch, &topt, sp_capped_access, &sink, &c->stats);
+  int rc = sp_trace_run(run, sched, arch, topt, sp_capped_access, &sink, stats);
   bool truncated = rc == 1;
   if (truncated) rc = 0;
   if (rc == 0) {
-    c->per_array = calloc((size_t)(nest->narrays ? nest->narrays : 1), sizeof *c->per_array);
-    if (!c->per_array) rc = -1;
-  }
-  if (rc == 0) {
-    c->sampled = topt.sample_sms > 0 || topt.sample_waves > 0 || truncated || short_loop >= 0;
-    c->scale = c->sampled && sink.lanes > 0 ? est_instr * 32 / sink.lanes : 1;
+    *sampled = !raw && (topt->sample_sms > 0 || topt->sample_waves > 0 || truncated || shortened);
+    *scale = *sampled && sink.lanes > 0 ? est_instr * 32 / sink.lanes : 1;
     /* A sample that is a prefix in time (of the trace, or of the waves) is split: the latest
      * snapshot at most halfway through starts its second part. One of whole SMs or of a
      * shortened loop runs every thread it simulates from start to end, and scales in
      * proportion (all the events of a shortened loop's iteration, also the first touches of a
      * first pass, repeat with its trip). */
     int k = sink.snap_seen[0] > 0 && 2 * sink.snap_seen[0] <= sink.seen ? 0 : 1;
-    bool split = (truncated || topt.sample_waves > 0) && sink.snap_seen[k] > 0;
+    bool split = (truncated || topt->sample_waves > 0) && sink.snap_seen[k] > 0;
     size_t na = (size_t)(nest->narrays ? nest->narrays : 1);
-    double *cold_seen = calloc(na, sizeof *cold_seen), *ex = calloc(2 * na, sizeof *ex);
-    if (!cold_seen || !ex) rc = -1; /* ex: per array, executions in the run and in the sample */
+    double *cold_seen = calloc(2 * na, sizeof *cold_seen), *ex = calloc(2 * na, sizeof *ex);
+    if (!cold_seen || !ex) rc = -1; /* cold_seen: per array, cold misses and their DRAM bytes */
     for (int r = 0; r < nest->nrefs && rc == 0; r++) {
       sp_cm_counters cur, out;
       sp_cm_memsys_counters(m, r, &cur);
       int a = nest->refs[r].array;
-      cold_seen[a] += (double)cur.l2_read_cold_sectors;
+      cold_seen[2 * a] += (double)cur.l2_read_cold_sectors;
+      cold_seen[2 * a + 1] += (double)cur.dram_read_cold_bytes;
       if (nest->refs[r].access == SP_READ) {
         ex[2 * a] += sp_ref_executions(nest, r);
         ex[2 * a + 1] += sink.ref_lanes[r];
       }
-      if (c->sampled)
+      if (*sampled)
         sp_extrapolate_ref(&out, &cur, split ? &sink.snap[k][r] : NULL, sink.ref_lanes[r],
                            split ? sink.snap_lanes[k][r] : 0, sp_ref_executions(nest, r));
       else
         out = cur;
-      sp_counters_add(&c->per_array[a], &out);
+      sp_counters_add(&per_array[a], &out);
     }
-    memset(&c->total, 0, sizeof c->total);
-    for (int a = 0; a < nest->narrays && rc == 0; a++) {
-      if (c->sampled && ex[2 * a + 1] > 0)
-        sp_cap_cold(&c->per_array[a], cold_seen[a], ex[2 * a] / ex[2 * a + 1],
-                    sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes),
-                    (uint32_t)arch->l2_sector_bytes);
-      sp_counters_add(&c->total, &c->per_array[a]);
-    }
+    int fill = arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
+    for (int a = 0; a < nest->narrays && rc == 0; a++)
+      if (*sampled && ex[2 * a + 1] > 0)
+        sp_cap_cold(&per_array[a], cold_seen[2 * a], cold_seen[2 * a + 1],
+                    ex[2 * a] / ex[2 * a + 1], sp_array_footprint_sectors(nest, a, fill) * fill,
+                    arch->l2_sector_bytes, fill);
     free(cold_seen);
     free(ex);
   }
+  sp_sink_free(&sink);
+  return rc;
+}
+
+/* A shortened loop shrinks the data a thread touches between its grid-stride iterations, so
+ * the L1 can keep what the whole loop would have pushed out (gemm 256^3's B panel: L1 misses
+ * 2.6 % off). The L1 is private to its SM, so a few SMs run in full (every thread from start to
+ * end, no loop shortened) count exactly what their L1s see. SMs that hold as many blocks behave
+ * alike; with B blocks on S SMs the first B mod S hold one more than the others, so each of the
+ * (at most two) classes is sampled and scaled by its number of SMs. Where that fits the budget,
+ * these SMs' L1 hit and miss rates per load sector replace the shortened run's, and its L2 hit
+ * rate is applied to the L1 misses;
+ * the L2 and DRAM keep the whole-grid run's figures. */
+static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
+                        const sp_cm_options *cmo_all, double est_instr, int64_t budget,
+                        sp_model_cache *mc, sp_cm_counters *per_array) {
+  const int S = arch->sm_count;
+  int64_t blocks = sched->grid[0] * sched->grid[1] * sched->grid[2];
+  int k = (int)floor((double)budget * S / est_instr); /* SMs the budget affords */
+  int64_t r = blocks % S;
+  int cls_first[2] = {0, (int)r}, cls_n[2]; /* SMs of each class */
+  cls_n[0] = blocks <= S ? (int)blocks : r ? (int)r : S;
+  cls_n[1] = blocks > S && r ? S - (int)r : 0;
+  int ncls = cls_n[1] ? 2 : 1;
+  if (k < ncls || k >= S) return 0;
+  size_t na = (size_t)(nest->narrays ? nest->narrays : 1);
+  sp_cm_counters *l1 = calloc(na, sizeof *l1), *sum = calloc(na, sizeof *sum);
+  int rc = l1 && sum ? 0 : -1;
+  for (int q = 0; q < ncls && rc == 0; q++) {
+    int kq = q == 0 ? (ncls == 2 ? k / 2 : k) : k - k / 2;
+    if (kq > cls_n[q]) kq = cls_n[q];
+    sp_trace_options topt;
+    memset(&topt, 0, sizeof topt);
+    topt.sample_sms = kq;
+    topt.sample_sm_first = cls_first[q];
+    sp_cm_options cmo = *cmo_all;
+    if ((double)kq / S < cmo.l2_fraction) cmo.l2_fraction = (double)kq / S;
+    sp_trace_stats st;
+    bool sampled;
+    double scale;
+    memset(l1, 0, na * sizeof *l1);
+    /* raw counts (not extrapolated: est_instr 0 and not shortened keep them as simulated) */
+    rc = sp_simulate(nest, nest, arch, sched, &topt, kq, &cmo, 0, 0, false, true, mc, l1, &st,
+                     &sampled, &scale);
+    double f = (double)cls_n[q] / kq;
+    for (int a = 0; a < nest->narrays && rc == 0; a++) {
+      sum[a].ld_l1_hit_sectors += (int64_t)llround((double)l1[a].ld_l1_hit_sectors * f);
+      sum[a].ld_l1_pending_sectors += (int64_t)llround((double)l1[a].ld_l1_pending_sectors * f);
+      sum[a].l2_read_sectors += (int64_t)llround((double)l1[a].l2_read_sectors * f);
+      sum[a].ld_sectors += (int64_t)llround((double)l1[a].ld_sectors * f);
+    }
+  }
+  /* as rates of the load sectors, which the whole-grid run counts as well as the SMs do: the
+   * two scale differently (SM count vs executions), and a count would then exceed its total */
+  for (int a = 0; a < nest->narrays && rc == 0; a++) {
+    sp_cm_counters *c = &per_array[a];
+    if (sum[a].ld_sectors <= 0) continue;
+    double hit = c->l2_read_sectors > 0 ? (double)c->l2_read_hit_sectors / (double)c->l2_read_sectors : 0;
+    double ld = (double)c->ld_sectors, per = 1.0 / (double)sum[a].ld_sectors;
+    c->ld_l1_hit_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_hit_sectors * per);
+    c->ld_l1_pending_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_pending_sectors * per);
+    c->l2_read_sectors = (int64_t)llround(ld * (double)sum[a].l2_read_sectors * per);
+    c->l2_read_hit_sectors = (int64_t)llround(hit * (double)c->l2_read_sectors);
+  }
+  free(l1);
+  free(sum);
+  return rc;
+}
+
+static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
+                            double est_instr, int64_t budget, bool all_sms, sp_model_cache *mc,
+                            sp_rank_candidate *c) {
+  sp_trace_options topt;
+  sp_cm_options cmo;
+  int nsms, short_loop;
+  int64_t short_trip;
+  sp_candidate_config(nest, arch, opt, est_instr, budget, all_sms, &c->schedule, &topt, &nsms,
+                      &cmo, &short_loop, &short_trip);
+  sp_nest shortened; /* the nest with one loop shortened: a shallow copy, loops changed */
+  const sp_nest *run = nest;
+  if (short_loop >= 0) {
+    shortened = *nest;
+    sp_loop *L = &shortened.loops[short_loop];
+    L->upper.constant = L->lower.constant + (short_trip - 1) * L->step;
+    L->trip_min = L->trip_max = short_trip;
+    run = &shortened;
+  }
+  c->per_array = calloc((size_t)(nest->narrays ? nest->narrays : 1), sizeof *c->per_array);
+  if (!c->per_array) return -1;
+  int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
+                       short_loop >= 0, false, &mc[0], c->per_array, &c->stats, &c->sampled,
+                       &c->scale);
+  if (rc == 0 && all_sms && short_loop >= 0 && budget > 0)
+    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, &mc[1], c->per_array);
   if (rc == 0) {
+    memset(&c->total, 0, sizeof c->total);
+    for (int a = 0; a < nest->narrays; a++) sp_counters_add(&c->total, &c->per_array[a]);
     c->cost_xu = sp_cm_cost_xu(&c->total, arch);
     sp_rank_predict_time(&c->total, &c->stats, &c->schedule, arch,
                          sp_loads_per_iteration(nest), &c->time);
   }
-  sp_sink_free(&sink);
   return rc;
 }
 
@@ -400,9 +491,9 @@ typedef struct sp_pass {
 
 static void *sp_pass_worker(void *arg) {
   sp_pass *p = arg;
-  sp_model_cache mc = {0};
+  sp_model_cache mc[2] = {{0}, {0}}; /* [1]: the L1 runs of sp_refine_l1 */
   pthread_mutex_lock(&p->lock);
-  mc = p->first; /* only one worker takes it */
+  mc[0] = p->first; /* only one worker takes it */
   memset(&p->first, 0, sizeof p->first);
   for (;;) {
     int k = p->next++;
@@ -413,14 +504,15 @@ static void *sp_pass_worker(void *arg) {
       free(c->per_array);
       c->per_array = NULL;
     }
-    int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms, &mc, c);
+    int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms, mc, c);
     if (p->refine) c->refined = true;
     pthread_mutex_lock(&p->lock);
     if (rc && k < p->failed) p->failed = k;
     p->done++;
     if (p->progress && p->opt->progress) p->opt->progress(p->opt->progress_ctx, p->done, p->n);
   }
-  sp_cm_memsys_free(mc.m);
+  sp_cm_memsys_free(mc[0].m);
+  sp_cm_memsys_free(mc[1].m);
   return NULL;
 }
 
@@ -447,6 +539,9 @@ static int sp_run_pass(sp_pass *p) {
                         &short_loop, &short_trip);
     size_t each = sp_cm_memsys_full_bytes(sp_model_get(&p->first, p->arch, p->nest->narrays,
                                                        nsms, &cmo));
+    for (int a = 0; a < p->nest->narrays; a++) /* and its footprint bitmaps (sp_simulate) */
+      each += (size_t)fmin((double)(32 << 20),
+                           ceil((double)p->nest->arrays[a].total_bytes / p->arch->l2_sector_bytes / 8));
     size_t fit = each ? SP_MODEL_MEMORY_BUDGET / each : 1;
     if (fit < (size_t)threads) threads = fit < 1 ? 1 : (int)fit;
   }

@@ -49,6 +49,7 @@ static void test_v100_a100(void) {
   CHECK_EQ_INT(a.sm_count, 80);
   CHECK_EQ_INT(a.max_blocks_per_sm, 32);
   CHECK_EQ_INT(a.l2_bytes, 6 * 1024 * 1024);
+  CHECK_EQ_INT(a.l2_fill_bytes, 0); /* optional field absent: one sector per miss */
   CHECK_EQ_INT(a.l1_sector_bytes, 32);
   CHECK_EQ_INT(a.l1_caches_global_loads, 1);
   CHECK_EQ_INT(a.n_shared_carveouts, 6);
@@ -74,6 +75,7 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.sm_count, 132);
   CHECK_EQ_INT(a.l2_bytes, 50 * 1024 * 1024);
   CHECK_EQ_INT(a.l2_partitions, 2);
+  CHECK_EQ_INT(a.l2_fill_bytes, 64);
   CHECK_EQ_INT(a.l1_shared_unified_bytes, 256 * 1024);
   CHECK_EQ_INT(a.shared_per_sm_bytes, 228 * 1024);
   CHECK_EQ_INT(a.l1_line_bytes, 128);
@@ -143,6 +145,7 @@ static void test_bad_files(void) {
       {"negative.json", "field 'l1_bytes': 'value' must be positive"},
       {"zero.json", "field 'max_blocks_per_sm': 'value' must be positive"},
       {"sector_not_dividing.json", "field 'l2_sector_bytes'"},
+      {"fill_not_pow2.json", "field 'l2_fill_bytes': 48 must be a power of two"},
       {"warp_size_64.json", "field 'warp_size': must be 32"},
       {"no_source.json", "field 'dram_bw_gbs': missing 'source'"},
       {"bad_source_kind.json", "field 'clock_base_mhz': 'source' must begin with"},

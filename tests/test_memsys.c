@@ -111,7 +111,10 @@ static void test_transpose_h100(void)
     CHECK_EQ_INT(c.ld_l1_hit_sectors, rc ? 0 : 12582912); /* measured 0% and 75% */
     CHECK_NEAR(sp_cm_l1_hit_rate(&c), rc ? 0.0 : 0.75, 1e-12);
     CHECK_EQ_INT(c.l2_read_sectors, 4194304); /* measured 4,194,304 in both */
-    CHECK_EQ_INT(c.l2_read_hit_sectors, 0);
+    /* measured on the H100 (validation/results/h100/2026-11-22-transpose-probe.md): 0 and
+     * 2,097,151 lookup hits: one-sector requests hit the partner their 64-byte fill brought */
+    CHECK_EQ_INT(c.l2_read_hit_sectors, rc ? 0 : 2097152);
+    CHECK_EQ_INT(c.l2_read_fill_sectors, rc ? 0 : 2097152);
     /* measured 149.5 MB (reads coalesced) and 134.2 MB: the model reads every sector once */
     CHECK_EQ_INT(c.dram_read_bytes, 134217728);
     CHECK(c.dram_read_bytes >= 134000000 && c.dram_read_bytes <= 150000000);
@@ -124,9 +127,9 @@ static void test_transpose_h100(void)
     CHECK_EQ_INT(b.ld_sectors, 0);
     CHECK_EQ_INT(b.dram_write_bytes, c.dram_write_bytes);
     CHECK_EQ_INT(a.dram_read_bytes, c.dram_read_bytes);
-    /* Hopper's raw L2 read hit rate for "everything from DRAM" read 33% (DESIGN.md) */
-    CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&c, &h100), 1.0 / 3.0, 1e-12);
-    CHECK_NEAR(sp_cm_l2_read_hit_rate(&c), 0.0, 0);
+    /* Hopper's raw L2 read hit rate: measured 0.04% and 33.34% (33% on the H200, DESIGN.md) */
+    CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&c, &h100), rc ? 0.0 : 1.0 / 3.0, 1e-12);
+    CHECK_NEAR(sp_cm_l2_read_hit_rate(&c), rc ? 0.0 : 0.5, 0);
     /* bounded memory: L2 of 1.6 M sectors + 132 L1s */
     CHECK(sp_cm_memsys_memory_bytes(m) < (size_t)200 << 20);
     sp_cm_memsys_free(m);
@@ -164,7 +167,9 @@ static void test_transpose_modeled(void)
   CHECK_EQ_INT(c[1].dram_read_bytes, c[0].dram_read_bytes);
   CHECK_EQ_INT(c[2].ld_l1_hit_sectors, 0);
   CHECK_EQ_INT(c[2].l2_read_sectors, 4 * sectors);
-  CHECK_EQ_INT(c[2].l2_read_hit_sectors, 3 * sectors);
+  /* the 3 refetches of each sector, and the first load of every second sector: its partner's
+   * 64-byte fill brought it */
+  CHECK_EQ_INT(c[2].l2_read_hit_sectors, 3 * sectors + sectors / 2);
   CHECK_EQ_INT(c[2].dram_read_bytes, c[0].dram_read_bytes);
   /* set-associative (64-way L1, 16-way L2): the 32 lines a block shares fit any set */
   CHECK_EQ_INT(c[3].ld_l1_hit_sectors, 3 * sectors);
@@ -480,7 +485,11 @@ static void test_cost(void)
   CHECK_NEAR(sp_cm_cost_xu(&z, &h100), 0.0, 0);
   /* raw-rate estimate: P = 1 is the plain rate; all hits stay 100% */
   CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&k, &k40), 0.25, 1e-12);
-  CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&c, &h100), (50 + 100.0) / (250 + 100.0), 1e-12);
+  sp_arch h100_32 = h100; /* the partition hypothesis, without 64-byte fills */
+  h100_32.l2_fill_bytes = 0;
+  CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&c, &h100_32), (50 + 100.0) / (250 + 100.0), 1e-12);
+  c.l2_read_fill_sectors = 150; /* with them: H / (N + F) */
+  CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&c, &h100), 50.0 / (250 + 150.0), 1e-12);
 }
 
 /* Set-associative (arch-default ways: 64 in L1, 16 in L2) and fully associative agree on every
@@ -552,8 +561,67 @@ static void test_lookup_payload(void)
   sp_cm_setassoc_free(s);
 }
 
+/* 64-byte L2 fills by hand: a column walk of 8-byte elements, one lane (one sector) per
+ * request, 64 rows 4 KiB apart, SM 0. Columns 0..ncols-1 in order, each over all rows.
+ * Column 0 misses in L1 and L2 in every row; with 64-byte fills each miss also brings the row's
+ * second sector (columns 4..7). Columns 1-3 then hit in L1 (the sector is valid); column 4 misses
+ * in L1 (its sector is not valid there) and hits in L2; columns 5-7 hit in L1. */
+static void test_l2_fill_64(void)
+{
+  sp_arch h100 = load_arch("h100");
+  CHECK_EQ_INT(h100.l2_fill_bytes, 64);
+  sp_arch h100_32 = h100;
+  h100_32.l2_fill_bytes = 0; /* the behaviour of an arch without the field */
+  const int rows = 64;
+  const uint64_t A = UINT64_C(1) << 30, pitch = 4096;
+  for (int fill64 = 0; fill64 <= 1; fill64++) {
+    for (int ncols = 1; ncols <= 8; ncols += 7) {
+      sp_cm_memsys *m = sp_cm_memsys_create(fill64 ? &h100 : &h100_32, 1, 1, NULL);
+      CHECK(m != NULL);
+      if (!m) return;
+      for (int j = 0; j < ncols; j++)
+        for (int i = 0; i < rows; i++) CHECK_EQ_INT(emit(m, 0, 0, 0, A + i * pitch + j * 8, 8, 8, 1), 0);
+      sp_cm_counters c = total(m);
+      CHECK_EQ_INT(c.ld_requests, rows * ncols);
+      CHECK_EQ_INT(c.ld_sectors, rows * ncols);
+      if (ncols == 1) { /* column 0 only: every row one miss; a 64-byte fill doubles DRAM bytes */
+        CHECK_EQ_INT(c.ld_l1_hit_sectors, 0);
+        CHECK_EQ_INT(c.l2_read_sectors, rows);
+        CHECK_EQ_INT(c.l2_read_hit_sectors, 0);
+        CHECK_EQ_INT(c.l2_read_fill_sectors, fill64 ? rows : 0);
+        CHECK_EQ_INT(c.dram_read_bytes, rows * (fill64 ? 64 : 32));
+      } else { /* all 8 columns: the same DRAM bytes, half the L2 lookups hit with 64-byte fills */
+        CHECK_EQ_INT(c.ld_l1_hit_sectors, rows * 6);
+        CHECK_EQ_INT(c.l2_read_sectors, rows * 2);
+        CHECK_EQ_INT(c.l2_read_hit_sectors, fill64 ? rows : 0);
+        CHECK_EQ_INT(c.dram_read_bytes, rows * 64);
+        CHECK_NEAR(sp_cm_l2_raw_hit_rate_estimate(&c, &h100), fill64 ? 1.0 / 3.0 : 0.0, 1e-12);
+      }
+      sp_cm_memsys_free(m);
+    }
+  }
+  /* two sectors of one 64-byte block in one request both miss: one fill, no partner hit; the
+   * block's other half (a different block) is untouched */
+  sp_cm_memsys *m = sp_cm_memsys_create(&h100, 1, 1, NULL);
+  CHECK(m != NULL);
+  if (!m) return;
+  CHECK_EQ_INT(emit(m, 0, 0, 0, A, 8, 8, 8), 0);      /* bytes 0..63: sectors 0 and 1 */
+  CHECK_EQ_INT(emit(m, 0, 0, 0, A + 64, 8, 8, 1), 0); /* sector 2: a new block */
+  sp_cm_counters c = total(m);
+  CHECK_EQ_INT(c.l2_read_sectors, 3);
+  CHECK_EQ_INT(c.l2_read_hit_sectors, 0);
+  CHECK_EQ_INT(c.l2_read_fill_sectors, 1); /* sector 3 */
+  CHECK_EQ_INT(c.dram_read_bytes, 128);
+  CHECK_EQ_INT(emit(m, 0, 0, 0, A + 96, 8, 8, 1), 0); /* sector 3: an L1 miss, an L2 hit */
+  c = total(m);
+  CHECK_EQ_INT(c.l2_read_hit_sectors, 1);
+  CHECK_EQ_INT(c.dram_read_bytes, 128);
+  sp_cm_memsys_free(m);
+}
+
 int main(void)
 {
+  SP_RUN(test_l2_fill_64);
   SP_RUN(test_lookup_payload);
   SP_RUN(test_cost);
   SP_RUN(test_kepler);

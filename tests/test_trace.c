@@ -157,7 +157,7 @@ static void test_every_iteration_once(void) {
       c.seen[0] = got0, c.seen[1] = got1;
       c.size[0] = c.size[1] = size;
       c.probe[0] = 0, c.probe[1] = inner ? 1 : -1;
-      sp_trace_options to = {0, 0, 0};
+      sp_trace_options to = {.active_blocks_per_sm = 0};
       sp_trace_stats st;
       int rc = sp_trace_run(&t.n, s, &small, &to, cover_sink, &c, &st);
       bool ok = rc == 0 && c.outside == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
@@ -276,7 +276,7 @@ static void test_order(void) {
   s.grid[0] = 8;
   /* one resident block: per SM, for each block in turn: ref 0 of warps 0, 1, then ref 1;
    * the two SMs alternate */
-  sp_trace_options o = {1, 0, 0};
+  sp_trace_options o = {.active_blocks_per_sm = 1};
   seq_ctx c = {.cap = 256};
   sp_trace_stats st;
   CHECK_EQ_INT(sp_trace_run(&t.n, &s, &tiny, &o, seq_sink, &c, &st), 0);
@@ -316,6 +316,18 @@ static void test_order(void) {
 }
 
 /* ---- waves, stats, sampling ---- */
+
+typedef struct sm_offset_ctx {
+  int first, nsm;
+  int64_t n, bad;
+} sm_offset_ctx;
+
+static int sm_offset_sink(void *ctx, const sp_warp_instr *wi) {
+  sm_offset_ctx *c = ctx;
+  c->n++;
+  c->bad += wi->block % c->nsm != c->first + wi->sm;
+  return 0;
+}
 
 typedef struct count_ctx {
   int64_t n, per_sm_lt;
@@ -359,7 +371,7 @@ static void test_waves_sampling(void) {
   CHECK_EQ_INT(full.n, 4096 * 4);
   CHECK_EQ_INT(st.iterations, 4096 * 128);
 
-  sp_trace_options o = {0, 5, 0};
+  sp_trace_options o = {.sample_sms = 5};
   count_ctx samp = {.k = 5};
   CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, &o, count_sink, &samp, &st), 0);
   CHECK_EQ_INT(samp.n, full.per_sm_lt);
@@ -368,6 +380,18 @@ static void test_waves_sampling(void) {
   int64_t exp_blocks = 0;
   for (int i = 0; i < 5; i++) exp_blocks += (4096 - 1 - i) / H100.sm_count + 1;
   CHECK_EQ_INT(st.blocks_simulated, exp_blocks);
+
+  /* SMs 7..11 instead of 0..4: their blocks (b mod #SMs = 7 + the sink's SM index) */
+  o.sample_sm_first = 7;
+  sm_offset_ctx off = {.first = 7, .nsm = H100.sm_count};
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, &o, sm_offset_sink, &off, &st), 0);
+  CHECK_EQ_INT(off.bad, 0);
+  CHECK_EQ_INT(off.n, st.warp_instructions);
+  exp_blocks = 0;
+  for (int i = 7; i < 12; i++) exp_blocks += (4096 - 1 - i) / H100.sm_count + 1;
+  CHECK_EQ_INT(st.blocks_simulated, exp_blocks);
+  CHECK_EQ_INT(st.warp_instructions, exp_blocks * 4);
+  o.sample_sm_first = 0;
 
   /* one wave: each SM stops after `act` blocks */
   o.sample_sms = 0;

@@ -56,7 +56,7 @@ static const char *json_type_name(const json_t *v) {
 /* the field table */
 
 enum ftype { FT_INT, FT_I64, FT_DOUBLE, FT_BOOL, FT_CC, FT_L1POL, FT_L2POL, FT_CARVEOUTS };
-enum { F_NULLABLE = 1, F_ZERO_OK = 2 };
+enum { F_NULLABLE = 1, F_ZERO_OK = 2, F_OPTIONAL = 4 /* may be absent: stays 0 */ };
 
 typedef struct fdesc {
   const char *key;
@@ -95,6 +95,7 @@ static const fdesc k_fields[] = {
     F("l2_assoc", FT_INT, l2_assoc, F_NULLABLE),
     F("l2_line_bytes", FT_INT, l2_line_bytes, 0),
     F("l2_sector_bytes", FT_INT, l2_sector_bytes, 0),
+    F("l2_fill_bytes", FT_INT, l2_fill_bytes, F_OPTIONAL),
     F("l2_store_policy", FT_L2POL, l2_store_policy, 0),
     F("l1_hit_latency_cycles", FT_DOUBLE, l1_hit_latency_cycles, 0),
     F("l2_hit_latency_cycles", FT_DOUBLE, l2_hit_latency_cycles, 0),
@@ -335,6 +336,11 @@ static int cross_check(const sp_arch *a, const char *p, char *err, size_t n) {
   if (!is_pow2(a->l2_sector_bytes) || a->l2_line_bytes % a->l2_sector_bytes)
     return fail(err, n, p, "l2_sector_bytes", "%d does not divide l2_line_bytes %d",
                 a->l2_sector_bytes, a->l2_line_bytes);
+  if (a->l2_fill_bytes && (!is_pow2(a->l2_fill_bytes) || a->l2_fill_bytes < a->l2_sector_bytes ||
+                           a->l2_line_bytes % a->l2_fill_bytes))
+    return fail(err, n, p, "l2_fill_bytes",
+                "%d must be a power of two from l2_sector_bytes %d to l2_line_bytes %d",
+                a->l2_fill_bytes, a->l2_sector_bytes, a->l2_line_bytes);
   if (a->l2_bytes % ((int64_t)a->l2_line_bytes * a->l2_partitions))
     return fail(err, n, p, "l2_bytes", "%lld is not a multiple of l2_line_bytes x l2_partitions",
                 (long long)a->l2_bytes);
@@ -412,6 +418,7 @@ static int parse_root(const json_t *root, const char *path, sp_arch *a, char *er
 
   for (size_t i = 0; i < N_FIELDS; i++) {
     const json_t *fo = json_object_get(root, k_fields[i].key);
+    if (!fo && (k_fields[i].flags & F_OPTIONAL)) continue;
     if (!fo) return fail(err, n, path, k_fields[i].key, "missing");
     if (parse_field(&k_fields[i], fo, a, path, err, n)) return -1;
   }

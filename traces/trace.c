@@ -649,6 +649,8 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   int64_t nblocks = s->grid[0] * s->grid[1] * s->grid[2];
   int nsm = arch->sm_count;
   int nsim = opt && opt->sample_sms > 0 && opt->sample_sms < nsm ? opt->sample_sms : nsm;
+  int first = opt && nsim < nsm && opt->sample_sm_first > 0 ? opt->sample_sm_first : 0;
+  if (first > nsm - nsim) first = nsm - nsim;
   int64_t waves_cap = opt && opt->sample_waves > 0 ? opt->sample_waves : 0;
   int wpb = (threads + SP_WARP - 1) / SP_WARP;
   int nslots = (int)(nblocks < active ? (nblocks > 0 ? nblocks : 1) : active);
@@ -694,7 +696,7 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   if (T->fast && fast_tables(T, nest)) goto out;
   for (int i = 0; i < nsim; i++) {
     smstate *S = &sm[i];
-    S->nblocks = nblocks > i ? (nblocks - 1 - i) / nsm + 1 : 0;
+    S->nblocks = nblocks > first + i ? (nblocks - 1 - first - i) / nsm + 1 : 0;
     if (waves_cap > 0 && waves_cap <= INT64_MAX / active && S->nblocks > waves_cap * active)
       S->nblocks = waves_cap * active;
     S->left = left + (size_t)i * (size_t)nslots;
@@ -739,7 +741,8 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
     (S)->live += wpb;                                                                           \
   } while (0)
   for (int i = 0; i < nsim; i++)
-    for (int slot = 0; slot < nslots && sm[i].next < sm[i].nblocks; slot++) START_BLOCK(&sm[i], i, slot);
+    for (int slot = 0; slot < nslots && sm[i].next < sm[i].nblocks; slot++)
+      START_BLOCK(&sm[i], first + i, slot);
 
   bool any = true;
   while (any) {
@@ -765,7 +768,7 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
         w->live = false;
         S->live--;
         int slot = q / wpb;
-        if (--S->left[slot] == 0 && S->next < S->nblocks) START_BLOCK(S, i, slot);
+        if (--S->left[slot] == 0 && S->next < S->nblocks) START_BLOCK(S, first + i, slot);
       }
     }
   }

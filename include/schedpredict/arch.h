@@ -70,6 +70,9 @@ typedef struct sp_arch {
   int l2_assoc;                    /* ways; 0 = not published / unknown */
   int l2_line_bytes;
   int l2_sector_bytes;
+  int l2_fill_bytes;               /* bytes read from DRAM on a read miss (the sector and its
+                                      neighbours in an aligned block); 0 = l2_sector_bytes
+                                      (optional field) */
   sp_l2_store_policy l2_store_policy;
 
   /* --- latencies, core clock cycles (Eq. 7.5-7.7) --- */

@@ -95,8 +95,8 @@ void sp_cm_lru_stack_free(sp_cm_lru_stack *s);
 
 /* ---- LRU caches --------------------------------------------------------------------------------- */
 
-/* Fully associative LRU cache of `capacity` units: hash map + doubly linked list, O(1) per
- * access, all memory allocated by create. access returns 1 on a hit, 0 on a miss (the unit is
+/* Fully associative LRU cache of `capacity` (< 2^31) units: hash index + doubly linked list,
+ * O(1) per access, all memory allocated by create. access returns 1 on a hit, 0 on a miss (the unit is
  * then inserted, evicting the least recently used one when full). */
 typedef struct sp_cm_lru sp_cm_lru;
 sp_cm_lru *sp_cm_lru_create(uint64_t capacity);

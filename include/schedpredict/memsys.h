@@ -51,6 +51,11 @@ typedef struct sp_cm_counters {
   int64_t ld_lines, st_lines; /* no counter read: distinct 128-byte lines of each request, summed
                                  (the L1's tag stage looks up one line a cycle, so a request that
                                  spans 8 lines takes 8 cycles however few bytes it moves) */
+  int64_t dram_read_cold_bytes; /* no counter: the part of dram_read_bytes that was the first
+                                   read of its sector in this run (compulsory), when tracked; with
+                                   arch->l2_fill_bytes > a sector it includes the fill partners */
+  int64_t l2_read_fill_sectors; /* no counter: sectors a read miss brought from DRAM besides its
+                                   own (the rest of its arch->l2_fill_bytes block, when absent) */
 } sp_cm_counters;
 
 typedef struct sp_cm_options {
@@ -109,12 +114,15 @@ int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m);
 double sp_cm_l1_hit_rate(const sp_cm_counters *c);     /* ld_l1_hit_sectors / ld_sectors */
 double sp_cm_l2_read_hit_rate(const sp_cm_counters *c); /* l2_read_hit_sectors / l2_read_sectors */
 /* What Hopper's raw lts__t_sector_op_read_hit_rate.pct would read (as a fraction) for these
- * counters on an arch with arch->l2_partitions partitions P: a hypothesis fitted to the one
- * measurement in DESIGN.md (every sector from DRAM -> 33%). Each read miss whose sector is homed
- * in a far partition (fraction (P-1)/P) costs one more L2 read lookup, reported as a hit (the
- * fill is installed in the near partition and the request then hits it):
- *   raw = (H + M (P-1)/P) / (N + M (P-1)/P), N = l2 read sectors, H = hits, M = N - H.
- * P = 1 gives H / N. Use sectors and DRAM bytes to judge the model, this only to read a raw rate. */
+ * counters. On an arch with 64-byte L2 fills (arch->l2_fill_bytes > a sector): every sector a
+ * miss fills besides its own (F = l2_read_fill_sectors) counts as one more read lookup, a miss:
+ *   raw = H / (N + F), N = l2 read sectors, H = hits.
+ * That fits both variants of the H100 probe (validation/results/h100/2026-11-22-transpose-probe.md:
+ * one-sector loads H = N/2, F = N/2 -> 33.3%, measured 33.34%; whole-line loads H = 0, F = 0 ->
+ * 0%, measured 0.04%) and DESIGN.md's 33% on the H200. Otherwise (the earlier hypothesis, for
+ * arch->l2_partitions P > 1): each read miss homed in a far partition (fraction (P-1)/P) costs one
+ * more lookup, reported as a hit: raw = (H + M (P-1)/P) / (N + M (P-1)/P), M = N - H; P = 1
+ * gives H / N. Use sectors and DRAM bytes to judge the model, this only to read a raw rate. */
 double sp_cm_l2_raw_hit_rate_estimate(const sp_cm_counters *c, const sp_arch *arch);
 
 /* The dissertation's memory access cost, Eq. 7.3-7.7, exactly:

@@ -75,6 +75,9 @@ typedef struct sp_trace_options {
    * waves of blocks; the caller extrapolates. */
   int sample_sms;
   int64_t sample_waves;
+  /* with sample_sms: simulate SMs sample_sm_first .. sample_sm_first+sample_sms-1 instead
+   * (their blocks; the sink still sees them as SMs 0..sample_sms-1) */
+  int sample_sm_first;
 } sp_trace_options;
 
 typedef struct sp_trace_stats {
