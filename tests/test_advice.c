@@ -99,6 +99,21 @@ static void test_inner_levels_and_collapse(void) {
   s = sched2(1, 0, 0, -1, 32, 8, 512, 1);
   CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
   CHECK(strstr(why, "loop k inside the nest already uses vector") != NULL);
+  /* a bare parallel `acc loop` below the band (mvt's reduction loop): the compiler gives it the
+   * vector lanes, so a band with vector is refused, one with gang and worker only is kept */
+  static char bare_directive[] = "#pragma acc loop reduction(+:s)";
+  t.n.loops[2].clauses.flags = 0;
+  t.n.loops[2].clauses.directive = bare_directive;
+  t.n.loops[2].parallel = true;
+  s = sched2(1, 0, 0, -1, 32, 8, 512, 1);
+  CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(strstr(why, "loop k inside the nest is an 'acc loop'") != NULL);
+  s = sched2(1, 0, -1, -1, 32, 8, 512, 1); /* i: gang worker(8), the lanes left to j */
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  t.n.loops[2].clauses.flags = SP_CL_SEQ; /* a seq loop needs no level */
+  s = sched2(1, 0, 0, -1, 32, 8, 512, 1);
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  t.n.loops[2].clauses.directive = NULL;
 }
 
 static void test_plan_matches(void) {
