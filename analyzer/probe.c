@@ -27,9 +27,11 @@ typedef struct sp_probe_ctx {
 static enum CXChildVisitResult sp_probe_find(CXCursor c, CXCursor parent, CXClientData d) {
   sp_probe_ctx *ctx = d;
   enum CXCursorKind k = clang_getCursorKind(c);
-  if (k == CXCursor_FunctionDecl) {
-    if (!clang_Location_isFromMainFile(clang_getCursorLocation(c))) return CXChildVisit_Continue;
-    return CXChildVisit_Recurse;
+  if (k == CXCursor_FunctionDecl) { /* only the appended probes, not the user's functions */
+    CXString name = clang_getCursorSpelling(c);
+    bool probe = strncmp(clang_getCString(name), "sp_probe_", 9) == 0;
+    clang_disposeString(name);
+    return probe ? CXChildVisit_Recurse : CXChildVisit_Continue;
   }
   if (k == CXCursor_CompoundStmt || k == CXCursor_DeclStmt) return CXChildVisit_Recurse;
   if (k != CXCursor_VarDecl) return CXChildVisit_Continue;
@@ -64,7 +66,7 @@ static long long sp_probe_coord(int p, int k, int n) {
 
 sp_aff_status sp_probe_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out) {
   int n = nb->nest->nloops;
-  if (!az->index || n < 1 || n > 8 || SP_MAX_LOOPS < 8) return SP_AFF_NONAFFINE;
+  if (!az->index || n < 1 || n > 8) return SP_AFF_NONAFFINE; /* sp_probe_coord's 8 points */
   char *text = sp_cursor_text(az, e);
   if (!text || strpbrk(text, ";{}\"'#")) {
     free(text);

@@ -4,27 +4,47 @@
     scripts/pick_vs_defaults.py all.plan.json all.measured.json   (scripts/merge_validation.py)
 
 Per kernel the pick is the measured candidate of lowest model_rank, overall and among those an
-OpenACC compiler can express; the baselines are the plan's "defaults" (gcc: GCC's schedule of the nest
-as written; nvc: outer gang, vector(128)). Prints the geometric mean of baseline time / pick time and
-in how many kernels the pick is more than 2 % faster or slower."""
-import json,math,sys
-plan=json.load(open(sys.argv[1])); meas=json.load(open(sys.argv[2]))
-mt={}
-for k in meas['kernels']:
-    for c in k['candidates']:
-        if c.get('status')=='ok': mt[(k['id'],c['id'])]=c['time_us']['median']
-res={'nvc':[],'gcc':[]}; expr=[]
-for k in plan['kernels']:
-    kid=k['id']; d=k.get('defaults',{})
-    cands=[c for c in k['candidates'] if (kid,c['id']) in mt]
-    if not cands: continue
-    pick=min(cands,key=lambda c:c['model_rank'])
-    ex=[c for c in cands if not c['openacc'].startswith('not expressible')]
-    pe=min(ex,key=lambda c:c['model_rank']) if ex else None
-    for key in res:
-        if key in d and (kid,d[key]) in mt:
-            res[key].append((mt[(kid,d[key])]/mt[(kid,pick['id'])], mt[(kid,d[key])]/mt[(kid,pe['id'])] if pe else None))
-gm=lambda l: math.exp(sum(map(math.log,l))/len(l))
-for key,l in res.items():
-    a=[x for x,_ in l]; b=[y for _,y in l if y]
-    print('vs %s default: n=%d  overall pick gm %.3f (faster %d, slower %d)  expressible pick gm %.3f (faster %d, slower %d)'%(key,len(a),gm(a),sum(x>1.02 for x in a),sum(x<0.98 for x in a),gm(b),sum(x>1.02 for x in b),sum(x<0.98 for x in b)))
+OpenACC compiler can express; the baselines are the plan's "defaults" (gcc: GCC's schedule of the
+nest as written; nvc: outer gang, vector(128)). Prints the geometric mean of baseline time / pick
+time and in how many kernels the pick is more than 2 % faster or slower."""
+import json, math, sys
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def summary(ratios):
+    return (f"gm {geomean(ratios):.3f} (faster {sum(x > 1.02 for x in ratios)}, "
+            f"slower {sum(x < 0.98 for x in ratios)})")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    plan, meas = (json.load(open(p)) for p in sys.argv[1:3])
+    time = {(k["id"], c["id"]): c["time_us"]["median"]
+            for k in meas["kernels"] for c in k["candidates"] if c.get("status") == "ok"}
+    ratios = {"nvc": ([], []), "gcc": ([], [])}  # (overall pick, expressible pick)
+    for k in plan["kernels"]:
+        kid = k["id"]
+        cands = [c for c in k["candidates"] if (kid, c["id"]) in time]
+        if not cands:
+            continue
+        pick = min(cands, key=lambda c: c["model_rank"])
+        expressible = [c for c in cands if not c["openacc"].startswith("not expressible")]
+        pick_ex = min(expressible, key=lambda c: c["model_rank"]) if expressible else None
+        for name, (overall, ex) in ratios.items():
+            base = time.get((kid, k.get("defaults", {}).get(name)))
+            if base is None:
+                continue
+            overall.append(base / time[(kid, pick["id"])])
+            if pick_ex:
+                ex.append(base / time[(kid, pick_ex["id"])])
+    for name, (overall, ex) in ratios.items():
+        print(f"vs {name} default: n={len(overall)}  overall pick {summary(overall)}  "
+              f"expressible pick {summary(ex)}")
+
+
+if __name__ == "__main__":
+    main()

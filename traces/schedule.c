@@ -629,8 +629,7 @@ static void gcc_dims(const sp_nest *nest, const gcc_part *g, const sp_arch *arch
   if ((used & GWV_G) && ng > 0) {
     *gangs = ng;
   } else if (used & GWV_G) {
-    int per_sm = arch->max_threads_per_sm / block;
-    if (per_sm > arch->max_blocks_per_sm) per_sm = arch->max_blocks_per_sm;
+    int per_sm = sp_arch_active_blocks_per_sm(arch, block, 0, 0); /* libgomp asks the occupancy */
     if (per_sm < 1) per_sm = 1;
     int64_t warps = block / SP_WARP > 0 ? block / SP_WARP : 1;
     *gangs = 2 * (int64_t)arch->sm_count * per_sm * warps;

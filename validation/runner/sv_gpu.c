@@ -419,8 +419,8 @@ static void plan_launch(sv_gpu *g, const sv_candidate *c) {
   memcpy(g->block, c->block, sizeof g->block);
 }
 
-static CUresult launch(sv_gpu *g, const sv_candidate *c) {
-  (void)c;
+/* Launches the loaded candidate at g->grid / g->block (the plan's, or a search point's). */
+static CUresult launch(sv_gpu *g) {
   return sv_cu.cuLaunchKernel(g->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1],
                               g->block[2], 0, NULL, g->args, NULL);
 }
@@ -428,7 +428,7 @@ static CUresult launch(sv_gpu *g, const sv_candidate *c) {
 typedef enum { RUN_OK, RUN_LAUNCH_ERROR, RUN_FAULT } run_status;
 
 /* One timed launch: inputs reset, L2 flushed, events around the launch. */
-static run_status timed_run(sv_gpu *g, const sv_candidate *c, bool all_inputs, float *ms,
+static run_status timed_run(sv_gpu *g, bool all_inputs, float *ms,
                             char *err, size_t errlen) {
   CUresult r;
   if ((r = reset_inputs(g, all_inputs)) != CUDA_SUCCESS || (r = flush_l2(g)) != CUDA_SUCCESS ||
@@ -440,7 +440,7 @@ static run_status timed_run(sv_gpu *g, const sv_candidate *c, bool all_inputs, f
     msg(err, errlen, "cuEventRecord: %s", sv_cu_error(r));
     return RUN_FAULT;
   }
-  if ((r = launch(g, c)) != CUDA_SUCCESS) {
+  if ((r = launch(g)) != CUDA_SUCCESS) {
     msg(err, errlen, "cuLaunchKernel(grid %u,%u,%u block %u,%u,%u): %s", g->grid[0], g->grid[1],
         g->grid[2], g->block[0], g->block[1], g->block[2], sv_cu_error(r));
     sv_cu.cuCtxSynchronize();
@@ -542,15 +542,7 @@ static json_t *timing_json(const float *ms, int n) {
   return t;
 }
 
-typedef struct {
-  sv_gpu *g;
-  const sv_candidate *c;
-} launch_arg;
-
-static int profiled_launch(void *p) {
-  launch_arg *a = p;
-  return launch(a->g, a->c) != CUDA_SUCCESS;
-}
+static int profiled_launch(void *g) { return launch(g) != CUDA_SUCCESS; }
 
 static void set_status(json_t *rec, const char *status, const char *message) {
   json_object_set_new(rec, "status", json_string(status));
@@ -596,7 +588,7 @@ static json_t *measure(sv_gpu *g, size_t ci, bool check, bool keep, double max_k
     set_status(rec, "launch_error", "out of host memory");
     return rec;
   }
-  run_status rs = timed_run(g, c, true, &ms[0], err, errlen);
+  run_status rs = timed_run(g, true, &ms[0], err, errlen);
   CUresult r = rs == RUN_OK && check ? fetch_outputs(g, g->out, g->out_red) : CUDA_SUCCESS;
   if (rs == RUN_OK && r != CUDA_SUCCESS) {
     snprintf(err, errlen, "copying the outputs back: %s", sv_cu_error(r));
@@ -633,9 +625,9 @@ static json_t *measure(sv_gpu *g, size_t ci, bool check, bool keep, double max_k
   } else {
     for (int w = 1; w < g->o.warmup && rs == RUN_OK; w++) {
       float dummy;
-      rs = timed_run(g, c, false, &dummy, err, errlen);
+      rs = timed_run(g, false, &dummy, err, errlen);
     }
-    for (; got < nruns && rs == RUN_OK; got++) rs = timed_run(g, c, false, &ms[got], err, errlen);
+    for (; got < nruns && rs == RUN_OK; got++) rs = timed_run(g, false, &ms[got], err, errlen);
   }
   if (rs != RUN_OK) {
     /* It ran once and failed later: report the failure, not a partial time. */
@@ -650,11 +642,10 @@ static json_t *measure(sv_gpu *g, size_t ci, bool check, bool keep, double max_k
 
   if (g->cupti) {
     double v[SV_N_METRICS];
-    launch_arg la = {g, c};
     CUresult rr = reset_inputs(g, false);
     if (rr == CUDA_SUCCESS) rr = flush_l2(g);
     if (rr == CUDA_SUCCESS) rr = sv_cu.cuCtxSynchronize();
-    int pr = rr == CUDA_SUCCESS ? sv_cupti_profile(g->cupti, g->ctx, profiled_launch, &la, v, err, errlen)
+    int pr = rr == CUDA_SUCCESS ? sv_cupti_profile(g->cupti, g->ctx, profiled_launch, g, v, err, errlen)
                                 : (snprintf(err, errlen, "resetting inputs: %s", sv_cu_error(rr)), SV_CUPTI_ERROR);
     if (pr == SV_CUPTI_OK) {
       json_t *m = json_object();
@@ -690,7 +681,7 @@ int sv_gpu_reference(sv_gpu *g, size_t ci, char *err, size_t errlen) {
   float ms;
   plan_launch(g, c);
   if (build(g, c, err, errlen)) return -1;
-  run_status rs = timed_run(g, c, true, &ms, err, errlen);
+  run_status rs = timed_run(g, true, &ms, err, errlen);
   CUresult r = rs == RUN_OK ? fetch_outputs(g, g->out, g->out_red) : CUDA_SUCCESS;
   unload(g);
   if (rs == RUN_OK && r != CUDA_SUCCESS) {
@@ -707,7 +698,7 @@ int sv_gpu_run_once(sv_gpu *g, size_t ci, char *err, size_t errlen) {
   float ms;
   plan_launch(g, c);
   if (build(g, c, err, errlen)) return -1;
-  run_status rs = timed_run(g, c, true, &ms, err, errlen);
+  run_status rs = timed_run(g, true, &ms, err, errlen);
   unload(g);
   return rs == RUN_OK ? 0 : -1;
 }
