@@ -5,9 +5,13 @@
  *   coalesced: B[y][x] = A[y][x]       (8 sectors per request, every sector a miss everywhere)
  *   strided:   B[y][x] = A[x][y]       (32 sectors per load request, 75% L1 hits)
  *   strided-w: B[x][y] = A[y][x]       (32 sectors per store request, scattered L2 writes)
- * each in Base / fully associative, Base / set-associative, Modeled / fully associative, and
- * "sampled" (all blocks dealt to 4 SMs, L2 scaled to 4/132, as a sampled trace configures it:
- * the per-SM L1s and the L2 then fit the host's caches).
+ * each in Base / fully associative, Base / set-associative, Modeled / fully associative,
+ * "sampled 4 SMs" (all blocks dealt to 4 SMs, L2 scaled to 4/132, as the ranking's screening
+ * configures it: the per-SM L1s and the L2 then fit the host's caches), and "L2 1/16" (all SMs,
+ * the L2 sampled by fill block at 1 in 16, as the ranking's refinement configures an H100).
+ * "lookups" are the lookups the model did (sp_cm_memsys_lookups); "sectors" are the sector
+ * lookups it answered for: load and store sectors at L1 plus every L2 read and write sector,
+ * sampled or not. Without L2 sampling the two differ only by the L1's per-line tag lookups.
  * The instruction generator is timed alone (into a no-op sink) and subtracted.
  *
  * Build (library built by CMake in build/):
@@ -96,17 +100,19 @@ int main(int argc, char **argv)
     return 2;
   }
   static const char *kinds[] = {"coalesced", "strided", "strided-w"};
-  static const char *cfgs[] = {"base/fully", "base/set-assoc", "modeled/fully", "sampled 4 SMs"};
+  static const char *cfgs[] = {"base/fully", "base/set-assoc", "modeled/fully", "sampled 4 SMs",
+                               "L2 1/16"};
   printf("%s, %d x %d doubles, block 32x8\n", arch.name, n, n);
-  printf("%-10s %-15s %10s %12s %9s %9s %12s %10s %8s\n", "stream", "model", "instr", "lookups",
-         "gen s", "model s", "lookups/s", "instr/s", "mem MB");
+  printf("%-10s %-15s %10s %12s %9s %9s %12s %12s %10s %8s\n", "stream", "model", "instr",
+         "lookups", "gen s", "model s", "lookups/s", "sectors/s", "instr/s", "mem MB");
   for (int kind = 0; kind < 3; kind++) {
-    for (int cfg = 0; cfg < 4; cfg++) {
+    for (int cfg = 0; cfg < 5; cfg++) {
       int nsms = cfg == 3 ? 4 : arch.sm_count;
       sp_cm_options opt = {0};
       opt.l1_variant = cfg == 2 ? SP_CM_L1_MODELED : SP_CM_L1_BASE;
       opt.assoc = cfg == 1 ? SP_CM_SET_ASSOCIATIVE : SP_CM_FULLY_ASSOCIATIVE;
       opt.l2_fraction = cfg == 3 ? (double)nsms / arch.sm_count : 1.0;
+      opt.l2_sample_shift = cfg == 4 ? 4 : 0;
       int rows = n;
       int64_t junk = 0;
       double t0 = now_s();
@@ -124,10 +130,11 @@ int main(int argc, char **argv)
       int64_t lk = sp_cm_memsys_lookups(m);
       sp_cm_counters c;
       sp_cm_memsys_counters(m, -1, &c);
-      printf("%-10s %-15s %10lld %12lld %9.3f %9.3f %10.1f M %8.2f M %8.1f   (L1 hit %.3f, "
-             "L2 read %lld, DRAM %.1f MB%s)\n",
+      double sectors = (double)(c.ld_sectors + c.st_sectors + c.l2_read_sectors + c.l2_write_sectors);
+      printf("%-10s %-15s %10lld %12lld %9.3f %9.3f %10.1f M %10.1f M %8.2f M %8.1f   (L1 hit "
+             "%.3f, L2 read %lld, DRAM %.1f MB%s)\n",
              kinds[kind], cfgs[cfg], (long long)ninstr, (long long)lk, tgen, tmodel,
-             lk / tmodel / 1e6, ninstr / tmodel / 1e6, sp_cm_memsys_memory_bytes(m) / 1e6,
+             lk / tmodel / 1e6, sectors / tmodel / 1e6, ninstr / tmodel / 1e6, sp_cm_memsys_memory_bytes(m) / 1e6,
              sp_cm_l1_hit_rate(&c), (long long)c.l2_read_sectors, c.dram_read_bytes / 1e6,
              junk == -1 ? "!" : "");
       fflush(stdout);

@@ -66,6 +66,15 @@
  *   of the 4096^2 transpose had 2,097,151 L2 lookup hits of 4,194,304 with every byte read from
  *   DRAM once; whole-line loads had none. Stores fill nothing (byte-masked, as above).
  *
+ * L2 sampling (opt.l2_sample_shift, used by the ranking for large L2s; --exact turns it off).
+ *   A hash of the DRAM fill block (so a block's sectors are in or out together) picks 1 in 2^s
+ *   blocks; only those are looked up, in an L2 of 1/2^s the sectors. For an LRU cache this is
+ *   SHARDS's fixed-rate spatial sampling: the sampled blocks' reuse distances shrink by the same
+ *   factor as the capacity, so their hits and misses are estimates of the whole cache's. Each
+ *   group's requests stay exact; its hit/miss outcomes are scaled by its requests over its
+ *   sampled requests (a ratio estimator: no bias from how many of its requests the hash took).
+ *   The L1s are not sampled.
+ *
  * Variants (sp_cm_l1_variant).
  *   BASE: every request is processed to completion in arrival order; a miss installs its sectors
  *     at once, so the next warp that reads the same sector hits.
@@ -213,7 +222,9 @@ struct sp_cm_memsys {
   sp_cm_lru *l2f;
   sp_cm_setassoc *l2s;
   sm_state *sm;
-  sp_cm_counters *ctr; /* per counter group */
+  sp_cm_counters *ctr; /* per counter group; with L2 sampling, its L2 outcomes are the sample's */
+  uint64_t l2_sample_mask; /* 2^l2_sample_shift - 1; 0: the L2 is simulated for every sector */
+  struct l2_sampled { int64_t reads, writes; } *l2_sampled; /* per counter group */
   int64_t lookups;
   uint64_t **cold_bits;   /* per array: sectors ever read from DRAM, or NULL */
   uint64_t *cold_first, *cold_nsectors;
@@ -263,6 +274,10 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
     return NULL;
   if ((o.l1_variant != SP_CM_L1_BASE && o.l1_variant != SP_CM_L1_MODELED) ||
       (o.assoc != SP_CM_FULLY_ASSOCIATIVE && o.assoc != SP_CM_SET_ASSOCIATIVE))
+    return NULL;
+  /* MODELED times fills by their L2 outcome, which an unsampled sector does not have */
+  if (o.l2_sample_shift < 0 || o.l2_sample_shift > 16 ||
+      (o.l2_sample_shift > 0 && (o.assoc != SP_CM_FULLY_ASSOCIATIVE || o.l1_variant != SP_CM_L1_BASE)))
     return NULL;
 
   int line = arch->l1_line_bytes, sector = arch->l1_sector_bytes;
@@ -318,7 +333,9 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
                                    NULL);
     if (!m->l2s) goto fail;
   } else {
-    m->l2f = sp_cm_lru_create(l2_sectors);
+    m->l2_sample_mask = (UINT64_C(1) << o.l2_sample_shift) - 1;
+    l2_sectors >>= o.l2_sample_shift;
+    m->l2f = sp_cm_lru_create(l2_sectors ? l2_sectors : 1);
     if (!m->l2f) goto fail;
   }
 
@@ -333,8 +350,9 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
 
   m->sm = calloc((size_t)nsms, sizeof *m->sm);
   m->ctr = calloc((size_t)m->ngroups, sizeof *m->ctr);
+  m->l2_sampled = calloc((size_t)m->ngroups, sizeof *m->l2_sampled);
   m->pipe = malloc(SP_CM_PIPE * sizeof *m->pipe);
-  if (!m->sm || !m->ctr || !m->pipe) goto fail;
+  if (!m->sm || !m->ctr || !m->l2_sampled || !m->pipe) goto fail;
   return m;
 fail:
   sp_cm_memsys_free(m);
@@ -355,6 +373,7 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
   sp_cm_lru_free(m->l2f);
   sp_cm_setassoc_free(m->l2s);
   free(m->ctr);
+  free(m->l2_sampled);
   if (m->cold_bits)
     for (int a = 0; a < m->narrays; a++) free(m->cold_bits[a]);
   free(m->cold_bits);
@@ -386,6 +405,18 @@ static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode 
 {
   return s->l1f ? sp_cm_lru_lookup(s->l1f, line, mode, NULL)
                 : sp_cm_setassoc_lookup(s->l1s, line, mode, NULL);
+}
+
+/* Whether the L2 simulates this sector (L2 sampling): the fill block's hash (the splitmix64
+ * finalizer, independent of the LRU's Fibonacci hash, whose high bits place the table slots). */
+static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector)
+{
+  if (!m->l2_sample_mask) return 1;
+  uint64_t x = sector >> m->fill_shift;
+  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+  x ^= x >> 31;
+  return (x & m->l2_sample_mask) == 0;
 }
 
 /* L2 payload: bit 0 dirty, the owner counter group (last reader/writer) above. */
@@ -422,14 +453,17 @@ static inline int l2_dram_fill(sp_cm_memsys *m, uint64_t sector, sp_cm_counters 
   return 0;
 }
 
-/* One load sector at L2 granularity. Returns 1 on an L2 hit. */
+/* One load sector at L2 granularity. Returns 1 on an L2 hit, and for a sector outside the L2
+ * sample (whose outcome is not simulated; no DRAM fill follows it). */
 /* group: the counters to count in; array: whose first touches (cold bits) to check */
 static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int group, int array)
 {
   sp_cm_counters *c = &m->ctr[group];
+  c->l2_read_sectors++;
+  if (!l2_in_sample(m, sector)) return 1;
+  m->l2_sampled[group].reads++;
   sp_cm_lookup r;
   uint64_t *p = l2_lookup(m, sector, SP_CM_LOOKUP_INSERT, &r);
-  c->l2_read_sectors++;
   if (r.hit) {
     c->l2_read_hit_sectors++;
     return 1;
@@ -468,6 +502,8 @@ static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int group)
   sp_cm_counters *c = &m->ctr[group];
   sp_cm_lookup r;
   c->l2_write_sectors++;
+  if (!l2_in_sample(m, sector)) return;
+  m->l2_sampled[group].writes++;
   uint64_t *p = l2_lookup(m, sector,
                           m->l2_store == SP_L2_STORE_WRITE_BACK_NO_ALLOC ? SP_CM_LOOKUP_TOUCH
                                                                           : SP_CM_LOOKUP_INSERT,
@@ -505,6 +541,7 @@ static inline void l1_prefetch(const sm_state *s, uint64_t line)
 
 static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector)
 {
+  if (!l2_in_sample(m, sector)) return;
   if (m->l2f) sp_cm_lru_prefetch(m->l2f, sector);
   else sp_cm_setassoc_prefetch(m->l2s, sector);
 }
@@ -686,17 +723,36 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
   return 0;
 }
 
+/* A group's counters, its L2 outcomes scaled from the sample to all its requests. */
+static sp_cm_counters group_counters(const sp_cm_memsys *m, int g)
+{
+  sp_cm_counters c = m->ctr[g];
+  if (!m->l2_sample_mask) return c;
+  const struct l2_sampled *n = &m->l2_sampled[g];
+  double fr = n->reads > 0 ? (double)c.l2_read_sectors / (double)n->reads : 0;
+  double fw = n->writes > 0 ? (double)c.l2_write_sectors / (double)n->writes : 0;
+  c.l2_read_hit_sectors = llround((double)c.l2_read_hit_sectors * fr);
+  c.l2_read_cold_sectors = llround((double)c.l2_read_cold_sectors * fr);
+  c.l2_read_fill_sectors = llround((double)c.l2_read_fill_sectors * fr);
+  c.dram_read_bytes = llround((double)c.dram_read_bytes * fr);
+  c.dram_read_cold_bytes = llround((double)c.dram_read_cold_bytes * fr);
+  c.l2_write_hit_sectors = llround((double)c.l2_write_hit_sectors * fw);
+  c.l2_dirty_bytes = llround((double)c.l2_dirty_bytes * fw);
+  c.dram_write_bytes = llround((double)c.dram_write_bytes * fw);
+  return c;
+}
+
 void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out)
 {
   memset(out, 0, sizeof *out);
   if (!m) return;
   flush((sp_cm_memsys *)m); /* the object comes from create: never really const */
   if (array >= 0) {
-    if (array < m->ngroups) *out = m->ctr[array];
+    if (array < m->ngroups) *out = group_counters(m, array);
     return;
   }
   for (int a = 0; a < m->ngroups; a++) {
-    const sp_cm_counters *c = &m->ctr[a];
+    const sp_cm_counters g = group_counters(m, a), *c = &g;
     out->ld_requests += c->ld_requests;
     out->ld_sectors += c->ld_sectors;
     out->ld_l1_hit_sectors += c->ld_l1_hit_sectors;
@@ -735,6 +791,7 @@ void sp_cm_memsys_reset(sp_cm_memsys *m)
     s->clock = 0;
   }
   memset(m->ctr, 0, (size_t)m->ngroups * sizeof *m->ctr);
+  memset(m->l2_sampled, 0, (size_t)m->ngroups * sizeof *m->l2_sampled);
   m->lookups = 0;
   if (m->cold_bits)
     for (int a = 0; a < m->narrays; a++)
@@ -767,7 +824,8 @@ size_t sp_cm_memsys_full_bytes(const sp_cm_memsys *m)
 size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
 {
   if (!m) return 0;
-  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->ngroups * sizeof *m->ctr +
+  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm +
+             (size_t)m->ngroups * (sizeof *m->ctr + sizeof *m->l2_sampled) +
              SP_CM_PIPE * sizeof *m->pipe;
   b += m->l2f ? sp_cm_lru_memory_bytes(m->l2f) : sp_cm_setassoc_memory_bytes(m->l2s);
   for (int i = 0; i < m->nsms; i++) {

@@ -17,6 +17,10 @@
 #define SP_SCREEN_MIN 2000
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
 #define SP_REFINE_COUNT 8
+/* L2 sampling (memsys.h): the sampled L2 keeps at least this many sectors (2 MB of H100 L2),
+ * at a rate of no less than 1 in 2^SP_L2_SAMPLE_MAX_SHIFT fill blocks */
+#define SP_L2_SAMPLE_MIN_SECTORS 65536
+#define SP_L2_SAMPLE_MAX_SHIFT 6
 
 /* Reference executions (lanes) in the whole run: the iterations of its loops, trip counts
  * averaged for triangular loops (guards are not counted). */
@@ -274,6 +278,13 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
     for (int a = 0; a < nest->narrays; a++) data += (double)nest->arrays[a].total_bytes;
     if (data / (double)arch->l2_bytes < cmo.l2_fraction) cmo.l2_fraction = data / (double)arch->l2_bytes;
   }
+  /* a large L2 is sampled by fill block (memsys.h), down to SP_L2_SAMPLE_MIN_SECTORS */
+  if (budget > 0 && opt->assoc == SP_CM_FULLY_ASSOCIATIVE && opt->l1_variant == SP_CM_L1_BASE) {
+    double sectors = floor((double)arch->l2_bytes * cmo.l2_fraction) / arch->l2_sector_bytes;
+    while (cmo.l2_sample_shift < SP_L2_SAMPLE_MAX_SHIFT &&
+           sectors / (double)(2 << cmo.l2_sample_shift) >= SP_L2_SAMPLE_MIN_SECTORS)
+      cmo.l2_sample_shift++;
+  }
   *topt_out = topt;
   *nsms_out = nsms;
   *cmo_out = cmo;
@@ -326,8 +337,9 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
   bool truncated = rc == 1;
   if (truncated) rc = 0;
   if (rc == 0) {
-    *sampled = !raw && (topt->sample_sms > 0 || topt->sample_waves > 0 || truncated || shortened);
-    *scale = *sampled && sink.lanes > 0 ? est_instr * 32 / sink.lanes : 1;
+    bool extrapolate = !raw && (topt->sample_sms > 0 || topt->sample_waves > 0 || truncated || shortened);
+    *sampled = extrapolate || cmo->l2_sample_shift > 0; /* estimates either way */
+    *scale = extrapolate && sink.lanes > 0 ? est_instr * 32 / sink.lanes : 1;
     /* A sample that is a prefix in time (of the trace, or of the waves) is split: the latest
      * snapshot at most halfway through starts its second part. One of whole SMs or of a
      * shortened loop runs every thread it simulates from start to end, and scales in
@@ -348,7 +360,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
         ex[2 * a] += sp_ref_executions(nest, r);
         ex[2 * a + 1] += sink.ref_lanes[r];
       }
-      if (*sampled)
+      if (extrapolate)
         sp_extrapolate_ref(&out, &cur, split ? &sink.snap[k][r] : NULL, sink.ref_lanes[r],
                            split ? sink.snap_lanes[k][r] : 0, sp_ref_executions(nest, r));
       else
@@ -357,7 +369,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     }
     int fill = arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
     for (int a = 0; a < nest->narrays && rc == 0; a++)
-      if (*sampled && ex[2 * a + 1] > 0)
+      if (extrapolate && ex[2 * a + 1] > 0)
         sp_cap_cold(&per_array[a], cold_seen[2 * a], cold_seen[2 * a + 1],
                     ex[2 * a] / ex[2 * a + 1], sp_array_footprint_sectors(nest, a, fill) * fill,
                     arch->l2_sector_bytes, fill);

@@ -148,7 +148,7 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
     int sampled = 0;
     for (int c = 0; c < r->n; c++) sampled += r->candidates[c].sampled;
     fprintf(out, "  %d candidates evaluated", r->n);
-    if (sampled) fprintf(out, " (%d sampled and extrapolated, marked ~; --exact to simulate all)", sampled);
+    if (sampled) fprintf(out, " (%d estimated from samples, marked ~; --exact to simulate all)", sampled);
     fputs("\n\n", out);
     fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
             "pattern", "CUDA mapping", "block", "grid", "requests", "sectors", "L1%", "L2%",

@@ -2,6 +2,7 @@
  * the measured H200 transpose of DESIGN.md on the H100 description, Kepler transactions, L1
  * capacity and per-SM independence, the shared L2, stores and write-backs, Base vs Modeled,
  * Eq. 7.3-7.7, set- vs fully associative. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -619,8 +620,74 @@ static void test_l2_fill_64(void)
   sp_cm_memsys_free(m);
 }
 
+
+/* L2 sampling (opt.l2_sample_shift) against the exact L2. Requests, sectors and L1 counts are
+ * untouched by it; L2 hits, DRAM bytes and write-backs are estimates. */
+static double rel_err(int64_t est, int64_t exact)
+{
+  return exact ? fabs((double)(est - exact)) / (double)exact : (double)(est != 0);
+}
+
+static void test_l2_sampling(void)
+{
+  sp_arch h100 = load_arch("h100");
+  sp_cm_options opt = {0};
+  opt.l2_sample_shift = 4;
+  opt.assoc = SP_CM_SET_ASSOCIATIVE; /* only the fully associative BASE model is sampled */
+  CHECK(sp_cm_memsys_create(&h100, 1, 1, &opt) == NULL);
+  opt.assoc = SP_CM_FULLY_ASSOCIATIVE;
+  opt.l1_variant = SP_CM_L1_MODELED;
+  CHECK(sp_cm_memsys_create(&h100, 1, 1, &opt) == NULL);
+  opt.l1_variant = SP_CM_L1_BASE;
+
+  /* the DESIGN.md transpose (2048^2: 64 MB, beyond the 50 MB L2) on all 132 SMs */
+  const int n = 2048, nsms = h100.sm_count;
+  for (int rc = 1; rc >= 0; rc--) {
+    sp_cm_counters c[2];
+    for (int sampled = 0; sampled <= 1; sampled++) {
+      opt.l2_sample_shift = sampled ? 4 : 0;
+      sp_cm_memsys *m = sp_cm_memsys_create(&h100, nsms, 2, &opt);
+      CHECK(m != NULL);
+      if (!m) return;
+      CHECK_EQ_INT(run_transpose(m, n, nsms, rc), 0);
+      c[sampled] = total(m);
+      sp_cm_memsys_free(m);
+    }
+    CHECK_EQ_INT(c[1].ld_sectors, c[0].ld_sectors);
+    CHECK_EQ_INT(c[1].ld_l1_hit_sectors, c[0].ld_l1_hit_sectors);
+    CHECK_EQ_INT(c[1].l2_read_sectors, c[0].l2_read_sectors);
+    CHECK_EQ_INT(c[1].l2_write_sectors, c[0].l2_write_sectors);
+    CHECK(rel_err(c[1].l2_read_hit_sectors, c[0].l2_read_hit_sectors) < 0.02);
+    CHECK(rel_err(c[1].dram_read_bytes, c[0].dram_read_bytes) < 0.02);
+    CHECK(rel_err(c[1].dram_write_bytes + c[1].l2_dirty_bytes,
+                  c[0].dram_write_bytes + c[0].l2_dirty_bytes) < 0.02);
+  }
+
+  /* capacity: one SM without L1 caching sweeps a working set of f x the L2 twice with
+   * whole-line requests; LRU keeps all of it for f = 0.8 (second sweep all hits) and none of it
+   * for f = 1.2 (a cyclic sweep larger than an LRU cache misses every time) */
+  sp_arch no_l1 = h100;
+  no_l1.l1_caches_global_loads = 0;
+  for (int big = 0; big <= 1; big++) {
+    uint64_t lines = (uint64_t)((big ? 1.2 : 0.8) * (double)h100.l2_bytes / 128);
+    opt.l2_sample_shift = 5;
+    sp_cm_memsys *m = sp_cm_memsys_create(&no_l1, 1, 1, &opt);
+    CHECK(m != NULL);
+    if (!m) return;
+    for (int pass = 0; pass < 2; pass++)
+      for (uint64_t l = 0; l < lines; l++)
+        CHECK_EQ_INT(emit(m, 0, 0, 0, (UINT64_C(1) << 32) + l * 128, 4, 4, 32), 0);
+    sp_cm_counters c = total(m);
+    CHECK_EQ_INT(c.l2_read_sectors, (int64_t)(8 * lines));
+    double second_hits = (double)c.l2_read_hit_sectors / (double)(4 * lines);
+    CHECK_NEAR(second_hits, big ? 0.0 : 1.0, 0.01);
+    sp_cm_memsys_free(m);
+  }
+}
+
 int main(void)
 {
+  SP_RUN(test_l2_sampling);
   SP_RUN(test_l2_fill_64);
   SP_RUN(test_lookup_payload);
   SP_RUN(test_cost);

@@ -78,6 +78,12 @@ typedef struct sp_cm_options {
   /* > 0: keep the counters per reference (wi->ref, 0..nrefs-1) instead of per array;
    * sp_cm_memsys_counters(m, r, ...) then returns reference r's. Footprints stay per array. */
   int nrefs;
+  /* > 0: spatial sampling of the L2 (SHARDS, Waldspurger et al., FAST 2015): only the DRAM fill
+   * blocks whose hash has its low l2_sample_shift bits zero (1 in 2^shift) are looked up, in an
+   * L2 of 1/2^shift of the capacity; every L2 request is still counted, and the hits, DRAM bytes,
+   * write-backs and dirty bytes of a counter group are its sampled ones times its requests over
+   * its sampled requests. FULLY_ASSOCIATIVE and BASE only (create fails otherwise). 0: exact. */
+  int l2_sample_shift;
 } sp_cm_options;
 
 /* Ways assumed when the arch does not publish them (memsys.c says why). */
