@@ -9,14 +9,16 @@
 #include "schedpredict/rank.h"
 
 /* Ranking runs in two passes: every candidate on a small sample of the trace (screening), then
- * the best of those and the compiler default again on a larger sample (refinement); the final
+ * the best of those and the compiler defaults again on a larger sample (refinement, in rounds
+ * until no screened-only candidate is predicted faster than the best refined one); the final
  * order is the refined one. Budgets are warp instructions simulated per candidate. A sample
  * takes, in this order: fewer SMs (screening only), fewer waves, a shortened sequential loop
  * (sp_shorten_choice), and as the last resort a cut trace; sp_run_candidate extrapolates. */
-#define SP_SCREEN_TOTAL 3000000 /* shared by all candidates of the space */
-#define SP_SCREEN_MIN 2000
+#define SP_SCREEN_TOTAL 1000000 /* shared by all candidates of the space */
+#define SP_SCREEN_MIN 1000
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
 #define SP_REFINE_COUNT 8
+#define SP_REFINE_ROUNDS 4
 /* L2 sampling (memsys.h): the sampled L2 keeps at least this many sectors (2 MB of H100 L2),
  * at a rate of no less than 1 in 2^SP_L2_SAMPLE_MAX_SHIFT fill blocks */
 #define SP_L2_SAMPLE_MIN_SECTORS 65536
@@ -654,24 +656,42 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
     sp_rank_result_free(out);
     return -1;
   }
-  if (screen) { /* refine the screening's best and the default on the larger sample */
-    int nref = 0;
-    if (sp_order_by_time(out, idx) == 0) {
-      nref = out->n < SP_REFINE_COUNT ? out->n : SP_REFINE_COUNT;
+  if (screen) {
+    /* Refinement in rounds. First the screening's best SP_REFINE_COUNT and both baselines; then,
+     * while some candidate only screened is predicted faster than the best refined one (the
+     * screening's small sample misjudged the refined ones), the next SP_REFINE_COUNT of those,
+     * for at most SP_REFINE_ROUNDS rounds. */
+    pass.budget = budget;
+    pass.all_sms = true;
+    pass.progress = false;
+    pass.refine = true;
+    for (int round = 0; round < SP_REFINE_ROUNDS; round++) {
+      if (sp_order_by_time(out, out->order) != 0) {
+        failed = 0;
+        pass.n = 1;
+        break;
+      }
+      double best = INFINITY;
+      for (int i = 0; i < out->n; i++)
+        if (out->candidates[i].refined && out->candidates[i].time.total_s < best)
+          best = out->candidates[i].time.total_s;
+      int nref = 0;
+      for (int i = 0; i < out->n && nref < SP_REFINE_COUNT; i++) {
+        const sp_rank_candidate *c = &out->candidates[out->order[i]];
+        if (!c->refined && (round == 0 || c->time.total_s < best)) idx[nref++] = out->order[i];
+      }
       int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
-      for (int d = 0; d < 2; d++) {
+      for (int d = 0; d < 2 && round == 0; d++) {
         bool def_in = defs[d] < 0;
         for (int k = 0; k < nref; k++) def_in |= idx[k] == defs[d];
         if (!def_in) idx[nref++] = defs[d];
       }
-      pass.budget = budget;
-      pass.all_sms = true;
-      pass.progress = false;
-      pass.refine = true;
+      if (nref == 0) break;
       pass.n = nref;
       failed = sp_run_pass(&pass);
+      if (failed < nref) break;
     }
-    if (nref == 0 || failed < nref) {
+    if (failed < pass.n) {
       snprintf(err, errlen, "refinement failed (out of memory?)");
       free(idx);
       sp_rank_result_free(out);
