@@ -660,7 +660,9 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
     /* Refinement in rounds. First the screening's best SP_REFINE_COUNT and both baselines; then,
      * while some candidate only screened is predicted faster than the best refined one (the
      * screening's small sample misjudged the refined ones), the next SP_REFINE_COUNT of those,
-     * for at most SP_REFINE_ROUNDS rounds. */
+     * for at most SP_REFINE_ROUNDS rounds. (Stopping once a round finds no new best was tried:
+     * himeno and laplacian then lost 29 % and 24 % against refining every candidate, which the
+     * third round finds.) */
     pass.budget = budget;
     pass.all_sms = true;
     pass.progress = false;

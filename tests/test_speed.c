@@ -12,6 +12,10 @@
 
 static sp_arch H100;
 
+/* warp instructions per refined candidate in test_refine_rounds (the default is 150 k; this
+ * keeps the test's reference ranking, every candidate refined, to seconds) */
+#define SP_TEST_REFINE_BUDGET 150000
+
 /* A pseudo-random mix of coalesced, strided and scattered loads and stores over 3 arrays and
  * 6 SMs, enough to evict from a small L1 and L2. */
 static void feed(sp_cm_memsys *m, uint64_t seed, int n)
@@ -224,38 +228,42 @@ static void test_sampling_long_threads(void)
   sp_rank_result_free(&sa);
 }
 
-/* Refinement rounds on a 4096^3 gemm whose screening (4 SMs, 3 M warp instructions shared)
- * rates candidates it did not put in the first round faster than the refined ones (one round:
- * best screened 32.1 ms < best refined 32.9 ms; it fails the check below): no candidate only
- * screened may end up predicted faster than the best refined one (unless every round ran), and
- * the refined ones come first in the order. */
+/* The screening + refinement rounds against refining every candidate, on a 4096^3 gemm with
+ * the screening on 3 M warp instructions: the pick must be within 1 % of the best that refining
+ * every candidate finds (by those refined times), and the refined candidates come first in the
+ * order. (examples/matmul.c, which has more candidates, lost 39 % with one round of
+ * refinement and that screening; here one round already finds the best: this checks that the
+ * rounds and the smaller screening do not lose it.) */
 static void test_refine_rounds(void)
 {
   const sp_arch arch = H100;
-  const int64_t n = 4096;
   tnest t;
-  tn_gemm(&t, n, n, false);
+  tn_gemm(&t, 4096, 4096, false);
   sp_rank_options o;
   memset(&o, 0, sizeof o);
   o.threads = 2;
-  o.screen_total = 3000000;
+  o.sample_budget = SP_TEST_REFINE_BUDGET;
   char err[256];
-  sp_rank_result r;
+  sp_rank_result r, all;
+  o.screen_total = 3000000;
   CHECK_EQ_INT(sp_rank_nest(&t.n, &arch, &o, &r, err, sizeof err), 0);
+  o.screen_total = INT64_C(1) << 40; /* no screening: every candidate on the refinement sample */
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &arch, &o, &all, err, sizeof err), 0);
+  CHECK(r.n == all.n && r.n > 8);
   int refined = 0;
-  double best_refined = INFINITY, best_screened = INFINITY;
   for (int i = 0; i < r.n; i++) {
     const sp_rank_candidate *x = &r.candidates[r.order[i]];
     refined += x->refined;
     CHECK(x->refined == (refined == i + 1));
-    if (x->refined) best_refined = fmin(best_refined, x->time.total_s);
-    else best_screened = fmin(best_screened, x->time.total_s);
   }
-  fprintf(stderr, "  gemm %lld^3: %d candidates, %d refined, best refined %.1f us, best screened %.1f us\n",
-          (long long)n, r.n, refined, best_refined * 1e6, best_screened * 1e6);
+  double pick = all.candidates[r.order[0]].time.total_s;
+  double best = all.candidates[all.order[0]].time.total_s;
+  fprintf(stderr, "  gemm 4096^3: %d candidates, %d refined; the pick is %.2f %% slower than the "
+                  "best when every candidate is refined\n", r.n, refined, 100 * (pick / best - 1));
   CHECK(refined >= 8);
-  if (refined < 4 * 8) CHECK(best_screened >= best_refined);
+  CHECK(pick <= best * 1.01);
   sp_rank_result_free(&r);
+  sp_rank_result_free(&all);
 }
 
 int main(void)
