@@ -460,15 +460,24 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
     a[i].candidate = -1;
     const sp_rank_result *r = rows[i].rank;
     if (!r) continue;
-    /* the fastest expressible candidate; the order puts the candidates refined on the larger
-     * sample first, so a faster one may still come later from the screening sample */
+    /* the fastest expressible candidate among the refined ones (the ranking refines the best
+     * expressible ones too, sp_rank_options.refine_also); only when none is refined, among the
+     * screened ones, whose times come from a smaller and biased sample */
     double best_t = 0;
+    bool any_refined = false;
+    for (int k = 0; k < r->n && !any_refined; k++) {
+      const sp_rank_candidate *c = &r->candidates[r->order[k]];
+      sp_adv_plan plan;
+      any_refined = c->refined &&
+                    sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, NULL, 0);
+    }
     for (int k = 0; k < r->n; k++) {
       char why[256];
       sp_adv_plan plan;
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
       bool ok = sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, why, sizeof why);
       if (k == 0 && !ok) snprintf(a[i].best_why_not, sizeof a[i].best_why_not, "%s", why);
+      if (any_refined && !c->refined) continue;
       if (ok && (a[i].candidate < 0 || c->time.total_s < best_t)) {
         a[i].candidate = r->order[k];
         a[i].rank_pos = k;
@@ -479,7 +488,7 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
     for (int k = 0; a[i].candidate >= 0 && k < r->n; k++) {
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
       sp_adv_plan plan;
-      if (c->time.total_s <= SP_ADV_TIE * best_t &&
+      if ((c->refined || !any_refined) && c->time.total_s <= SP_ADV_TIE * best_t &&
           sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, NULL, 0) &&
           sp_adv_plan_matches(rows[i].nest, &plan)) {
         a[i].candidate = r->order[k];

@@ -517,6 +517,7 @@ static void *sp_pass_worker(void *arg) {
     if (p->refine) {
       free(c->per_array);
       c->per_array = NULL;
+      c->screened_s = c->time.total_s;
     }
     int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms, mc, c);
     if (p->refine) c->refined = true;
@@ -589,6 +590,27 @@ static int sp_by_time(const void *pa, const void *pb) {
 
 static int sp_order_by_time(const sp_rank_result *out, int *order);
 
+/* Refined over screened time of the refined compiler baselines (geometric mean); 1 if none. */
+static double sp_screen_bias(const sp_rank_result *out) {
+  int defs[2] = {out->default_gcc, out->default_nvc}, n = 0;
+  double log_sum = 0;
+  for (int d = 0; d < 2; d++) {
+    if (defs[d] < 0 || (d == 1 && defs[1] == defs[0])) continue;
+    const sp_rank_candidate *c = &out->candidates[defs[d]];
+    if (!c->refined || !(c->screened_s > 0) || !(c->time.total_s > 0)) continue;
+    log_sum += log(c->time.total_s / c->screened_s);
+    n++;
+  }
+  return n ? exp(log_sum / n) : 1;
+}
+
+/* The factor screened times are multiplied by before they are compared with refined ones: the
+ * baselines' bias when the screening is optimistic, 1 otherwise (a pessimistic screening is
+ * not a reason to refine more: the best screened candidates are refined anyway). */
+static double sp_screen_calibration(const sp_rank_result *out) {
+  return fmax(1.0, sp_screen_bias(out));
+}
+
 int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
                  sp_rank_result *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -660,31 +682,60 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
     /* Refinement in rounds. First the screening's best SP_REFINE_COUNT and both baselines; then,
      * while some candidate only screened is predicted faster than the best refined one (the
      * screening's small sample misjudged the refined ones), the next SP_REFINE_COUNT of those,
-     * for at most SP_REFINE_ROUNDS rounds. (Stopping once a round finds no new best was tried:
+     * for at most SP_REFINE_ROUNDS rounds. The candidates opt->refine_also accepts go through
+     * the same rounds on their own, SP_REFINE_COUNT / 2 at a time, against the best refined
+     * among them. Screened times are compared after multiplying them by the ratio of refined to
+     * screened time of the compiler baselines (geometric mean), which are refined whatever
+     * their screened rank and so show the screening's bias for the whole nest without the
+     * winner's curse of the refined best (when it is above 1: sp_screen_calibration): divergence's screening puts hundreds of candidates
+     * at 135 us that refine to 161 us and more, and would otherwise fill every round. (Stopping once a round finds no new best was tried:
      * himeno and laplacian then lost 29 % and 24 % against refining every candidate, which the
      * third round finds.) */
     pass.budget = budget;
     pass.all_sms = true;
     pass.progress = false;
     pass.refine = true;
-    for (int round = 0; round < SP_REFINE_ROUNDS; round++) {
+    bool *also = calloc((size_t)out->n, sizeof *also);
+    if (!also) {
+      failed = 0;
+      pass.n = 1;
+    }
+    for (int i = 0; also && opt->refine_also && i < out->n; i++)
+      also[i] = opt->refine_also(&out->candidates[i].schedule, opt->refine_also_ctx);
+    for (int round = 0; also && round < SP_REFINE_ROUNDS; round++) {
       if (sp_order_by_time(out, out->order) != 0) {
         failed = 0;
         pass.n = 1;
         break;
       }
-      double best = INFINITY;
-      for (int i = 0; i < out->n; i++)
-        if (out->candidates[i].refined && out->candidates[i].time.total_s < best)
-          best = out->candidates[i].time.total_s;
-      int nref = 0;
+      double best = INFINITY, best_also = INFINITY, calib = sp_screen_calibration(out);
+      for (int i = 0; i < out->n; i++) {
+        const sp_rank_candidate *c = &out->candidates[i];
+        if (c->refined && c->time.total_s < best) best = c->time.total_s;
+        if (c->refined && also[i] && c->time.total_s < best_also) best_also = c->time.total_s;
+      }
+      int nref = 0, nalso = 0;
       for (int i = 0; i < out->n && nref < SP_REFINE_COUNT; i++) {
         const sp_rank_candidate *c = &out->candidates[out->order[i]];
-        if (!c->refined && (round == 0 || c->time.total_s < best)) idx[nref++] = out->order[i];
+        if (!c->refined && (round == 0 || c->time.total_s * calib < best)) {
+          nalso += also[out->order[i]];
+          idx[nref++] = out->order[i];
+        }
+      }
+      for (int i = 0, first = nref; i < out->n && nalso < SP_REFINE_COUNT / 2; i++) {
+        int k = out->order[i];
+        const sp_rank_candidate *c = &out->candidates[k];
+        bool queued = false;
+        for (int q = 0; q < first; q++) queued |= idx[q] == k;
+        if (also[k] && !c->refined && !queued &&
+            (round == 0 || c->time.total_s * calib < best_also)) {
+          idx[nref++] = k;
+          nalso++;
+        }
       }
       int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
       for (int d = 0; d < 2 && round == 0; d++) {
-        bool def_in = defs[d] < 0;
+        bool def_in = defs[d] < 0 || nref >= out->n;
         for (int k = 0; k < nref; k++) def_in |= idx[k] == defs[d];
         if (!def_in) idx[nref++] = defs[d];
       }
@@ -693,6 +744,7 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
       failed = sp_run_pass(&pass);
       if (failed < nref) break;
     }
+    free(also);
     if (failed < pass.n) {
       snprintf(err, errlen, "refinement failed (out of memory?)");
       free(idx);

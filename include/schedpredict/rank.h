@@ -38,6 +38,7 @@ typedef struct sp_rank_candidate {
   sp_trace_stats stats;
   bool sampled;
   bool refined; /* simulated again on the larger sample after screening */
+  double screened_s; /* a refined candidate's predicted time from the screening; 0 otherwise */
   double scale; /* counters were multiplied by this (blocks / simulated blocks) */
   double cost_xu;
   sp_rank_time time;
@@ -57,6 +58,11 @@ typedef struct sp_rank_options {
   void *progress_ctx;
   int64_t screen_total; /* warp instructions of the screening pass, shared by all candidates;
                            0 = default */
+  /* The candidates a later stage can use (the schedules an OpenACC compiler can express): the
+   * best of them by screening are refined too, in the same rounds as the best of all, so that
+   * the best of that subset also comes from refined times. NULL: no such subset. */
+  bool (*refine_also)(const sp_schedule *s, void *ctx);
+  void *refine_also_ctx;
   int threads; /* candidates simulated in parallel; 0 = one per online CPU (at most 8, and no
                   more than the memory models fit in 160 MB); results do not depend on it */
 } sp_rank_options;
