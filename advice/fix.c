@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,8 +463,9 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
     if (!r) continue;
     /* the fastest expressible candidate among the refined ones (the ranking refines the best
      * expressible ones too, sp_rank_options.refine_also); only when none is refined, among the
-     * screened ones, whose times come from a smaller and biased sample */
-    double best_t = 0;
+     * screened ones, whose times come from a smaller and biased sample. Among those predicted
+     * within SP_RANK_PLATEAU of it, the one the ranking's own tie rule puts first. */
+    double best_t = 0, min_t = INFINITY;
     bool any_refined = false;
     for (int k = 0; k < r->n && !any_refined; k++) {
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
@@ -477,8 +479,15 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
       bool ok = sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, why, sizeof why);
       if (k == 0 && !ok) snprintf(a[i].best_why_not, sizeof a[i].best_why_not, "%s", why);
-      if (any_refined && !c->refined) continue;
-      if (ok && (a[i].candidate < 0 || c->time.total_s < best_t)) {
+      if (ok && (c->refined || !any_refined) && c->time.total_s < min_t) min_t = c->time.total_s;
+    }
+    for (int k = 0; k < r->n; k++) {
+      sp_adv_plan plan;
+      const sp_rank_candidate *c = &r->candidates[r->order[k]];
+      if ((any_refined && !c->refined) || c->time.total_s > SP_RANK_PLATEAU * min_t) continue;
+      if (a[i].candidate >= 0 && !sp_rank_plateau_before(c, &r->candidates[a[i].candidate]))
+        continue;
+      if (sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, NULL, 0)) {
         a[i].candidate = r->order[k];
         a[i].rank_pos = k;
         a[i].plan = plan;

@@ -71,9 +71,9 @@
  *   blocks; only those are looked up, in an L2 of 1/2^s the sectors. For an LRU cache this is
  *   SHARDS's fixed-rate spatial sampling: the sampled blocks' reuse distances shrink by the same
  *   factor as the capacity, so their hits and misses are estimates of the whole cache's. Each
- *   group's requests stay exact; its hit/miss outcomes are scaled by its requests over its
- *   sampled requests (a ratio estimator: no bias from how many of its requests the hash took).
- *   The L1s are not sampled.
+ *   group's requests stay exact; its sampled misses are scaled to its requests (group_counters
+ *   says how). Arrays of at most 1/16 of the sampled L2 are simulated in full. The L1s are not
+ *   sampled.
  *
  * Variants (sp_cm_l1_variant).
  *   BASE: every request is processed to completion in arrival order; a miss installs its sectors
@@ -224,7 +224,10 @@ struct sp_cm_memsys {
   sm_state *sm;
   sp_cm_counters *ctr; /* per counter group; with L2 sampling, its L2 outcomes are the sample's */
   uint64_t l2_sample_mask; /* 2^l2_sample_shift - 1; 0: the L2 is simulated for every sector */
-  struct l2_sampled { int64_t reads, writes; } *l2_sampled; /* per counter group */
+  uint64_t l2_sectors;     /* capacity of the simulated L2 (sampled: 1/2^shift of the L2's) */
+  uint8_t *l2_whole;       /* per array: 1 = every sector simulated even when sampling (small) */
+  int *group_array;        /* per counter group: its array (for the group's sampling weight) */
+  struct l2_sampled { int64_t reads, writes; } *l2_sampled; /* per group: sampled requests */
   int64_t lookups;
   uint64_t **cold_bits;   /* per array: sectors ever read from DRAM, or NULL */
   uint64_t *cold_first, *cold_nsectors;
@@ -335,10 +338,12 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   } else {
     m->l2_sample_mask = (UINT64_C(1) << o.l2_sample_shift) - 1;
     l2_sectors >>= o.l2_sample_shift;
-    m->l2f = sp_cm_lru_create(l2_sectors ? l2_sectors : 1);
+    if (!l2_sectors) l2_sectors = 1;
+    m->l2f = sp_cm_lru_create(l2_sectors);
     if (!m->l2f) goto fail;
   }
 
+  m->l2_sectors = l2_sectors;
   double l2lat = arch->l2_hit_latency_cycles > 0 ? arch->l2_hit_latency_cycles : 0;
   double dlat = arch->dram_latency_cycles > l2lat ? arch->dram_latency_cycles : l2lat;
   m->lat_l2 = (uint64_t)ceil(l2lat);
@@ -350,9 +355,12 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
 
   m->sm = calloc((size_t)nsms, sizeof *m->sm);
   m->ctr = calloc((size_t)m->ngroups, sizeof *m->ctr);
+  m->l2_whole = calloc((size_t)narrays, 1);
+  m->group_array = calloc((size_t)m->ngroups, sizeof *m->group_array);
   m->l2_sampled = calloc((size_t)m->ngroups, sizeof *m->l2_sampled);
   m->pipe = malloc(SP_CM_PIPE * sizeof *m->pipe);
-  if (!m->sm || !m->ctr || !m->l2_sampled || !m->pipe) goto fail;
+  if (!m->sm || !m->ctr || !m->l2_whole || !m->group_array || !m->l2_sampled || !m->pipe)
+    goto fail;
   return m;
 fail:
   sp_cm_memsys_free(m);
@@ -373,6 +381,8 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
   sp_cm_lru_free(m->l2f);
   sp_cm_setassoc_free(m->l2s);
   free(m->ctr);
+  free(m->l2_whole);
+  free(m->group_array);
   free(m->l2_sampled);
   if (m->cold_bits)
     for (int a = 0; a < m->narrays; a++) free(m->cold_bits[a]);
@@ -409,9 +419,9 @@ static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode 
 
 /* Whether the L2 simulates this sector (L2 sampling): the fill block's hash (the splitmix64
  * finalizer, independent of the LRU's Fibonacci hash, whose high bits place the table slots). */
-static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector)
+static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array)
 {
-  if (!m->l2_sample_mask) return 1;
+  if (!m->l2_sample_mask || m->l2_whole[array]) return 1;
   uint64_t x = sector >> m->fill_shift;
   x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
   x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
@@ -460,7 +470,7 @@ static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int group, int array
 {
   sp_cm_counters *c = &m->ctr[group];
   c->l2_read_sectors++;
-  if (!l2_in_sample(m, sector)) return 1;
+  if (!l2_in_sample(m, sector, array)) return 1;
   m->l2_sampled[group].reads++;
   sp_cm_lookup r;
   uint64_t *p = l2_lookup(m, sector, SP_CM_LOOKUP_INSERT, &r);
@@ -497,12 +507,12 @@ static void l2_fill_blocks(sp_cm_memsys *m, const uint64_t *missed, uint32_t n, 
   }
 }
 
-static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int group)
+static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int group, int array)
 {
   sp_cm_counters *c = &m->ctr[group];
   sp_cm_lookup r;
   c->l2_write_sectors++;
-  if (!l2_in_sample(m, sector)) return;
+  if (!l2_in_sample(m, sector, array)) return;
   m->l2_sampled[group].writes++;
   uint64_t *p = l2_lookup(m, sector,
                           m->l2_store == SP_L2_STORE_WRITE_BACK_NO_ALLOC ? SP_CM_LOOKUP_TOUCH
@@ -539,9 +549,9 @@ static inline void l1_prefetch(const sm_state *s, uint64_t line)
   else sp_cm_setassoc_prefetch(s->l1s, line);
 }
 
-static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector)
+static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
 {
-  if (!l2_in_sample(m, sector)) return;
+  if (!l2_in_sample(m, sector, array)) return;
   if (m->l2f) sp_cm_lru_prefetch(m->l2f, sector);
   else sp_cm_setassoc_prefetch(m->l2s, sector);
 }
@@ -645,7 +655,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->st_sectors += wa->n_sectors;
     c->st_lines += wa->n_lines;
     if (m->l1_on) store_l1(m, s, wa);
-    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], e->group);
+    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], e->group, e->array);
   }
 }
 
@@ -670,6 +680,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
     return -1;
   int group = m->opt.nrefs > 0 ? wi->ref : wi->array;
   if (group < 0 || group >= m->ngroups) return -1;
+  m->group_array[group] = wi->array;
   if (wi->active == 0) return 0;
   sm_state *s = &m->sm[wi->sm];
   if (m->l1_on && !s->ready && sm_prepare(m, s) != 0) return -1;
@@ -693,7 +704,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   if (m->l1_on && (!wi->write || m->l1_store != SP_L1_STORE_WRITE_THROUGH_NO_ALLOC))
     for (uint32_t k = 0; k < e->wa.n_lines; k++) l1_prefetch(s, e->wa.lines[k]);
   const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
-  for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k] << (e->l2_split ? 0 : m->sub_shift));
+  for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k] << (e->l2_split ? 0 : m->sub_shift), wi->array);
   return 0;
 }
 
@@ -704,6 +715,10 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
   flush(m);
   uint64_t first = base / m->l2_sector_bytes;
   uint64_t n = ((base + (uint64_t)bytes + m->l2_sector_bytes - 1) / m->l2_sector_bytes) - first;
+  /* An array this small is simulated in full when the L2 is sampled: its few sectors would get
+   * too few samples (hit rates over 100 % after extrapolation), and in full it takes at most
+   * 1/16 of the sampled L2 more than its share (n x 2^s <= capacity / 16). */
+  if (m->l2_sample_mask) m->l2_whole[array] = 16 * n <= m->l2_sectors;
   if ((int64_t)((n + 63) / 64 * 8) > max_bitmap_bytes) return -1;
   if (!m->cold_bits) {
     m->cold_bits = calloc((size_t)m->narrays, sizeof *m->cold_bits);
@@ -723,20 +738,41 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
   return 0;
 }
 
-/* A group's counters, its L2 outcomes scaled from the sample to all its requests. */
+/* A group's counters, its L2 outcomes scaled from the sample to all its requests: each sampled
+ * miss (and what it brought: DRAM bytes, first touches, fill sectors, write-backs, dirty data)
+ * counts f times, f = the sampled arrays' L2 read (write) requests over their sampled ones (2^s
+ * up to the hash's luck), and hits are the requests that are not misses. The ranking
+ * extrapolates from differences of counters read at two times, which needs an estimator that
+ * is nearly additive over time: f is one ratio for all groups, so it settles early. (A ratio
+ * per group, hits x requests / sampled requests, was not: a hit rate rising between the two
+ * times made the difference's hits exceed its requests.) Misses are capped at the requests,
+ * first touches at the misses. */
 static sp_cm_counters group_counters(const sp_cm_memsys *m, int g)
 {
   sp_cm_counters c = m->ctr[g];
-  if (!m->l2_sample_mask) return c;
+  if (!m->l2_sample_mask || m->l2_whole[m->group_array[g]]) return c;
+  double fr = (double)(m->l2_sample_mask + 1), fw = fr, r = 0, rs = 0, w = 0, ws = 0;
+  for (int k = 0; k < m->ngroups; k++)
+    if (!m->l2_whole[m->group_array[k]]) {
+      r += (double)m->ctr[k].l2_read_sectors;
+      rs += (double)m->l2_sampled[k].reads;
+      w += (double)m->ctr[k].l2_write_sectors;
+      ws += (double)m->l2_sampled[k].writes;
+    }
+  if (rs > 0) fr = r / rs;
+  if (ws > 0) fw = w / ws;
   const struct l2_sampled *n = &m->l2_sampled[g];
-  double fr = n->reads > 0 ? (double)c.l2_read_sectors / (double)n->reads : 0;
-  double fw = n->writes > 0 ? (double)c.l2_write_sectors / (double)n->writes : 0;
-  c.l2_read_hit_sectors = llround((double)c.l2_read_hit_sectors * fr);
+  int64_t rmiss = llround((double)(n->reads - c.l2_read_hit_sectors) * fr);
+  int64_t wmiss = llround((double)(n->writes - c.l2_write_hit_sectors) * fw);
+  if (rmiss > c.l2_read_sectors) rmiss = c.l2_read_sectors;
+  if (wmiss > c.l2_write_sectors) wmiss = c.l2_write_sectors;
+  c.l2_read_hit_sectors = c.l2_read_sectors - rmiss;
+  c.l2_write_hit_sectors = c.l2_write_sectors - wmiss;
   c.l2_read_cold_sectors = llround((double)c.l2_read_cold_sectors * fr);
+  if (c.l2_read_cold_sectors > rmiss) c.l2_read_cold_sectors = rmiss;
   c.l2_read_fill_sectors = llround((double)c.l2_read_fill_sectors * fr);
   c.dram_read_bytes = llround((double)c.dram_read_bytes * fr);
   c.dram_read_cold_bytes = llround((double)c.dram_read_cold_bytes * fr);
-  c.l2_write_hit_sectors = llround((double)c.l2_write_hit_sectors * fw);
   c.l2_dirty_bytes = llround((double)c.l2_dirty_bytes * fw);
   c.dram_write_bytes = llround((double)c.dram_write_bytes * fw);
   return c;
@@ -824,8 +860,8 @@ size_t sp_cm_memsys_full_bytes(const sp_cm_memsys *m)
 size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
 {
   if (!m) return 0;
-  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm +
-             (size_t)m->ngroups * (sizeof *m->ctr + sizeof *m->l2_sampled) +
+  size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->narrays +
+             (size_t)m->ngroups * (sizeof *m->ctr + sizeof *m->group_array + sizeof *m->l2_sampled) +
              SP_CM_PIPE * sizeof *m->pipe;
   b += m->l2f ? sp_cm_lru_memory_bytes(m->l2f) : sp_cm_setassoc_memory_bytes(m->l2s);
   for (int i = 0; i < m->nsms; i++) {

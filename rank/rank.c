@@ -137,11 +137,23 @@ static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_s
                     : misses_full > 0          ? bytes_full / misses_full
                                                : 0;
   if (misses_full > (double)c->l2_read_sectors) misses_full = (double)c->l2_read_sectors;
+  if (misses_full < 0) misses_full = 0;
   int64_t m = (int64_t)llround(misses_full);
   c->l2_read_cold_sectors = (int64_t)llround(cold_full);
   c->l2_read_hit_sectors = c->l2_read_sectors - m;
   c->dram_read_bytes = (int64_t)llround((double)m * per_miss);
   c->dram_read_cold_bytes = (int64_t)llround(cold_bytes_full);
+}
+
+/* Hits within [0, requests] and first touches within the misses: an extrapolation of the
+ * sampled L2's estimates (memsys.h, l2_sample_shift) can step outside them by its noise. */
+static void sp_counters_sane(sp_cm_counters *c) {
+  if (c->l2_read_hit_sectors > c->l2_read_sectors) c->l2_read_hit_sectors = c->l2_read_sectors;
+  if (c->l2_read_hit_sectors < 0) c->l2_read_hit_sectors = 0;
+  if (c->l2_write_hit_sectors > c->l2_write_sectors) c->l2_write_hit_sectors = c->l2_write_sectors;
+  if (c->l2_write_hit_sectors < 0) c->l2_write_hit_sectors = 0;
+  int64_t misses = c->l2_read_sectors - c->l2_read_hit_sectors;
+  if (c->l2_read_cold_sectors > misses) c->l2_read_cold_sectors = misses;
 }
 
 static void sp_counters_add(sp_cm_counters *t, const sp_cm_counters *c) {
@@ -367,6 +379,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
                            split ? sink.snap_lanes[k][r] : 0, sp_ref_executions(nest, r));
       else
         out = cur;
+      sp_counters_sane(&out);
       sp_counters_add(&per_array[a], &out);
     }
     int fill = arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
@@ -589,6 +602,7 @@ static int sp_by_time(const void *pa, const void *pb) {
 }
 
 static int sp_order_by_time(const sp_rank_result *out, int *order);
+static void sp_order_plateau(const sp_rank_result *out, int *order);
 
 /* Refined over screened time of the refined compiler baselines (geometric mean); 1 if none. */
 static double sp_screen_bias(const sp_rank_result *out) {
@@ -758,7 +772,47 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
     sp_rank_result_free(out);
     return -1;
   }
+  sp_order_plateau(out, out->order);
   return 0;
+}
+
+bool sp_rank_plateau_before(const sp_rank_candidate *a, const sp_rank_candidate *b) {
+  if (a->schedule.block[0] != b->schedule.block[0])
+    return a->schedule.block[0] > b->schedule.block[0];
+  return a->time.total_s < b->time.total_s;
+}
+
+/* The head of an order by time that is within SP_RANK_PLATEAU of the fastest (and refined
+ * alike with it). */
+static int sp_plateau_length(const sp_rank_result *out, const int *order) {
+  if (out->n == 0) return 0;
+  const sp_rank_candidate *first = &out->candidates[order[0]];
+  double fastest = first->time.total_s;
+  for (int i = 0; i < out->n && out->candidates[order[i]].refined == first->refined; i++)
+    fastest = fmin(fastest, out->candidates[order[i]].time.total_s);
+  int n = 1;
+  while (n < out->n) {
+    const sp_rank_candidate *c = &out->candidates[order[n]];
+    if (c->refined != first->refined || c->time.total_s > SP_RANK_PLATEAU * fastest) break;
+    n++;
+  }
+  return n;
+}
+
+int sp_rank_plateau_size(const sp_rank_result *r) {
+  return r && r->order ? sp_plateau_length(r, r->order) : 0;
+}
+
+/* The plateau reordered by sp_rank_plateau_before (insertion sort: stable, and it is short). */
+static void sp_order_plateau(const sp_rank_result *out, int *order) {
+  int n = sp_plateau_length(out, order);
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && sp_rank_plateau_before(&out->candidates[order[j]],
+                                                    &out->candidates[order[j - 1]]); j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
 }
 
 /* Candidates by predicted time; screened-only candidates after the refined ones, since their

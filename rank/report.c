@@ -149,6 +149,11 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
     for (int c = 0; c < r->n; c++) sampled += r->candidates[c].sampled;
     fprintf(out, "  %d candidates evaluated", r->n);
     if (sampled) fprintf(out, " (%d estimated from samples, marked ~; --exact to simulate all)", sampled);
+    int plateau = sp_rank_plateau_size(r);
+    if (plateau > 1)
+      fprintf(out, "\n  ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model can "
+                   "tell apart: the widest block x comes first there",
+              plateau, 100 * (SP_RANK_PLATEAU - 1));
     fputs("\n\n", out);
     fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
             "pattern", "CUDA mapping", "block", "grid", "requests", "sectors", "L1%", "L2%",
@@ -252,6 +257,7 @@ char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, in
       continue;
     }
     json_object_set_new(o, "candidates_evaluated", json_integer(r->n));
+    json_object_set_new(o, "plateau", json_integer(sp_rank_plateau_size(r)));
     double dflt = r->candidates[r->default_index].time.total_s;
     json_t *ranked = json_array();
     for (int k = 0; k < r->n && k < top; k++)

@@ -683,6 +683,25 @@ static void test_l2_sampling(void)
     CHECK_NEAR(second_hits, big ? 0.0 : 1.0, 0.01);
     sp_cm_memsys_free(m);
   }
+
+  /* a small array (64 KiB, its footprint tracked) is simulated in full: the same counts as the
+   * exact L2, whatever the hash would have sampled of it */
+  sp_cm_counters small[2];
+  for (int sampled = 0; sampled <= 1; sampled++) {
+    opt.l2_sample_shift = sampled ? 5 : 0;
+    sp_cm_memsys *m = sp_cm_memsys_create(&no_l1, 1, 1, &opt);
+    CHECK(m != NULL);
+    if (!m) return;
+    const uint64_t base = UINT64_C(1) << 32;
+    CHECK_EQ_INT(sp_cm_memsys_track_footprint(m, 0, base, 65536, 1 << 20), 0);
+    for (int pass = 0; pass < 3; pass++)
+      for (uint64_t l = 0; l < 512; l += 1 + (uint64_t)pass)
+        CHECK_EQ_INT(emit(m, 0, 0, 0, base + l * 128, 4, 4, 32), 0);
+    small[sampled] = total(m);
+    sp_cm_memsys_free(m);
+  }
+  CHECK(memcmp(&small[0], &small[1], sizeof small[0]) == 0);
+  CHECK(small[0].l2_read_hit_sectors > 0);
 }
 
 int main(void)

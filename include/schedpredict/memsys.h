@@ -81,8 +81,8 @@ typedef struct sp_cm_options {
   /* > 0: spatial sampling of the L2 (SHARDS, Waldspurger et al., FAST 2015): only the DRAM fill
    * blocks whose hash has its low l2_sample_shift bits zero (1 in 2^shift) are looked up, in an
    * L2 of 1/2^shift of the capacity; every L2 request is still counted, and the hits, DRAM bytes,
-   * write-backs and dirty bytes of a counter group are its sampled ones times its requests over
-   * its sampled requests. FULLY_ASSOCIATIVE and BASE only (create fails otherwise). 0: exact. */
+   * write-backs and dirty bytes are the sampled ones times (about) 2^shift; small arrays are
+   * simulated in full (memsys.c). FULLY_ASSOCIATIVE and BASE only (create fails otherwise). 0: exact. */
   int l2_sample_shift;
 } sp_cm_options;
 

@@ -75,6 +75,21 @@ typedef struct sp_rank_result {
   int default_gcc, default_nvc;  /* both baselines (sp_space); default_index is one of them */
 } sp_rank_result;
 
+/* Predicted times within this factor of the fastest are ones the model cannot tell apart: its
+ * times are off by 1.3x (median) on the H100 and its near-ties are ordered by sampling noise.
+ * Among them the ranking puts the widest block x (vector length) first, then the faster: of
+ * the pairs of such near-ties measured on the H100 (validation runs 1 and 2) whose block x
+ * differed, the wider one was faster in 66 %; on the fresh run 3 this raised the pick within
+ * 10 % of the measured best from 24 to 32 of 60 kernels (1.02: 28). README, "Validation". */
+#define SP_RANK_PLATEAU 1.05
+
+/* Whether a should come before b among candidates predicted within SP_RANK_PLATEAU of the
+ * fastest: the wider block x, then the shorter predicted time. */
+bool sp_rank_plateau_before(const sp_rank_candidate *a, const sp_rank_candidate *b);
+
+/* How many candidates at the head of r->order that plateau holds (1 when the first stands alone). */
+int sp_rank_plateau_size(const sp_rank_result *r);
+
 /* Ranks the nest's candidates; 0, or -1 with a message in err. */
 int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
                  sp_rank_result *out, char *err, size_t errlen);
