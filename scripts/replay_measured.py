@@ -15,9 +15,11 @@ dropped silently.
 Datasets (under --results, default validation/results/h100):
   run1    2026-11-22/                 first run, 1,935 candidates (plans of up to 40 per nest)
   run2    2026-11-22-model-7aa0fc7/   second run, 665 candidates (6 best + 4 sampled + baselines)
-  merged  the union of both; a candidate measured in both runs (same nest, pattern, block,
-          grid) takes the median of its two medians (= their mean). The runs were minutes apart
-          on the same GPU model but different VMs; the ratio of the two times is reported.
+  run3    2026-11-22-model-6e59c49/   third run, 778 candidates (8 best + 4 sampled + baselines)
+  merged  the union of all; a candidate measured in more than one run (same nest, pattern, block,
+          grid) takes the median of its medians (of two: their mean). The runs were minutes or
+          hours apart on the same GPU model but different VMs; the ratio of the last to the
+          first time is reported.
 
 Per nest and ranking: the pick is the matched candidate of lowest rank (a binary's: its place in
 the JSON ranking; "plan": the model_rank the plan recorded, i.e. the model that chose the
@@ -59,7 +61,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATASETS = [("run1", "2026-11-22", "first run"),
-            ("run2", "2026-11-22-model-7aa0fc7", "second run")]
+            ("run2", "2026-11-22-model-7aa0fc7", "second run"),
+            ("run3", "2026-11-22-model-6e59c49", "third run")]
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -431,7 +434,8 @@ def main():
         sets[name] = d
     fill_baselines(sets)
     merged = merge_datasets([sets[n] for n, _, _ in DATASETS])
-    merged["desc"] = "run1 + run2 (measured in both: median of the two medians)"
+    merged["desc"] = ("run1 + run2 + run3 (measured more than once: the median of the medians; "
+                      "of two, their mean)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:
             for comp, key in sets[n]["base"].get(nest, {}).items():
@@ -480,7 +484,7 @@ def main():
         if name == "merged" and d["twice"]:
             q = sorted(d["twice"])
             pct = lambda p: q[min(len(q) - 1, int(p * len(q)))]
-            print(f"measured in both runs: {len(q)} candidates, run2/run1 time median "
+            print(f"measured in more than one run: {len(q)} candidates, last/first time median "
                   f"{statistics.median(q):.3f}, 10-90 % {pct(0.1):.3f}-{pct(0.9):.3f}")
         for p in d["problems"]:
             print(f"data problem: {p}")
