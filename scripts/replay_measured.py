@@ -16,6 +16,7 @@ Datasets (under --results, default validation/results/h100):
   run1    2026-11-22/                 first run, 1,935 candidates (plans of up to 40 per nest)
   run2    2026-11-22-model-7aa0fc7/   second run, 665 candidates (6 best + 4 sampled + baselines)
   run3    2026-11-22-model-6e59c49/   third run, 778 candidates (8 best + 4 sampled + baselines)
+  run4    2026-11-22-model-6910a10/   fourth run, 775 candidates (the same, with the plateau rule)
   merged  the union of all; a candidate measured in more than one run (same nest, pattern, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
@@ -62,7 +63,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATASETS = [("run1", "2026-11-22", "first run"),
             ("run2", "2026-11-22-model-7aa0fc7", "second run"),
-            ("run3", "2026-11-22-model-6e59c49", "third run")]
+            ("run3", "2026-11-22-model-6e59c49", "third run"),
+            ("run4", "2026-11-22-model-6910a10", "fourth run")]
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -434,7 +436,7 @@ def main():
         sets[name] = d
     fill_baselines(sets)
     merged = merge_datasets([sets[n] for n, _, _ in DATASETS])
-    merged["desc"] = ("run1 + run2 + run3 (measured more than once: the median of the medians; "
+    merged["desc"] = ("run1 + run2 + run3 + run4 (measured more than once: the median of the medians; "
                       "of two, their mean)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:

@@ -16,17 +16,17 @@ python3 scripts/replay_measured.py "$bin" --baseline "$bin" --examples gemm,xreu
   --json "$tmp/r.json" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/err" >&2; fail "exit $rc"; }
 
-for section in "== run1: " "== run2: " "== run3: " "== merged: " "picks changed (new vs base): 0 of 2 nests"; do
+for section in "== run1: " "== run2: " "== run3: " "== run4: " "== merged: " "picks changed (new vs base): 0 of 2 nests"; do
   grep -qF -- "$section" "$tmp/out" || fail "no '$section' in the output"
 done
 for row in "matched / measured ok" "pick within 10 % of best" "nvc default / pick, gm" \
   "median Spearman rho (n)"; do
-  [ "$(grep -cF -- "$row" "$tmp/out")" -eq 4 ] || fail "'$row' is not in all four tables"
+  [ "$(grep -cF -- "$row" "$tmp/out")" -eq 5 ] || fail "'$row' is not in all five tables"
 done
 # every "matched / measured ok" cell is M/N with M > 0 (today M = N: a change of the schedule
 # space may leave some measured schedules unmatched, which the script lists, but not all)
 cells=$(grep -F "matched / measured ok" "$tmp/out" | grep -oE '[0-9]+/[0-9]+')
-[ "$(echo "$cells" | wc -l)" -eq 11 ] || fail "expected 11 matched cells, got: $cells"
+[ "$(echo "$cells" | wc -l)" -eq 14 ] || fail "expected 14 matched cells, got: $cells"
 for c in $cells; do
   [ "${c%/*}" -gt 0 ] || fail "nothing matched: $c"
 done
@@ -35,7 +35,7 @@ grep -q "^replay: \[  *[0-9]*/4\] new  gemm" "$tmp/err" || fail "no progress on 
 python3 - "$tmp/r.json" <<'EOF' || fail "--json"
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert set(r["datasets"]) == {"run1", "run2", "run3", "merged"}, r["datasets"].keys()
+assert set(r["datasets"]) == {"run1", "run2", "run3", "run4", "merged"}, r["datasets"].keys()
 for name, d in r["datasets"].items():
     for ranker, v in d["rankings"].items():
         s = v["summary"]

@@ -80,7 +80,8 @@ typedef struct sp_rank_result {
  * Among them the ranking puts the widest block x (vector length) first, then the faster: of
  * the pairs of such near-ties measured on the H100 (validation runs 1 and 2) whose block x
  * differed, the wider one was faster in 66 %; on the fresh run 3 this raised the pick within
- * 10 % of the measured best from 24 to 32 of 60 kernels (1.02: 28). README, "Validation". */
+ * 10 % of the measured best from 24 to 32 of 60 kernels (1.02: 28), and the fourth run, of
+ * the model's own picks with it, measured 32 of 60. README, "Validation". */
 #define SP_RANK_PLATEAU 1.05
 
 /* Whether a should come before b among candidates predicted within SP_RANK_PLATEAU of the
