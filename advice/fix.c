@@ -465,47 +465,51 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
      * expressible ones too, sp_rank_options.refine_also); only when none is refined, among the
      * screened ones, whose times come from a smaller and biased sample. Among those predicted
      * within SP_RANK_PLATEAU of it, the one the ranking's own tie rule puts first. */
-    double best_t = 0, min_t = INFINITY;
-    bool any_refined = false;
-    for (int k = 0; k < r->n && !any_refined; k++) {
-      const sp_rank_candidate *c = &r->candidates[r->order[k]];
-      sp_adv_plan plan;
-      any_refined = c->refined &&
-                    sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, NULL, 0);
+    bool *usable = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *usable); /* by order position */
+    if (!usable) {
+      free(a);
+      return -1;
     }
+    bool any_refined = false;
     for (int k = 0; k < r->n; k++) {
       char why[256];
       sp_adv_plan plan;
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
-      bool ok = sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, why, sizeof why);
-      if (k == 0 && !ok) snprintf(a[i].best_why_not, sizeof a[i].best_why_not, "%s", why);
-      if (ok && (c->refined || !any_refined) && c->time.total_s < min_t) min_t = c->time.total_s;
+      usable[k] = sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, why, sizeof why);
+      if (k == 0 && !usable[k]) snprintf(a[i].best_why_not, sizeof a[i].best_why_not, "%s", why);
+      any_refined |= usable[k] && c->refined;
     }
+    double min_t = INFINITY, best_t = 0;
     for (int k = 0; k < r->n; k++) {
-      sp_adv_plan plan;
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
-      if ((any_refined && !c->refined) || c->time.total_s > SP_RANK_PLATEAU * min_t) continue;
-      if (a[i].candidate >= 0 && !sp_rank_plateau_before(c, &r->candidates[a[i].candidate]))
-        continue;
-      if (sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, NULL, 0)) {
-        a[i].candidate = r->order[k];
-        a[i].rank_pos = k;
-        a[i].plan = plan;
-        best_t = c->time.total_s;
-      }
+      usable[k] = usable[k] && (c->refined || !any_refined);
+      if (usable[k] && c->time.total_s < min_t) min_t = c->time.total_s;
     }
-    for (int k = 0; a[i].candidate >= 0 && k < r->n; k++) {
+    int pick = -1;
+    for (int k = 0; k < r->n; k++) {
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
+      if (usable[k] && c->time.total_s <= SP_RANK_PLATEAU * min_t &&
+          (pick < 0 || sp_rank_plateau_before(c, &r->candidates[r->order[pick]])))
+        pick = k;
+    }
+    /* a candidate within SP_ADV_TIE that the pragmas already state wins the tie */
+    for (int k = 0; pick >= 0 && k < r->n; k++) {
       sp_adv_plan plan;
-      if ((c->refined || !any_refined) && c->time.total_s <= SP_ADV_TIE * best_t &&
+      const sp_rank_candidate *c = &r->candidates[r->order[k]];
+      if (usable[k] && c->time.total_s <= SP_ADV_TIE * r->candidates[r->order[pick]].time.total_s &&
           sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, NULL, 0) &&
           sp_adv_plan_matches(rows[i].nest, &plan)) {
-        a[i].candidate = r->order[k];
-        a[i].rank_pos = k;
-        a[i].plan = plan;
-        best_t = c->time.total_s;
+        pick = k;
         break;
       }
+    }
+    free(usable);
+    if (pick >= 0) {
+      a[i].candidate = r->order[pick];
+      a[i].rank_pos = pick;
+      sp_adv_express(rows[i].nest, &r->candidates[a[i].candidate].schedule, opt->compiler,
+                     &a[i].plan, NULL, 0);
+      best_t = r->candidates[a[i].candidate].time.total_s;
     }
     if (a[i].candidate < 0) {
       snprintf(a[i].fix_error, sizeof a[i].fix_error,

@@ -741,17 +741,19 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
 /* A group's counters, its L2 outcomes scaled from the sample to all its requests: each sampled
  * miss (and what it brought: DRAM bytes, first touches, fill sectors, write-backs, dirty data)
  * counts f times, f = the sampled arrays' L2 read (write) requests over their sampled ones (2^s
- * up to the hash's luck), and hits are the requests that are not misses. The ranking
+ * up to the hash's luck; l2_sample_scale), and hits are the requests that are not misses. The ranking
  * extrapolates from differences of counters read at two times, which needs an estimator that
  * is nearly additive over time: f is one ratio for all groups, so it settles early. (A ratio
  * per group, hits x requests / sampled requests, was not: a hit rate rising between the two
  * times made the difference's hits exceed its requests.) Misses are capped at the requests,
  * first touches at the misses. */
-static sp_cm_counters group_counters(const sp_cm_memsys *m, int g)
+typedef struct l2_scale {
+  double read, write; /* requests over sampled requests of the sampled arrays */
+} l2_scale;
+
+static l2_scale l2_sample_scale(const sp_cm_memsys *m)
 {
-  sp_cm_counters c = m->ctr[g];
-  if (!m->l2_sample_mask || m->l2_whole[m->group_array[g]]) return c;
-  double fr = (double)(m->l2_sample_mask + 1), fw = fr, r = 0, rs = 0, w = 0, ws = 0;
+  double r = 0, rs = 0, w = 0, ws = 0;
   for (int k = 0; k < m->ngroups; k++)
     if (!m->l2_whole[m->group_array[k]]) {
       r += (double)m->ctr[k].l2_read_sectors;
@@ -759,8 +761,15 @@ static sp_cm_counters group_counters(const sp_cm_memsys *m, int g)
       w += (double)m->ctr[k].l2_write_sectors;
       ws += (double)m->l2_sampled[k].writes;
     }
-  if (rs > 0) fr = r / rs;
-  if (ws > 0) fw = w / ws;
+  double f = (double)(m->l2_sample_mask + 1);
+  return (l2_scale){rs > 0 ? r / rs : f, ws > 0 ? w / ws : f};
+}
+
+static sp_cm_counters group_counters(const sp_cm_memsys *m, int g, l2_scale f)
+{
+  sp_cm_counters c = m->ctr[g];
+  if (!m->l2_sample_mask || m->l2_whole[m->group_array[g]]) return c;
+  const double fr = f.read, fw = f.write;
   const struct l2_sampled *n = &m->l2_sampled[g];
   int64_t rmiss = llround((double)(n->reads - c.l2_read_hit_sectors) * fr);
   int64_t wmiss = llround((double)(n->writes - c.l2_write_hit_sectors) * fw);
@@ -784,11 +793,12 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
   if (!m) return;
   flush((sp_cm_memsys *)m); /* the object comes from create: never really const */
   if (array >= 0) {
-    if (array < m->ngroups) *out = group_counters(m, array);
+    if (array < m->ngroups) *out = group_counters(m, array, l2_sample_scale(m));
     return;
   }
+  const l2_scale f = l2_sample_scale(m);
   for (int a = 0; a < m->ngroups; a++) {
-    const sp_cm_counters g = group_counters(m, a), *c = &g;
+    const sp_cm_counters g = group_counters(m, a, f), *c = &g;
     out->ld_requests += c->ld_requests;
     out->ld_sectors += c->ld_sectors;
     out->ld_l1_hit_sectors += c->ld_l1_hit_sectors;

@@ -491,7 +491,6 @@ static int sp_advise(const sp_cli *cli, sp_report_nest *rows, int n, const sp_ar
   return rc;
 }
 
-/* Ranks every nest and renders the report into *text. */
 /* The schedules the chosen compiler can express: the ranking refines the best of them too. */
 typedef struct sp_expressible_ctx {
   const sp_nest *nest;
@@ -504,6 +503,7 @@ static bool sp_expressible(const sp_schedule *s, void *ctx) {
   return sp_adv_express(e->nest, s, e->compiler, &plan, NULL, 0);
 }
 
+/* Ranks every nest and renders the report into *text. */
 static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
   sp_arch arch;
   char err[1024];

@@ -604,8 +604,11 @@ static int sp_by_time(const void *pa, const void *pb) {
 static int sp_order_by_time(const sp_rank_result *out, int *order);
 static void sp_order_plateau(const sp_rank_result *out, int *order);
 
-/* Refined over screened time of the refined compiler baselines (geometric mean); 1 if none. */
-static double sp_screen_bias(const sp_rank_result *out) {
+/* The factor screened times are multiplied by before they are compared with refined ones: the
+ * refined over screened time of the refined compiler baselines (geometric mean) when that shows
+ * an optimistic screening, else 1 (a pessimistic screening is not a reason to refine more: the
+ * best screened candidates are refined anyway). */
+static double sp_screen_calibration(const sp_rank_result *out) {
   int defs[2] = {out->default_gcc, out->default_nvc}, n = 0;
   double log_sum = 0;
   for (int d = 0; d < 2; d++) {
@@ -615,14 +618,75 @@ static double sp_screen_bias(const sp_rank_result *out) {
     log_sum += log(c->time.total_s / c->screened_s);
     n++;
   }
-  return n ? exp(log_sum / n) : 1;
+  return n ? fmax(1.0, exp(log_sum / n)) : 1;
 }
 
-/* The factor screened times are multiplied by before they are compared with refined ones: the
- * baselines' bias when the screening is optimistic, 1 otherwise (a pessimistic screening is
- * not a reason to refine more: the best screened candidates are refined anyway). */
-static double sp_screen_calibration(const sp_rank_result *out) {
-  return fmax(1.0, sp_screen_bias(out));
+/* Refinement in rounds. First the screening's best SP_REFINE_COUNT and both baselines; then,
+ * while some candidate only screened is predicted faster than the best refined one (the
+ * screening's small sample misjudged the refined ones), the next SP_REFINE_COUNT of those, for
+ * at most SP_REFINE_ROUNDS rounds. The candidates opt->refine_also accepts go through the same
+ * rounds on their own, SP_REFINE_COUNT / 2 at a time, against the best refined among them.
+ * Screened times are compared after multiplying them by sp_screen_calibration: the baselines
+ * are refined whatever their screened rank, so they show the screening's bias for the whole
+ * nest without the winner's curse of the refined best. Divergence's screening puts hundreds of
+ * candidates at 135 us that refine to 161 us and more, and would otherwise fill every round.
+ * (Stopping once a round finds no new best was tried: himeno and laplacian then lost 29 % and
+ * 24 % against refining every candidate, which the third round finds.) idx: room for
+ * out->n candidate indices. 0, or -1 on allocation failure. */
+static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t budget, int *idx) {
+  sp_rank_result *out = pass->out;
+  pass->budget = budget;
+  pass->all_sms = true;
+  pass->progress = false;
+  pass->refine = true;
+  bool *also = calloc((size_t)out->n, sizeof *also);
+  if (!also) return -1;
+  for (int i = 0; opt->refine_also && i < out->n; i++)
+    also[i] = opt->refine_also(&out->candidates[i].schedule, opt->refine_also_ctx);
+  int rc = 0;
+  for (int round = 0; round < SP_REFINE_ROUNDS && rc == 0; round++) {
+    if (sp_order_by_time(out, out->order) != 0) {
+      rc = -1;
+      break;
+    }
+    double best = INFINITY, best_also = INFINITY, calib = sp_screen_calibration(out);
+    for (int i = 0; i < out->n; i++) {
+      const sp_rank_candidate *c = &out->candidates[i];
+      if (c->refined && c->time.total_s < best) best = c->time.total_s;
+      if (c->refined && also[i] && c->time.total_s < best_also) best_also = c->time.total_s;
+    }
+    int nref = 0, nalso = 0;
+    for (int i = 0; i < out->n && nref < SP_REFINE_COUNT; i++) {
+      const sp_rank_candidate *c = &out->candidates[out->order[i]];
+      if (!c->refined && (round == 0 || c->time.total_s * calib < best)) {
+        nalso += also[out->order[i]];
+        idx[nref++] = out->order[i];
+      }
+    }
+    for (int i = 0, first = nref; i < out->n && nalso < SP_REFINE_COUNT / 2; i++) {
+      int k = out->order[i];
+      const sp_rank_candidate *c = &out->candidates[k];
+      bool queued = false;
+      for (int q = 0; q < first; q++) queued |= idx[q] == k;
+      if (also[k] && !c->refined && !queued &&
+          (round == 0 || c->time.total_s * calib < best_also)) {
+        idx[nref++] = k;
+        nalso++;
+      }
+    }
+    int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
+    for (int d = 0; d < 2 && round == 0; d++) {
+      bool def_in = defs[d] < 0 || nref >= out->n;
+      for (int k = 0; k < nref; k++) def_in |= idx[k] == defs[d];
+      if (!def_in) idx[nref++] = defs[d];
+    }
+    if (nref == 0) break;
+    pass->idx = idx;
+    pass->n = nref;
+    if (sp_run_pass(pass) < nref) rc = -1;
+  }
+  free(also);
+  return rc;
 }
 
 int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
@@ -692,79 +756,11 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
     sp_rank_result_free(out);
     return -1;
   }
-  if (screen) {
-    /* Refinement in rounds. First the screening's best SP_REFINE_COUNT and both baselines; then,
-     * while some candidate only screened is predicted faster than the best refined one (the
-     * screening's small sample misjudged the refined ones), the next SP_REFINE_COUNT of those,
-     * for at most SP_REFINE_ROUNDS rounds. The candidates opt->refine_also accepts go through
-     * the same rounds on their own, SP_REFINE_COUNT / 2 at a time, against the best refined
-     * among them. Screened times are compared after multiplying them by the ratio of refined to
-     * screened time of the compiler baselines (geometric mean), which are refined whatever
-     * their screened rank and so show the screening's bias for the whole nest without the
-     * winner's curse of the refined best (when it is above 1: sp_screen_calibration): divergence's screening puts hundreds of candidates
-     * at 135 us that refine to 161 us and more, and would otherwise fill every round. (Stopping once a round finds no new best was tried:
-     * himeno and laplacian then lost 29 % and 24 % against refining every candidate, which the
-     * third round finds.) */
-    pass.budget = budget;
-    pass.all_sms = true;
-    pass.progress = false;
-    pass.refine = true;
-    bool *also = calloc((size_t)out->n, sizeof *also);
-    if (!also) {
-      failed = 0;
-      pass.n = 1;
-    }
-    for (int i = 0; also && opt->refine_also && i < out->n; i++)
-      also[i] = opt->refine_also(&out->candidates[i].schedule, opt->refine_also_ctx);
-    for (int round = 0; also && round < SP_REFINE_ROUNDS; round++) {
-      if (sp_order_by_time(out, out->order) != 0) {
-        failed = 0;
-        pass.n = 1;
-        break;
-      }
-      double best = INFINITY, best_also = INFINITY, calib = sp_screen_calibration(out);
-      for (int i = 0; i < out->n; i++) {
-        const sp_rank_candidate *c = &out->candidates[i];
-        if (c->refined && c->time.total_s < best) best = c->time.total_s;
-        if (c->refined && also[i] && c->time.total_s < best_also) best_also = c->time.total_s;
-      }
-      int nref = 0, nalso = 0;
-      for (int i = 0; i < out->n && nref < SP_REFINE_COUNT; i++) {
-        const sp_rank_candidate *c = &out->candidates[out->order[i]];
-        if (!c->refined && (round == 0 || c->time.total_s * calib < best)) {
-          nalso += also[out->order[i]];
-          idx[nref++] = out->order[i];
-        }
-      }
-      for (int i = 0, first = nref; i < out->n && nalso < SP_REFINE_COUNT / 2; i++) {
-        int k = out->order[i];
-        const sp_rank_candidate *c = &out->candidates[k];
-        bool queued = false;
-        for (int q = 0; q < first; q++) queued |= idx[q] == k;
-        if (also[k] && !c->refined && !queued &&
-            (round == 0 || c->time.total_s * calib < best_also)) {
-          idx[nref++] = k;
-          nalso++;
-        }
-      }
-      int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
-      for (int d = 0; d < 2 && round == 0; d++) {
-        bool def_in = defs[d] < 0 || nref >= out->n;
-        for (int k = 0; k < nref; k++) def_in |= idx[k] == defs[d];
-        if (!def_in) idx[nref++] = defs[d];
-      }
-      if (nref == 0) break;
-      pass.n = nref;
-      failed = sp_run_pass(&pass);
-      if (failed < nref) break;
-    }
-    free(also);
-    if (failed < pass.n) {
-      snprintf(err, errlen, "refinement failed (out of memory?)");
-      free(idx);
-      sp_rank_result_free(out);
-      return -1;
-    }
+  if (screen && sp_refine_rounds(&pass, opt, budget, idx) != 0) {
+    snprintf(err, errlen, "refinement failed (out of memory?)");
+    free(idx);
+    sp_rank_result_free(out);
+    return -1;
   }
   free(idx);
   if (sp_order_by_time(out, out->order) != 0) {

@@ -5,11 +5,11 @@
  * written and its --fix output (same functions, same signatures), so the checksums compare. */
 #include <clang-c/Index.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/internal.h" /* sp_xasprintf */
 #include "schedpredict/harness.h"
 
 typedef enum sp_h_kind { SP_H_REAL, SP_H_INT, SP_H_STRUCT, SP_H_OTHER } sp_h_kind;
@@ -61,19 +61,9 @@ static char *sp_h_strdup_cx(CXString s) {
   return r;
 }
 
-static char *sp_h_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *sp_h_printf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = NULL;
-  if (vasprintf(&s, fmt, ap) < 0) s = NULL;
-  va_end(ap);
-  return s;
-}
-
 /* Appends "sep + text" to *dst (text owned by the caller). */
 static void sp_h_append(char **dst, const char *sep, const char *text) {
-  char *s = sp_h_printf("%s%s%s", *dst ? *dst : "", *dst && **dst ? sep : "", text);
+  char *s = sp_xasprintf("%s%s%s", *dst ? *dst : "", *dst && **dst ? sep : "", text);
   free(*dst);
   *dst = s;
 }
@@ -187,7 +177,7 @@ static bool sp_h_set_elem(sp_h_fn *fn, sp_h_array *a, CXType t) {
   a->elem = sp_h_unqualified(t);
   if (a->kind == SP_H_STRUCT) clang_Type_visitFields(clang_getCanonicalType(t), sp_h_field_visit, a);
   if (a->kind == SP_H_OTHER) {
-    fn->skip = sp_h_printf("%s: element type '%s' is not a number or a struct", a->name, a->elem);
+    fn->skip = sp_xasprintf("%s: element type '%s' is not a number or a struct", a->name, a->elem);
     return false;
   }
   return true;
@@ -202,14 +192,14 @@ static void sp_h_add_param(sp_h_ctx *cx, sp_h_fn *fn, CXCursor parm, int idx) {
     const sp_param *p = sp_h_param(cx, name);
     sp_h_known kn = sp_h_lookup(cx, fn->name, name);
     if (p) {
-      arg = sp_h_printf("%" PRId64, p->value);
+      arg = sp_xasprintf("%" PRId64, p->value);
     } else if (kn.value_known) {
-      arg = sp_h_printf("%.17g", kn.value);
+      arg = sp_xasprintf("%.17g", kn.value);
     } else {
       /* not a size the model needed (a coefficient or a host step count): any fixed value
        * serves, as both builds get the same one */
       arg = strdup(k == SP_H_REAL ? "0.5" : "1");
-      char *d = sp_h_printf("\\\"%s=%s\\\"", name, arg);
+      char *d = sp_xasprintf("\\\"%s=%s\\\"", name, arg);
       sp_h_append(&fn->defaulted, ",", d);
       free(d);
     }
@@ -219,23 +209,23 @@ static void sp_h_add_param(sp_h_ctx *cx, sp_h_fn *fn, CXCursor parm, int idx) {
     CXType e = sp_h_element(t, &ptrs);
     sp_h_known kn = sp_h_lookup(cx, fn->name, name);
     if (ptrs > 1) {
-      fn->skip = sp_h_printf("parameter %s is a pointer to pointers", name);
+      fn->skip = sp_xasprintf("parameter %s is a pointer to pointers", name);
     } else if (kn.bytes <= 0) {
-      fn->skip = sp_h_printf("parameter %s: the analyzer knows no size for it (not accessed in a "
+      fn->skip = sp_xasprintf("parameter %s: the analyzer knows no size for it (not accessed in a "
                              "nest, or through a derived pointer only)", name);
     } else if (fn->narrays < (int)(sizeof fn->arrays / sizeof *fn->arrays)) {
       sp_h_array *a = &fn->arrays[fn->narrays++];
       a->name = strdup(name);
-      a->expr = sp_h_printf("sp_p%d", idx);
+      a->expr = sp_xasprintf("sp_p%d", idx);
       a->index_bound = kn.index_bound;
       if (sp_h_set_elem(fn, a, e)) {
         long long esz = clang_Type_getSizeOf(e);
-        a->count = sp_h_printf("%lld", esz > 0 ? (long long)((kn.bytes + esz - 1) / esz) : 0LL);
-        arg = sp_h_printf("(void *)%s", a->expr); /* any object pointer, VLA included */
+        a->count = sp_xasprintf("%lld", esz > 0 ? (long long)((kn.bytes + esz - 1) / esz) : 0LL);
+        arg = sp_xasprintf("(void *)%s", a->expr); /* any object pointer, VLA included */
       }
     }
   } else {
-    fn->skip = sp_h_printf("parameter %s has type '%s' the harness cannot make", name,
+    fn->skip = sp_xasprintf("parameter %s has type '%s' the harness cannot make", name,
                            clang_getCString(clang_getTypeSpelling(t)));
   }
   if (arg) sp_h_append(&fn->args, ", ", arg);
@@ -270,7 +260,7 @@ static enum CXChildVisitResult sp_h_globals_visit(CXCursor c, CXCursor parent, C
   a->name = name;
   a->expr = strdup(name);
   a->global = true;
-  if (sp_h_set_elem(fn, a, e)) a->count = sp_h_printf("sizeof %s / sizeof(%s)", name, a->elem);
+  if (sp_h_set_elem(fn, a, e)) a->count = sp_xasprintf("sizeof %s / sizeof(%s)", name, a->elem);
   (void)parent;
   return CXChildVisit_Recurse;
 }
@@ -314,7 +304,7 @@ static enum CXChildVisitResult sp_h_top_visit(CXCursor c, CXCursor parent, CXCli
     CXType t = clang_getCursorType(c);
     const sp_param *p = sp_h_param(cx, name);
     if (p && sp_h_kind_of(t) == SP_H_INT && !clang_isConstQualifiedType(t)) {
-      char *s = sp_h_printf("  %s = %" PRId64 ";\n", name, p->value);
+      char *s = sp_xasprintf("  %s = %" PRId64 ";\n", name, p->value);
       sp_h_append(&cx->globals_set, "", s);
       free(s);
     }
@@ -460,11 +450,11 @@ static void sp_h_emit_fn(FILE *out, const sp_h_ctx *cx, const sp_h_fn *fn) {
   char *list = NULL;
   for (int i = 0; i < fn->narrays; i++) {
     const sp_h_array *a = &fn->arrays[i];
-    char *item = a->global ? strdup(a->expr) : sp_h_printf("%s[0:%s]", a->expr, a->count);
+    char *item = a->global ? strdup(a->expr) : sp_xasprintf("%s[0:%s]", a->expr, a->count);
     sp_h_append(&list, ", ", item);
     free(item);
   }
-  char *call = sp_h_printf("%s(%s)", fn->name, fn->args);
+  char *call = sp_xasprintf("%s(%s)", fn->name, fn->args);
   /* the kernels' own copyin/copyout find the data present: the timing is the kernels */
   if (list) fprintf(out, "#pragma acc data copy(%s)\n", list);
   fputs("  {\n", out);
