@@ -392,7 +392,7 @@ static int build(sv_gpu *g, const sv_candidate *c, char *err, size_t errlen) {
   unload(g);
   char *cubin;
   size_t n;
-  sv_nvrtc_job *j = g->bins ? &g->bins[c - g->k->cands] : NULL;
+  sv_nvrtc_job *j = g->bins ? &g->bins[idx] : NULL;
   if (j && j->err) return msg(err, errlen, "%s", j->err);
   bool kept = j && j->cubin; /* stays with the kernel: a search loads it again after a switch */
   if (kept)
@@ -414,9 +414,10 @@ static int build(sv_gpu *g, const sv_candidate *c, char *err, size_t errlen) {
   return 0;
 }
 
-static void plan_launch(sv_gpu *g, const sv_candidate *c) {
-  memcpy(g->grid, c->grid, sizeof g->grid);
-  memcpy(g->block, c->block, sizeof g->block);
+/* Sets the launch the next runs use: the plan's (c->grid, c->block), or a search point's. */
+static void set_launch(sv_gpu *g, const unsigned grid[3], const unsigned block[3]) {
+  memcpy(g->grid, grid, sizeof g->grid);
+  memcpy(g->block, block, sizeof g->block);
 }
 
 /* Launches the loaded candidate at g->grid / g->block (the plan's, or a search point's). */
@@ -566,7 +567,8 @@ void sv_gpu_reference_failed(sv_gpu *g, const char *why) {
    copied back (no "result"); with keep the module stays loaded for the next point. */
 static json_t *measure(sv_gpu *g, size_t ci, bool check, bool keep, double max_kernel_ms, int *exit_code) {
   const sv_candidate *c = &g->k->cands[ci];
-  bool is_ref = ci == g->k->reference && !keep; /* a search point of the reference is compared with it */
+  /* the reference at its plan launch (always checked); a search point of it is compared with it */
+  bool is_ref = ci == g->k->reference && !keep;
   char err[SV_LOG_MAX + 512], note[1024] = "";
   size_t errlen = sizeof err;
   json_t *rec = json_object();
@@ -596,24 +598,26 @@ static json_t *measure(sv_gpu *g, size_t ci, bool check, bool keep, double max_k
   }
   if (rs != RUN_OK) {
     set_status(rec, rs == RUN_FAULT ? "fault" : "launch_error", err);
-    if (is_ref && check) sv_gpu_reference_failed(g, err);
+    if (is_ref) sv_gpu_reference_failed(g, err);
     if (rs == RUN_FAULT) *exit_code = SV_EXIT_RESTART;
     free(ms);
     unload(g);
     return rec;
   }
   bool wrong = false;
-  if (check && is_ref) {
+  if (is_ref) {
     keep_reference(g);
     json_t *res = json_object();
     json_object_set_new(res, "equal", json_string("bitwise"));
     json_object_set_new(res, "max_rel_diff", json_real(0));
     json_object_set_new(rec, "result", res);
-  } else if (check && g->ref_ok)
-    json_object_set_new(rec, "result", compare_outputs(g, &wrong, note, sizeof note));
-  else if (check)
-    snprintf(note, sizeof note, "outputs not compared: the reference candidate %lld failed: %.900s",
-             (long long)g->k->cands[g->k->reference].id, g->ref_msg);
+  } else if (check) {
+    if (g->ref_ok)
+      json_object_set_new(rec, "result", compare_outputs(g, &wrong, note, sizeof note));
+    else
+      snprintf(note, sizeof note, "outputs not compared: the reference candidate %lld failed: %.900s",
+               (long long)g->k->cands[g->k->reference].id, g->ref_msg);
+  }
 
   /* Timing: the checked run is the first warm-up. */
   int got = 0;
@@ -665,21 +669,20 @@ static json_t *measure(sv_gpu *g, size_t ci, bool check, bool keep, double max_k
 }
 
 json_t *sv_gpu_candidate(sv_gpu *g, size_t ci, int *exit_code) {
-  plan_launch(g, &g->k->cands[ci]);
+  set_launch(g, g->k->cands[ci].grid, g->k->cands[ci].block);
   return measure(g, ci, true, false, g->o.max_kernel_ms, exit_code);
 }
 
 json_t *sv_gpu_candidate_at(sv_gpu *g, size_t ci, const unsigned grid[3], const unsigned block[3], bool check,
                             double max_kernel_ms, int *exit_code) {
-  memcpy(g->grid, grid, sizeof g->grid);
-  memcpy(g->block, block, sizeof g->block);
+  set_launch(g, grid, block);
   return measure(g, ci, check, true, max_kernel_ms, exit_code);
 }
 
 int sv_gpu_reference(sv_gpu *g, size_t ci, char *err, size_t errlen) {
   const sv_candidate *c = &g->k->cands[ci];
   float ms;
-  plan_launch(g, c);
+  set_launch(g, c->grid, c->block);
   if (build(g, c, err, errlen)) return -1;
   run_status rs = timed_run(g, true, &ms, err, errlen);
   CUresult r = rs == RUN_OK ? fetch_outputs(g, g->out, g->out_red) : CUDA_SUCCESS;
@@ -696,7 +699,7 @@ int sv_gpu_reference(sv_gpu *g, size_t ci, char *err, size_t errlen) {
 int sv_gpu_run_once(sv_gpu *g, size_t ci, char *err, size_t errlen) {
   const sv_candidate *c = &g->k->cands[ci];
   float ms;
-  plan_launch(g, c);
+  set_launch(g, c->grid, c->block);
   if (build(g, c, err, errlen)) return -1;
   run_status rs = timed_run(g, true, &ms, err, errlen);
   unload(g);

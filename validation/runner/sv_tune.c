@@ -154,8 +154,9 @@ static tpoint *add_point(tune *t, size_t k, const tpoint *p) {
 }
 
 /* A measured or read point into the cache: a "check" line only confirms (ok) or fails a point
-   measured before, keeping its time, so that a resumed search sees what the first one saw. */
-static void merge_point(tune *t, size_t k, const tpoint *p, bool is_check) {
+   measured before, keeping its time, so that a resumed search sees what the first one saw.
+   Returns the cached point (NULL when out of memory). */
+static tpoint *merge_point(tune *t, size_t k, const tpoint *p, bool is_check) {
   tpoint *old = lookup(t, k, p->cand, p->grid, p->block);
   if (old && is_check) {
     if (strcmp(p->status, "ok")) {
@@ -166,7 +167,8 @@ static void merge_point(tune *t, size_t k, const tpoint *p, bool is_check) {
   } else if (old)
     *old = *p;
   else
-    add_point(t, k, p);
+    old = add_point(t, k, p);
+  return old;
 }
 
 static json_t *dims(const unsigned d[3]) { return json_pack("[i,i,i]", d[0], d[1], d[2]); }
@@ -317,8 +319,7 @@ static tpoint *evaluate(tune *t, size_t k, size_t cand, const unsigned grid[3], 
             p.status, tm, m && *m ? ": " : "", m ? m : "");
   }
   json_decref(rec);
-  merge_point(t, k, &p, is_check);
-  return lookup(t, k, cand, grid, block);
+  return merge_point(t, k, &p, is_check);
 }
 
 typedef struct {
@@ -395,19 +396,16 @@ static json_t *run_search(tune *t, size_t k, const mspec *m, double max_ms, doub
     answer = NULL;
     sv_eval_free(&e);
   }
-  double spent = 0;
   json_t *pts = json_array();
-  for (size_t i = 0; i < e.n; i++) {
+  for (size_t i = 0; i < e.n; i++)
     json_array_append_new(pts, json_pack("[I,I,o]", (json_int_t)e.pts[i].g, (json_int_t)e.pts[i].v,
                                          num_or_null(e.vals[i])));
-  }
-  spent = e.spent_s;
   json_t *r = json_pack("{s:s, s:I, s:i, s:I, s:o, s:b, s:f, s:o, s:o}", "method", m->name, "candidate",
                         (json_int_t)t->plan.kernels[k].cands[m->cand].id, "w", (int)m->w, "runs", (json_int_t)e.n,
                         "bounds",
                         json_pack("[I,I,I,I]", (json_int_t)m->bounds.g_lo, (json_int_t)m->bounds.g_hi,
                                   (json_int_t)m->bounds.v_lo, (json_int_t)m->bounds.v_hi),
-                        "stopped", e.stopped || stopping(t), "gpu_s", spent, "answer", point_json(t, k, answer),
+                        "stopped", e.stopped || stopping(t), "gpu_s", e.spent_s, "answer", point_json(t, k, answer),
                         "points", pts);
   if (m->kind == M_GRID) json_object_set_new(r, "grid", json_string(sv_grid_name(m->grid)));
   else json_object_set_new(r, "start", json_pack("[I,I]", (json_int_t)m->start.g, (json_int_t)m->start.v));
@@ -634,6 +632,14 @@ static int num(const char *s, double lo, double hi, double *out) {
   return 0;
 }
 
+/* num() for a whole number. */
+static int whole(const char *s, double lo, double hi, long *out) {
+  double v;
+  if (num(s, lo, hi, &v) || v != floor(v)) return -1;
+  *out = (long)v;
+  return 0;
+}
+
 static char *join_args(int argc, char **argv) {
   size_t n = 32;
   for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
@@ -673,7 +679,7 @@ static int parse_options(tune *t, int argc, char **argv) {
       {"timeout-s", required_argument, 0, O_TIMEOUT}, {"device", required_argument, 0, O_DEVICE},
       {"kernel", required_argument, 0, O_KERNEL}, {"force", no_argument, 0, O_FORCE},
       {"verbose", no_argument, 0, O_VERBOSE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-  double v;
+  long v;
   int ch;
   opterr = 0;
   optind = 1;
@@ -688,7 +694,7 @@ static int parse_options(tune *t, int argc, char **argv) {
       t->method = optarg;
       break;
     case O_SCHED:
-      if (strcmp(optarg, "default") && strcmp(optarg, "model") && (num(optarg, 0, 9e15, &v) || v != floor(v)))
+      if (strcmp(optarg, "default") && strcmp(optarg, "model") && whole(optarg, 0, 9e15, &v))
         return bad_usage("--schedule '%s': expected default, model or a candidate id", optarg);
       t->schedule = optarg;
       break;
@@ -718,8 +724,8 @@ static int parse_options(tune *t, int argc, char **argv) {
       if (num(optarg, 0, 1e9, &t->grid_budget_s)) return bad_usage("--grid-budget-s '%s': expected seconds", optarg);
       break;
     case O_MAXRUNS:
-      if (num(optarg, 0, 1e9, &v) || v != floor(v)) return bad_usage("--max-runs '%s': expected a count", optarg);
-      t->max_runs = (long)v;
+      if (whole(optarg, 0, 1e9, &v)) return bad_usage("--max-runs '%s': expected a count", optarg);
+      t->max_runs = v;
       break;
     case O_TBUDGET:
       if (num(optarg, 0, 1e9, &t->time_budget_s)) return bad_usage("--time-budget-s '%s': expected seconds", optarg);
@@ -735,22 +741,22 @@ static int parse_options(tune *t, int argc, char **argv) {
       if (num(optarg, 0, 1e9, &t->slow_factor)) return bad_usage("--slow-factor '%s': expected a factor", optarg);
       break;
     case O_REPEATS:
-      if (num(optarg, 1, 1000, &v) || v != floor(v)) return bad_usage("--repeats '%s': expected 1 to 1000", optarg);
+      if (whole(optarg, 1, 1000, &v)) return bad_usage("--repeats '%s': expected 1 to 1000", optarg);
       t->go.repeats = (int)v;
       break;
     case O_WARMUP:
-      if (num(optarg, 1, 1000, &v) || v != floor(v)) return bad_usage("--warmup '%s': expected 1 to 1000", optarg);
+      if (whole(optarg, 1, 1000, &v)) return bad_usage("--warmup '%s': expected 1 to 1000", optarg);
       t->go.warmup = (int)v;
       break;
     case O_MAXMS:
       if (num(optarg, 1e-6, 1e9, &t->go.max_kernel_ms)) return bad_usage("--max-kernel-ms '%s': expected milliseconds", optarg);
       break;
     case O_TIMEOUT:
-      if (num(optarg, 1, 86400, &v) || v != floor(v)) return bad_usage("--timeout-s '%s': expected 1 to 86400", optarg);
+      if (whole(optarg, 1, 86400, &v)) return bad_usage("--timeout-s '%s': expected 1 to 86400", optarg);
       t->timeout_s = (int)v;
       break;
     case O_DEVICE:
-      if (num(optarg, 0, 1024, &v) || v != floor(v)) return bad_usage("--device '%s': expected a GPU ordinal", optarg);
+      if (whole(optarg, 0, 1024, &v)) return bad_usage("--device '%s': expected a GPU ordinal", optarg);
       t->go.device = (int)v;
       break;
     case O_KERNEL: t->kernel_id = optarg; break;
@@ -785,6 +791,11 @@ static json_t *output_json(tune *t, json_t *kernels) {
                    "points_file", t->points_path, "points_measured", (json_int_t)t->measured, "kernels", kernels);
 }
 
+/* Kernel k is one to search (--kernel). */
+static bool selected(const tune *t, size_t k) {
+  return !t->kernel_id || !strcmp(t->plan.kernels[k].id, t->kernel_id);
+}
+
 int sv_tune_main(int argc, char **argv) {
   tune t = {.schedule = "default", .start = "optacc", .bounds = {2, 1024, 2, 1024}, .grid_forced = -1,
             .grid_budget_s = 4, .slow_factor = 4, .timeout_s = 60,
@@ -815,11 +826,10 @@ int sv_tune_main(int argc, char **argv) {
   strftime(t.date, sizeof t.date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
   rc = SV_EXIT_OK;
   if (!t.plan_json || !t.pts || !t.command) rc = SV_EXIT_ERROR, fprintf(stderr, "schedvalidate tune: out of memory\n");
-  if (!rc && t.kernel_id) {
-    bool found = false;
-    for (size_t k = 0; k < t.plan.n_kernels; k++) found |= !strcmp(t.plan.kernels[k].id, t.kernel_id);
-    if (!found) rc = SV_EXIT_USAGE, fprintf(stderr, "schedvalidate tune: --kernel %s: no such kernel in %s\n", t.kernel_id, t.plan_path);
-  }
+  size_t todo = 0, done_k = 0;
+  for (size_t k = 0; k < t.plan.n_kernels; k++) todo += selected(&t, k);
+  if (!rc && !todo && t.kernel_id)
+    rc = SV_EXIT_USAGE, fprintf(stderr, "schedvalidate tune: --kernel %s: no such kernel in %s\n", t.kernel_id, t.plan_path);
   if (!rc && t.resume && access(t.points_path, F_OK) == 0 && read_points(&t, t.points_path, err, sizeof err))
     rc = SV_EXIT_PLAN, fprintf(stderr, "schedvalidate tune: %s\n", err);
   if (!rc && !(t.pf = fopen(t.points_path, t.resume ? "a+" : "w")))
@@ -836,10 +846,8 @@ int sv_tune_main(int argc, char **argv) {
   t.t0 = sv_tchild_clock_s();
   t.child = sv_tchild_new(&t.plan, &t.go, t.timeout_s);
   json_t *kernels = json_array();
-  size_t todo = 0, done_k = 0;
-  for (size_t k = 0; k < t.plan.n_kernels; k++) todo += !t.kernel_id || !strcmp(t.plan.kernels[k].id, t.kernel_id);
   for (size_t k = 0; k < t.plan.n_kernels; k++) {
-    if (t.kernel_id && strcmp(t.plan.kernels[k].id, t.kernel_id)) continue;
+    if (!selected(&t, k)) continue;
     if (stopping(&t)) {
       json_array_append_new(kernels, json_pack("{s:s, s:s, s:s}", "id", t.plan.kernels[k].id, "status", "not_run",
                                                "message", t.fatal ? t.fatal_msg : "the run was stopped before it"));

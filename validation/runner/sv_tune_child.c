@@ -146,7 +146,8 @@ sv_tchild *sv_tchild_new(const sv_plan *plan, const sv_gpu_opts *o, int timeout_
   return c;
 }
 
-/* Kills and reaps the child; why gets how it ended. */
+/* Ends the child: closes its input (it then exits), kills it first with kill_it, and reaps it;
+   why gets how it ended. */
 static void stop_child(sv_tchild *c, bool kill_it, char *why, size_t len) {
   if (c->pid <= 0) return;
   if (kill_it) kill(c->pid, SIGKILL);
@@ -169,11 +170,7 @@ static void stop_child(sv_tchild *c, bool kill_it, char *why, size_t len) {
 
 void sv_tchild_free(sv_tchild *c) {
   if (!c) return;
-  if (c->pid > 0) {
-    close(c->to); /* end of input: the child closes its GPU and exits */
-    c->to = -1;
-    stop_child(c, false, NULL, 0);
-  }
+  stop_child(c, false, NULL, 0); /* closing its input ends it: the child closes its GPU and exits */
   free(c->buf);
   free(c->cands);
   json_decref(c->device);
