@@ -132,7 +132,8 @@ sp_cm_lru *sp_cm_lru_create(uint64_t capacity)
   c->mask = slots - 1;
   c->shift = 32 - bits;
   c->capacity = (uint32_t)capacity;
-  sp_cm_lru_clear(c);
+  memset(c->slot, 0, slots * sizeof *c->slot);
+  c->mru = c->lru = NIL;
   return c;
 }
 
@@ -238,9 +239,19 @@ uint64_t *sp_cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
   return &c->node[i].payload;
 }
 
+/* Empties the cache. A cache reused for a short simulation (the ranking's screening fills a few
+ * thousand of an L2's 128 k slots) empties only the probe runs of its members: every occupied
+ * slot lies in the run that starts at some member's home, so clearing each member's run from its
+ * home up to the first empty slot clears them all. */
 void sp_cm_lru_clear(sp_cm_lru *c)
 {
-  memset(c->slot, 0, (size_t)(c->mask + 1) * sizeof *c->slot);
+  if ((uint64_t)c->used * 8 < c->mask + 1) {
+    for (uint32_t i = 0; i < c->used; i++)
+      for (uint64_t j = lru_home(c, lru_hash(c->node[i].unit)); c->slot[j].node; j = (j + 1) & c->mask)
+        c->slot[j].node = 0;
+  } else {
+    memset(c->slot, 0, (size_t)(c->mask + 1) * sizeof *c->slot);
+  }
   c->used = 0;
   c->mru = c->lru = NIL;
 }

@@ -231,6 +231,11 @@ struct sp_cm_memsys {
   int64_t lookups;
   uint64_t **cold_bits;   /* per array: sectors ever read from DRAM, or NULL */
   uint64_t *cold_first, *cold_nsectors;
+  /* The bitmap words set since the last clear, (array << 40) | word, so that clearing costs what
+   * a short run touched rather than the arrays' whole footprint; past COLD_LOG_CAP: all. */
+  uint64_t *cold_log;
+  uint32_t cold_log_n;
+  int cold_log_full;
   /* Instructions accepted but not yet simulated (see sp_cm_memsys_access). */
   struct pipe_ent *pipe;
   unsigned pipe_head, pipe_count;
@@ -389,6 +394,7 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
   free(m->cold_bits);
   free(m->cold_first);
   free(m->cold_nsectors);
+  free(m->cold_log);
   free(m->pipe);
   free(m);
 }
@@ -444,6 +450,29 @@ static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup
   return p;
 }
 
+enum { COLD_LOG_CAP = 1 << 16 };
+
+/* Clears the first-touch bits of one array (array >= 0) or of all. */
+static void cold_clear(sp_cm_memsys *m, int array)
+{
+  if (!m->cold_bits) return;
+  if (m->cold_log_full) {
+    for (int a = 0; a < m->narrays; a++)
+      if (m->cold_bits[a] && (array < 0 || a == array))
+        memset(m->cold_bits[a], 0, (size_t)((m->cold_nsectors[a] + 63) / 64) * 8);
+    if (array < 0) m->cold_log_full = 0, m->cold_log_n = 0;
+    return;
+  }
+  uint32_t kept = 0;
+  for (uint32_t k = 0; k < m->cold_log_n; k++) {
+    uint64_t e = m->cold_log[k];
+    int a = (int)(e >> 40);
+    if (array >= 0 && a != array) m->cold_log[kept++] = e;
+    else m->cold_bits[a][e & ((UINT64_C(1) << 40) - 1)] = 0;
+  }
+  m->cold_log_n = kept;
+}
+
 /* A sector read from DRAM into L2: counts its bytes, and marks its first touch (returns 1 then)
  * when the array's footprint is tracked. */
 static inline int l2_dram_fill(sp_cm_memsys *m, uint64_t sector, sp_cm_counters *c, int array)
@@ -454,6 +483,10 @@ static inline int l2_dram_fill(sp_cm_memsys *m, uint64_t sector, sp_cm_counters 
     if (i < m->cold_nsectors[array]) {
       uint64_t bit = 1ull << (i & 63), *w = &m->cold_bits[array][i >> 6];
       if (!(*w & bit)) {
+        if (!*w) {
+          if (m->cold_log_n < COLD_LOG_CAP) m->cold_log[m->cold_log_n++] = ((uint64_t)array << 40) | (i >> 6);
+          else m->cold_log_full = 1;
+        }
         *w |= bit;
         c->dram_read_cold_bytes += m->l2_sector_bytes;
         return 1;
@@ -724,12 +757,14 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
     m->cold_bits = calloc((size_t)m->narrays, sizeof *m->cold_bits);
     m->cold_first = calloc((size_t)m->narrays, sizeof *m->cold_first);
     m->cold_nsectors = calloc((size_t)m->narrays, sizeof *m->cold_nsectors);
-    if (!m->cold_bits || !m->cold_first || !m->cold_nsectors) return -1;
+    m->cold_log = malloc(COLD_LOG_CAP * sizeof *m->cold_log);
+    if (!m->cold_bits || !m->cold_first || !m->cold_nsectors || !m->cold_log) return -1;
   }
   if (m->cold_bits[array] && m->cold_first[array] == first && m->cold_nsectors[array] == n) {
-    memset(m->cold_bits[array], 0, (size_t)((n + 63) / 64) * 8); /* a reused memory system */
+    cold_clear(m, array); /* a reused memory system */
     return 0;
   }
+  cold_clear(m, array); /* drops the array's log entries before its bitmap goes */
   free(m->cold_bits[array]);
   m->cold_bits[array] = calloc((size_t)((n + 63) / 64), sizeof **m->cold_bits);
   if (!m->cold_bits[array]) return -1;
@@ -839,9 +874,7 @@ void sp_cm_memsys_reset(sp_cm_memsys *m)
   memset(m->ctr, 0, (size_t)m->ngroups * sizeof *m->ctr);
   memset(m->l2_sampled, 0, (size_t)m->ngroups * sizeof *m->l2_sampled);
   m->lookups = 0;
-  if (m->cold_bits)
-    for (int a = 0; a < m->narrays; a++)
-      if (m->cold_bits[a]) memset(m->cold_bits[a], 0, (size_t)((m->cold_nsectors[a] + 63) / 64) * 8);
+  cold_clear(m, -1);
 }
 
 /* Bytes of one SM's structures (allocated on its first access). */

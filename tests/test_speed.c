@@ -53,10 +53,13 @@ static int same_counters(const sp_cm_memsys *a, const sp_cm_memsys *b, int narra
 static void test_reset_equals_fresh(void)
 {
   const sp_arch arch = H100;
-  for (int variant = 0; variant < 3; variant++) {
+  /* a long first stream fills the tables (cleared whole); a short one leaves most slots empty
+   * (cleared member by member, and only the first-touch words it set) */
+  for (int variant = 0; variant < 6; variant++) {
+    int first_len = variant < 3 ? 20000 : 40;
     sp_cm_options o = {0};
-    o.l1_variant = variant == 1 ? SP_CM_L1_MODELED : SP_CM_L1_BASE;
-    o.assoc = variant == 2 ? SP_CM_SET_ASSOCIATIVE : SP_CM_FULLY_ASSOCIATIVE;
+    o.l1_variant = variant % 3 == 1 ? SP_CM_L1_MODELED : SP_CM_L1_BASE;
+    o.assoc = variant % 3 == 2 ? SP_CM_SET_ASSOCIATIVE : SP_CM_FULLY_ASSOCIATIVE;
     o.l1_bytes = 16 << 10;
     o.l2_fraction = 0.004; /* ~200 KB: evictions and write-backs */
     sp_cm_memsys *used = sp_cm_memsys_create(&arch, 6, 3, &o);
@@ -67,11 +70,11 @@ static void test_reset_equals_fresh(void)
       CHECK_EQ_INT(sp_cm_memsys_track_footprint(used, a, (UINT64_C(1) << 40) + (uint64_t)a * (1u << 24), 1 << 24, 1 << 20), 0);
       CHECK_EQ_INT(sp_cm_memsys_track_footprint(fresh, a, (UINT64_C(1) << 40) + (uint64_t)a * (1u << 24), 1 << 24, 1 << 20), 0);
     }
-    feed(used, 1, 20000); /* a different stream first */
+    feed(used, 1, first_len); /* a different stream first */
     sp_cm_counters before;
     sp_cm_memsys_counters(used, -1, &before);
-    CHECK(before.l2_read_sectors > before.l2_read_hit_sectors && before.ld_l1_hit_sectors > 0);
-    CHECK(before.l2_read_cold_sectors > 0);
+    CHECK(before.l2_read_sectors > before.l2_read_hit_sectors && before.l2_read_cold_sectors > 0);
+    if (first_len > 1000) CHECK(before.ld_l1_hit_sectors > 0);
     size_t bytes = sp_cm_memsys_memory_bytes(used);
     sp_cm_memsys_reset(used);
     CHECK_EQ_INT(sp_cm_memsys_lookups(used), 0);
