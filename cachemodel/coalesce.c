@@ -74,6 +74,114 @@ static uint32_t unique_sorted(const uint64_t *u, uint32_t n, uint64_t *out)
   return m;
 }
 
+/* ---- grid warps --------------------------------------------------------------------------
+ * The lanes of most warps form a grid: lane l = g W + t (0 <= t < W) reads a0 + t s1 + g s2, a
+ * row of W lanes with stride s1 repeated every W lanes with stride s2 (W = 32: an affine warp;
+ * a 2-D thread block whose x extent is W; a 1-D loop wrapping into its next row after W lanes,
+ * the last row short). When one dimension's whole extent (plus an access) fits strictly inside
+ * the other's stride, the accesses in address order are: the outer dimension's rows in order,
+ * and within a row, the inner dimension in order. A row whose inner stride is at most a sector
+ * leaves no gap (every sector from its lowest access's first to its highest's last is touched);
+ * a larger inner stride gives each lane its own sectors. So the distinct sectors come out
+ * ascending as address ranges in ascending order, where only a range's first sector can repeat
+ * the previous range's last. */
+
+typedef struct emitter {
+  sp_cm_warp_access *out;
+  unsigned sh, lsh;
+  uint32_t ns, nl;
+  uint64_t last_s, last_l; /* ~0: none yet (no sector or line index is ~0) */
+} emitter;
+
+/* The sectors of bytes [x, y], x above every byte emitted before. */
+static inline void emit_range(emitter *e, uint64_t x, uint64_t y)
+{
+  uint64_t s = x >> e->sh, end = y >> e->sh;
+  s += s == e->last_s;
+  for (; s <= end; s++) {
+    uint64_t line = s >> e->lsh;
+    e->out->sectors[e->ns++] = s;
+    e->out->lines[e->nl] = line;
+    e->nl += line != e->last_l;
+    e->last_l = line;
+  }
+  e->last_s = end;
+}
+
+/* One access [x, x + span], x above the previous access's last byte: its one or two
+ * sectors, without branching on the data. */
+static inline void emit_access(emitter *e, uint64_t x, uint64_t span)
+{
+  uint64_t s0 = x >> e->sh, s1 = (x + span) >> e->sh, l0 = s0 >> e->lsh, l1 = s1 >> e->lsh;
+  e->out->sectors[e->ns] = s0;
+  e->ns += s0 != e->last_s;
+  e->out->sectors[e->ns] = s1;
+  e->ns += s1 != s0;
+  e->last_s = s1;
+  e->out->lines[e->nl] = l0;
+  e->nl += l0 != e->last_l;
+  e->out->lines[e->nl] = l1;
+  e->nl += l1 != l0;
+  e->last_l = l1;
+}
+
+static inline uint64_t mag(int64_t v)
+{
+  return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+/* Lanes a[0..n-1] (1 <= n <= 32) as a grid; 0 (nothing written) when they are not one, or the
+ * grid's order is not the address order described above, or an access could wrap the top of the
+ * address space. */
+static int grid_warp(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, uint64_t span,
+                     sp_cm_warp_access *out)
+{
+  const int64_t lim = INT64_C(1) << 40; /* strides below this: no offset overflows an int64 */
+  int64_t s1 = n > 1 ? (int64_t)(a[1] - a[0]) : 0, s2 = 0;
+  uint32_t w = 2;
+  while (w < n && a[w] - a[w - 1] == (uint64_t)s1) w++;
+  if (n < 2) w = 1;
+  if (w < n) s2 = (int64_t)(a[w] - a[0]);
+  if (s1 <= -lim || s1 >= lim || s2 <= -lim || s2 >= lim) return 0;
+  const uint32_t rows = (n + w - 1) / w; /* the last one may be short */
+  int ok = 1;
+  for (uint32_t g = 1, l = w; g < rows; g++) {
+    uint64_t row = a[0] + (uint64_t)((int64_t)g * s2);
+    for (uint32_t t = 0; t < w && l < n; t++, l++) ok &= a[l] == row + (uint64_t)((int64_t)t * s1);
+  }
+  if (!ok) return 0;
+  /* the bounding box of the full grid's offsets must not wrap */
+  int64_t ext1 = (int64_t)(w - 1) * s1, ext2 = (int64_t)(rows - 1) * s2;
+  int64_t lo_off = (ext1 < 0 ? ext1 : 0) + (ext2 < 0 ? ext2 : 0);
+  int64_t hi_off = (ext1 > 0 ? ext1 : 0) + (ext2 > 0 ? ext2 : 0);
+  if (a[0] < mag(lo_off) || UINT64_MAX - a[0] < (uint64_t)hi_off + span) return 0;
+  /* inner dimension: t (rows of the grid are outer) or g (columns are outer) */
+  int inner_t;
+  if (rows == 1 || mag(s2) > mag(ext1) + span) inner_t = 1;
+  else if (mag(s1) > mag(ext2) + span) inner_t = 0;
+  else return 0;
+  const int64_t s_in = inner_t ? s1 : s2, s_out = inner_t ? s2 : s1;
+  const uint32_t n_out = inner_t ? rows : w;
+  const int contiguous = mag(s_in) <= c->sector_bytes;
+  emitter e = {out, c->sector_shift, c->sectors_per_line_shift, 0, 0, ~(uint64_t)0, ~(uint64_t)0};
+  for (uint32_t k = 0; k < n_out; k++) {
+    uint32_t o = s_out < 0 ? n_out - 1 - k : k;
+    /* lanes of outer index o: inner index i = 0 .. n_in - 1 */
+    uint32_t n_in = inner_t ? (n - o * w < w ? n - o * w : w) : (n - 1 - o) / w + 1;
+    uint64_t base = a[inner_t ? o * w : o];
+    uint64_t first = base + (uint64_t)((int64_t)(n_in - 1) * s_in); /* the inner end's lane */
+    uint64_t lo = s_in < 0 ? first : base, hi = s_in < 0 ? base : first;
+    if (contiguous) {
+      emit_range(&e, lo, hi + span);
+    } else {
+      for (uint32_t i = 0; i < n_in; i++) emit_access(&e, lo + (uint64_t)i * mag(s_in), span);
+    }
+  }
+  out->n_sectors = e.ns;
+  out->n_lines = e.nl;
+  return 1;
+}
+
 int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t active_mask,
                    uint32_t access_bytes, sp_cm_warp_access *out)
 {
@@ -89,26 +197,13 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
   uint32_t n = 0;
   const unsigned sh = c->sector_shift;
   const uint64_t span = access_bytes - 1;
+  /* lanes first .. first + n - 1 active (all, or a warp cut short at either end): as a grid */
+  const uint32_t first_lane = (uint32_t)__builtin_ctz(active_mask);
+  const uint32_t n_lanes = (uint32_t)__builtin_popcount(active_mask);
+  if ((active_mask >> first_lane) == (UINT32_MAX >> (32 - n_lanes)) &&
+      grid_warp(c, lane_addr + first_lane, n_lanes, span, out))
+    return 0;
   if (active_mask == UINT32_MAX) {
-    /* Affine warp with 0 <= stride <= sector size (coalesced, broadcast, struct-of-small):
-     * gaps between lanes are shorter than a sector, so every sector from the first lane's first
-     * to the last lane's last is touched. */
-    uint64_t stride = lane_addr[1] - lane_addr[0];
-    int affine = 1;
-    for (uint32_t l = 2; l < SP_CM_WARP_LANES; l++) affine &= lane_addr[l] - lane_addr[l - 1] == stride;
-    uint64_t top = lane_addr[SP_CM_WARP_LANES - 1] + span;
-    if (affine && stride <= c->sector_bytes && top >= lane_addr[0]) {
-      uint64_t s_first = lane_addr[0] >> sh, s_last = top >> sh;
-      uint32_t ns = (uint32_t)(s_last - s_first) + 1;
-      for (uint32_t i = 0; i < ns; i++) out->sectors[i] = s_first + i;
-      const unsigned lsh = c->sectors_per_line_shift;
-      uint64_t l_first = s_first >> lsh;
-      uint32_t nl = (uint32_t)((s_last >> lsh) - l_first) + 1;
-      for (uint32_t i = 0; i < nl; i++) out->lines[i] = l_first + i;
-      out->n_sectors = ns;
-      out->n_lines = nl;
-      return 0;
-    }
     for (uint32_t l = 0; l < SP_CM_WARP_LANES; l++) {
       uint64_t first = lane_addr[l], last = first + span;
       last |= (uint64_t)0 - (uint64_t)(last < first); /* saturate at the top of the space */

@@ -210,7 +210,10 @@ static uint32_t reference_units(const uint64_t *addr, uint32_t mask, uint32_t by
   uint32_t n = 0;
   for (int l = 0; l < 32; l++)
     if (mask >> l & 1)
-      for (uint32_t b = 0; b < bytes; b++) all[n++] = (addr[l] + b) >> shift;
+      for (uint32_t b = 0; b < bytes; b++) {
+        uint64_t x = addr[l] + b;
+        all[n++] = (x < addr[l] ? UINT64_MAX : x) >> shift; /* saturates at the top */
+      }
   qsort(all, n, sizeof all[0], cmp_u64);
   uint32_t m = 0;
   for (uint32_t k = 0; k < n; k++)
@@ -224,7 +227,7 @@ static void test_random_warps_vs_reference(void)
   const uint32_t sizes[] = {1, 2, 4, 8, 12, 16};
   const uint32_t sector_sizes[] = {16, 32, 32, 128};
   const uint32_t line_sizes[] = {64, 128, 256, 128};
-  for (int trial = 0; trial < 20000; trial++) {
+  for (int trial = 0; trial < 50000; trial++) {
     sp_cm_coalescer c;
     int cfg = trial % 4;
     CHECK_EQ_INT(sp_cm_coalescer_init(&c, sector_sizes[cfg], line_sizes[cfg]), 0);
@@ -233,8 +236,32 @@ static void test_random_warps_vs_reference(void)
     if (trial % 3 == 0) mask = 0xFFFFFFFFu;
     uint64_t base = splitmix64(&rng) % (1u << 20);
     uint64_t addr[32];
-    int pattern = (int)(splitmix64(&rng) % 5);
+    if (trial % 3 == 1) { /* a run of lanes: a warp cut short at either end */
+      uint32_t lo = (uint32_t)(splitmix64(&rng) % 32), len = 1 + (uint32_t)(splitmix64(&rng) % (32 - lo));
+      mask = (uint32_t)((UINT64_C(1) << len) - 1) << lo;
+    }
+    int pattern = (int)(splitmix64(&rng) % 9);
     uint64_t small_stride = splitmix64(&rng) % (sector_sizes[cfg] + 1);
+    /* strides of either sign: around a sector, line-sized, large, or wrapping the space */
+    uint64_t any_stride, r = splitmix64(&rng);
+    switch (r % 5) {
+    case 0: any_stride = r >> 3 & 127; break;
+    case 1: any_stride = (uint64_t)line_sizes[cfg] * (r >> 3 & 7) + (r >> 8 & 1) * (r >> 9 & 15); break;
+    case 2: any_stride = r >> 3 & 0xFFFFF; break;
+    case 3: any_stride = r >> (3 + (r >> 8 & 31)); break;
+    default: any_stride = r; break;
+    }
+    if (r >> 40 & 1) any_stride = (uint64_t)0 - any_stride;
+    uint64_t top_base = UINT64_MAX - splitmix64(&rng) % 4096 - (r >> 41 & 1) * 31 * any_stride;
+    uint32_t grid_w = 1 + (uint32_t)(splitmix64(&rng) % 32);
+    uint64_t grid_s1, r1 = splitmix64(&rng);
+    switch (r1 % 4) {
+    case 0: grid_s1 = r1 >> 3 & 63; break;
+    case 1: grid_s1 = (r1 >> 3 & 3) * 8; break;
+    case 2: grid_s1 = r1 >> 3 & 0xFFFF; break;
+    default: grid_s1 = r1 >> (3 + (r1 >> 8 & 31)); break;
+    }
+    if (r1 >> 40 & 1) grid_s1 = (uint64_t)0 - grid_s1;
     /* spreads around 4096 sectors cross the coalescer's bitmap / insertion-sort threshold */
     uint64_t spread = trial % 2 ? 600 : (uint64_t)sector_sizes[cfg] * (3000 + splitmix64(&rng) % 3000);
     for (int l = 0; l < 32; l++) {
@@ -243,7 +270,13 @@ static void test_random_warps_vs_reference(void)
       case 1: addr[l] = base + (uint64_t)(31 - l) * 24; break;           /* descending */
       case 2: addr[l] = base + splitmix64(&rng) % spread; break;         /* scattered */
       case 3: addr[l] = splitmix64(&rng) % (UINT64_C(1) << 40); break;  /* scattered, far */
-      default: addr[l] = base + (uint64_t)l * small_stride; break;       /* affine, <= sector */
+      case 4: addr[l] = base + (uint64_t)l * small_stride; break;        /* affine, <= sector */
+      case 5: addr[l] = base + (uint64_t)l * any_stride; break;          /* affine, any stride */
+      case 6: addr[l] = top_base + (uint64_t)l * any_stride; break;      /* near the top */
+      default: /* a grid: rows of w lanes, stride s1 within a row, s2 from row to row */
+        addr[l] = (pattern == 7 ? base + (UINT64_C(1) << 44) : top_base) +
+                  (uint64_t)(l % grid_w) * grid_s1 + (uint64_t)(l / grid_w) * any_stride;
+        break;
       }
     }
     sp_cm_warp_access w;
@@ -255,6 +288,59 @@ static void test_random_warps_vs_reference(void)
     int same = w.n_sectors == ns && w.n_lines == nl && w.requests == (mask != 0);
     for (uint32_t k = 0; same && k < ns; k++) same = w.sectors[k] == want_s[k];
     for (uint32_t k = 0; same && k < nl; k++) same = w.lines[k] == want_l[k];
+    if (!same) wrong++;
+  }
+  CHECK_EQ_INT(wrong, 0);
+}
+
+/* Grid warps (lane l = g w + t reads base + t s1 + g s2; coalesce.c's grid path) against the
+ * reference: each stride of either sign, one small and one large, in either role, around the
+ * separation where the grid's rows stop being in address order, with lanes cut short. */
+static void test_random_grids_vs_reference(void)
+{
+  uint64_t rng = 7, wrong = 0;
+  const uint32_t sizes[] = {1, 2, 4, 8, 12, 16};
+  const uint32_t sector_sizes[] = {16, 32, 32, 128};
+  const uint32_t line_sizes[] = {64, 128, 256, 128};
+  for (int trial = 0; trial < 60000; trial++) {
+    sp_cm_coalescer c;
+    int cfg = trial % 4;
+    CHECK_EQ_INT(sp_cm_coalescer_init(&c, sector_sizes[cfg], line_sizes[cfg]), 0);
+    uint32_t bytes = sizes[splitmix64(&rng) % 6];
+    uint32_t w = 1 + (uint32_t)(splitmix64(&rng) % 32), rows = (32 + w - 1) / w;
+    uint64_t r = splitmix64(&rng);
+    int64_t small = (int64_t)(r % (2 * sector_sizes[cfg] + 1));
+    int64_t big = (int64_t)(r >> 12 & 0xFFFFF);
+    int64_t s1, s2;
+    if (r >> 40 & 1) { /* rows apart: s2 around (w - 1) |s1| + bytes - 1 */
+      s1 = small;
+      s2 = (int64_t)(w - 1) * s1 + (int64_t)bytes - 1 + (int64_t)(r >> 44 & 3) - 1;
+      if (r >> 46 & 1) s2 = big;
+    } else { /* columns apart: s1 around (rows - 1) |s2| + bytes - 1 */
+      s2 = small;
+      s1 = (int64_t)(rows - 1) * s2 + (int64_t)bytes - 1 + (int64_t)(r >> 44 & 3) - 1;
+      if (r >> 46 & 1) s1 = big;
+    }
+    if (r >> 47 & 1) s1 = -s1;
+    if (r >> 48 & 1) s2 = -s2;
+    uint64_t base = (UINT64_C(1) << 40) + splitmix64(&rng) % 4096;
+    uint64_t addr[32];
+    for (int l = 0; l < 32; l++)
+      addr[l] = base + (uint64_t)((int64_t)(l % (int)w) * s1 + (int64_t)(l / (int)w) * s2);
+    uint32_t mask = 0xFFFFFFFFu;
+    if (trial % 2) {
+      uint32_t lo = (uint32_t)(splitmix64(&rng) % 32), len = 1 + (uint32_t)(splitmix64(&rng) % (32 - lo));
+      mask = (uint32_t)((UINT64_C(1) << len) - 1) << lo;
+    }
+    sp_cm_warp_access wa;
+    CHECK_EQ_INT(sp_cm_coalesce(&c, addr, mask, bytes, &wa), 0);
+    uint64_t want_s[32 * 16], want_l[32 * 16];
+    uint32_t ns = reference_units(addr, mask, bytes, c.sector_shift, want_s);
+    uint32_t nl = reference_units(addr, mask, bytes, c.sector_shift + c.sectors_per_line_shift,
+                                  want_l);
+    int same = wa.n_sectors == ns && wa.n_lines == nl && wa.requests == 1;
+    for (uint32_t k = 0; same && k < ns; k++) same = wa.sectors[k] == want_s[k];
+    for (uint32_t k = 0; same && k < nl; k++) same = wa.lines[k] == want_l[k];
     if (!same) wrong++;
   }
   CHECK_EQ_INT(wrong, 0);
@@ -332,6 +418,7 @@ int main(void)
   SP_RUN(test_kepler_mode);
   SP_RUN(test_bad_arguments);
   SP_RUN(test_random_warps_vs_reference);
+  SP_RUN(test_random_grids_vs_reference);
   SP_RUN(test_transpose_design_counts);
   return SP_TEST_END();
 }
