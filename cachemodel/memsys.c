@@ -254,7 +254,10 @@ typedef struct pipe_ent {
 /* Depth of the pipeline: an instruction's table slots are prefetched this many instructions
  * before it is simulated, long enough to hide the host's memory latency behind the work of the
  * instructions in between, short enough not to flood the host's outstanding-miss buffers. */
-enum { SP_CM_PIPE = 8 };
+#ifndef SP_CM_PIPE_DEPTH
+#define SP_CM_PIPE_DEPTH 8
+#endif
+enum { SP_CM_PIPE = SP_CM_PIPE_DEPTH };
 
 static unsigned log2u(uint64_t v)
 {
@@ -419,7 +422,7 @@ static int sm_prepare(sp_cm_memsys *m, sm_state *s)
 
 static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode mode)
 {
-  return s->l1f ? sp_cm_lru_lookup(s->l1f, line, mode, NULL)
+  return s->l1f ? cm_lru_lookup(s->l1f, line, mode, NULL)
                 : sp_cm_setassoc_lookup(s->l1s, line, mode, NULL);
 }
 
@@ -440,7 +443,7 @@ static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup
                                   sp_cm_lookup *r)
 {
   m->lookups++;
-  uint64_t *p = m->l2f ? sp_cm_lru_lookup(m->l2f, sector, mode, r)
+  uint64_t *p = m->l2f ? cm_lru_lookup(m->l2f, sector, mode, r)
                        : sp_cm_setassoc_lookup(m->l2s, sector, mode, r);
   if (r->evicted && (r->victim_payload & 1)) {
     sp_cm_counters *v = &m->ctr[r->victim_payload >> 1];
@@ -578,14 +581,14 @@ static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int g
 
 static inline void l1_prefetch(const sm_state *s, uint64_t line)
 {
-  if (s->l1f) sp_cm_lru_prefetch(s->l1f, line);
+  if (s->l1f) cm_lru_prefetch(s->l1f, line);
   else sp_cm_setassoc_prefetch(s->l1s, line);
 }
 
 static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
 {
   if (!l2_in_sample(m, sector, array)) return;
-  if (m->l2f) sp_cm_lru_prefetch(m->l2f, sector);
+  if (m->l2f) cm_lru_prefetch(m->l2f, sector);
   else sp_cm_setassoc_prefetch(m->l2s, sector);
 }
 
