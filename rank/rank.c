@@ -489,8 +489,9 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     memset(&c->total, 0, sizeof c->total);
     for (int a = 0; a < nest->narrays; a++) sp_counters_add(&c->total, &c->per_array[a]);
     c->cost_xu = sp_cm_cost_xu(&c->total, arch);
+    sp_rank_combine comb = sp_rank_combine_of(nest);
     sp_rank_predict_time(&c->total, &c->stats, &c->schedule, arch,
-                         sp_loads_per_iteration(nest), &c->time);
+                         sp_loads_per_iteration(nest), &comb, &c->time);
   }
   return rc;
 }
@@ -731,7 +732,8 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   int64_t budget = opt->exact ? 0 : opt->sample_budget > 0 ? opt->sample_budget
                                                            : SP_DEFAULT_SAMPLE_BUDGET;
   int64_t screen_budget = (opt->screen_total > 0 ? opt->screen_total : SP_SCREEN_TOTAL) / space.n;
-  if (screen_budget < SP_SCREEN_MIN) screen_budget = SP_SCREEN_MIN;
+  int64_t screen_min = opt->screen_min > 0 ? opt->screen_min : SP_SCREEN_MIN;
+  if (screen_budget < screen_min) screen_budget = screen_min;
   bool screen = !opt->exact && space.n > SP_REFINE_COUNT && est > (double)screen_budget;
   int *idx = malloc((size_t)space.n * sizeof *idx);
   if (!idx) {

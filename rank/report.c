@@ -225,6 +225,7 @@ static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, d
   json_object_set_new(t, "l2_us", json_real(c->time.l2_s * 1e6));
   json_object_set_new(t, "l1_us", json_real(c->time.l1_s * 1e6));
   json_object_set_new(t, "latency_us", json_real(c->time.latency_s * 1e6));
+  json_object_set_new(t, "combine_us", json_real(c->time.combine_s * 1e6));
   json_object_set_new(t, "bound", json_string(sp_rank_bound_name(c->time.bound)));
   json_object_set_new(t, "sms_used", json_integer(c->time.sms_used));
   json_object_set_new(t, "active_warps_per_sm", json_integer(c->time.active_warps_per_sm));

@@ -2,6 +2,7 @@
  * memory instructions over the warps it keeps in flight (Little's law), wave group by wave group,
  * so that the grid's size and the occupancy count, not only the traffic. */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "schedpredict/rank.h"
@@ -18,6 +19,7 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
     case SP_BOUND_L2: return "L2 bandwidth";
     case SP_BOUND_L1: return "L1 throughput";
     case SP_BOUND_LATENCY: return "memory latency";
+    case SP_BOUND_COMBINE: return "reduction atomics";
   }
   return "?";
 }
@@ -72,9 +74,23 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
   return fmax(fmax(parts[0], parts[1]), parts[2]) + parts[3];
 }
 
+/* A block's partial results go to one address, whose atomics the L2 performs one after another:
+ * 1.80 ns each on the H100 whatever the block size (validation/probes/atomic_combine.cu). Blocks
+ * whose threads do not fill whole warps combine per thread (the harness cannot shuffle). The
+ * kernel lasts at least that long; the atomics of early blocks overlap the work of later ones, so
+ * the two are not added. */
+static double sp_combine_seconds(const sp_rank_combine *comb, const sp_schedule *s, int64_t blocks,
+                                 const sp_arch *a) {
+  if (!comb || a->same_address_atomic_ns <= 0) return 0;
+  int threads = s->block[0] * s->block[1] * s->block[2];
+  double per_block = threads % 32 == 0 ? 1 : threads;
+  double ops = comb->native + 2.0 * comb->cas;
+  return (double)blocks * per_block * ops * a->same_address_atomic_ns * 1e-9;
+}
+
 void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *a, double loads_per_iteration,
-                          sp_rank_time *out) {
+                          const sp_rank_combine *comb, sp_rank_time *out) {
   memset(out, 0, sizeof *out);
   int threads = s->block[0] * s->block[1] * s->block[2];
   int warps_per_block = (threads + 31) / 32;
@@ -128,6 +144,31 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
     }
     total += t;
   }
+  out->combine_s = sp_combine_seconds(comb, s, blocks, a);
+  if (out->combine_s > total) {
+    total = out->combine_s;
+    out->bound = SP_BOUND_COMBINE;
+  }
   out->launch_s = SP_LAUNCH_SECONDS;
   out->total_s = total + SP_LAUNCH_SECONDS;
+}
+
+/* CUDA's native atomicAdd: int, unsigned int, unsigned long long, float and double (sm_60 on);
+ * the harness (validation/plan.c) uses it for sums of these types, a compare-and-swap loop
+ * otherwise. */
+sp_rank_combine sp_rank_combine_of(const sp_nest *nest) {
+  static const char *const native_add[] = {"double", "float", "int", "unsigned int",
+                                           "unsigned long long"};
+  sp_rank_combine r = {0, 0};
+  if (!nest->codegen) return r;
+  for (int i = 0; i < nest->codegen->nvars; i++) {
+    const sp_cg_var *v = &nest->codegen->vars[i];
+    if (v->kind != SP_CG_REDUCTION) continue;
+    bool native = false;
+    for (size_t k = 0; k < sizeof native_add / sizeof *native_add && strcmp(v->op, "+") == 0; k++)
+      native |= v->type && strcmp(v->type, native_add[k]) == 0;
+    if (native) r.native++;
+    else r.cas++;
+  }
+  return r;
 }

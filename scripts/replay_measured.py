@@ -17,6 +17,8 @@ Datasets (under --results, default validation/results/h100):
   run2    2026-11-22-model-7aa0fc7/   second run, 665 candidates (6 best + 4 sampled + baselines)
   run3    2026-11-22-model-6e59c49/   third run, 778 candidates (8 best + 4 sampled + baselines)
   run4    2026-11-22-model-6910a10/   fourth run, 775 candidates (the same, with the plateau rule)
+  run5    2026-11-22-reduction-combine/  jacobi.c:18 and himeno.c:18 (the reduction nests) again,
+          with one atomic per block instead of per warp; in "merged" they replace runs 1-4's
   merged  the union of all; a candidate measured in more than one run (same nest, pattern, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
@@ -64,7 +66,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATASETS = [("run1", "2026-11-22", "first run"),
             ("run2", "2026-11-22-model-7aa0fc7", "second run"),
             ("run3", "2026-11-22-model-6e59c49", "third run"),
-            ("run4", "2026-11-22-model-6910a10", "fourth run")]
+            ("run4", "2026-11-22-model-6910a10", "fourth run"),
+            ("run5", "2026-11-22-reduction-combine", "reduction nests, one atomic per block")]
+# Datasets whose nests replace the earlier runs' in "merged": run5 measured the two reduction
+# nests (jacobi.c:18, himeno.c:18) with the harness combining once per block; runs 1-4 combined
+# once per warp, which cost up to 4x their time (validation/results/h100/2026-11-22-atomic-probe.md).
+SUPERSEDING = {"run5"}
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -149,11 +156,16 @@ def load_dataset(ddir, only):
     return {"meas": meas, "notok": notok, "base": base, "example": example, "problems": problems}
 
 
-def merge_datasets(ds):
+def merge_datasets(ds, superseding=()):
+    """ds in order; a nest measured by a dataset in superseding takes only the measurements of
+    the superseding datasets."""
     meas, twice, example = {}, [], {}
+    replaced = {nest for d in superseding for nest in d["meas"]}
     for d in ds:
         example.update(d["example"])
         for nest, cands in d["meas"].items():
+            if nest in replaced and not any(d is x for x in superseding):
+                continue
             out = meas.setdefault(nest, {})
             for key, c in cands.items():
                 out.setdefault(key, []).append(c)
@@ -435,9 +447,10 @@ def main():
         d["desc"] = f"{sub} ({desc})"
         sets[name] = d
     fill_baselines(sets)
-    merged = merge_datasets([sets[n] for n, _, _ in DATASETS])
-    merged["desc"] = ("run1 + run2 + run3 + run4 (measured more than once: the median of the medians; "
-                      "of two, their mean)")
+    merged = merge_datasets([sets[n] for n, _, _ in DATASETS],
+                            [sets[n] for n in SUPERSEDING])
+    merged["desc"] = ("run1 + ... + run5 (measured more than once: the median of the medians; "
+                      "of two, their mean; the reduction nests from run5 only)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:
             for comp, key in sets[n]["base"].get(nest, {}).items():
@@ -470,6 +483,9 @@ def main():
     print("  gm cells: geometric mean of default time / pick time, nN nests, +faster -slower "
           "than the default by > 2 %")
     for name, d in sets.items():
+        if not d["meas"] and not d["notok"]:  # nothing of --examples in this dataset
+            print(f"\n({name}: {d['desc']}: none of these examples measured)")
+            continue
         res = {r: evaluate(d, r, runs) for r in rankers + (["plan"] if name != "merged" else [])}
         report["datasets"][name] = {"description": d["desc"], "not_ok": d["notok"],
                                     "problems": d["problems"],

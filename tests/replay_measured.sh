@@ -32,6 +32,20 @@ for c in $cells; do
 done
 grep -q "^replay: \[  *[0-9]*/4\] new  gemm" "$tmp/err" || fail "no progress on stderr"
 
+grep -qF "(run5: " "$tmp/out" || fail "run5 (reduction nests only) not said to be empty here"
+# run5 re-measured jacobi.c:18 (the reduction) once per block: in "merged" its times replace runs
+# 1-4's, jacobi.c:27 (no reduction) keeps theirs
+python3 scripts/replay_measured.py "$bin" --examples jacobi --json "$tmp/j.json" >"$tmp/jout" 2>/dev/null ||
+  fail "jacobi: exit $?"
+python3 - "$tmp/j.json" <<'EOF' || fail "run5 does not replace the reduction nest in merged"
+import json, sys
+r = json.load(open(sys.argv[1]))
+nests = lambda d: {n["nest"]: n for n in r["datasets"][d]["rankings"]["new"]["nests"]}
+merged, run5, run4 = nests("merged"), nests("run5"), nests("run4")
+assert merged["jacobi.c:18"]["measured"] == run5["jacobi.c:18"]["measured"], merged["jacobi.c:18"]
+assert merged["jacobi.c:18"]["best_time_us"] == run5["jacobi.c:18"]["best_time_us"]
+assert merged["jacobi.c:27"]["measured"] > run4["jacobi.c:27"]["measured"]
+EOF
 python3 - "$tmp/r.json" <<'EOF' || fail "--json"
 import json, sys
 r = json.load(open(sys.argv[1]))

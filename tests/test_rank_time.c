@@ -19,7 +19,8 @@ static sp_cm_counters streaming(void) {
   return c;
 }
 
-static void run(const sp_cm_counters *c, int threads, int64_t blocks, sp_rank_time *t) {
+static void run_comb(const sp_cm_counters *c, int threads, int64_t blocks,
+                     const sp_rank_combine *comb, sp_rank_time *t) {
   sp_schedule s;
   memset(&s, 0, sizeof s);
   s.block[0] = threads;
@@ -30,7 +31,11 @@ static void run(const sp_cm_counters *c, int threads, int64_t blocks, sp_rank_ti
   memset(&st, 0, sizeof st);
   st.blocks = blocks;
   st.active_blocks_per_sm = sp_arch_active_blocks_per_sm(&h100, threads, 0, 0);
-  sp_rank_predict_time(c, &st, &s, &h100, 1, t);
+  sp_rank_predict_time(c, &st, &s, &h100, 1, comb, t);
+}
+
+static void run(const sp_cm_counters *c, int threads, int64_t blocks, sp_rank_time *t) {
+  run_comb(c, threads, blocks, NULL, t);
 }
 
 static void test_blocks_matter(void) {
@@ -77,6 +82,50 @@ static void test_tail_wave(void) {
   CHECK(tail.total_s > exact.total_s);
 }
 
+/* A reduction's blocks each combine with one atomic on one address, serialized: 1.8 ns each on
+ * the H100. The kernel lasts at least that long (the jacobi max and himeno sum probes). */
+static void test_reduction_combine(void) {
+  sp_cm_counters c = streaming();
+  sp_rank_combine sum = {1, 0}, max = {0, 1}, both = {1, 1};
+  sp_rank_time none, few, many, cas, two, ragged;
+  run(&c, 256, 135168, &none);
+  run_comb(&c, 256, 1056, &sum, &few);
+  run_comb(&c, 256, 135168, &sum, &many);
+  run_comb(&c, 256, 135168, &max, &cas);
+  run_comb(&c, 256, 135168, &both, &two);
+  run_comb(&c, 200, 4096, &sum, &ragged);
+  CHECK_NEAR(h100.same_address_atomic_ns, 1.8, 1e-9);
+  CHECK_NEAR(few.combine_s, 1056 * 1.8e-9, 1e-12);
+  CHECK_NEAR(many.combine_s, 135168 * 1.8e-9, 1e-12); /* 243 us, the probe's 243.5 */
+  CHECK_NEAR(cas.combine_s, 2 * many.combine_s, 1e-12); /* a read and a swap */
+  CHECK_NEAR(two.combine_s, 3 * many.combine_s, 1e-12);
+  CHECK_NEAR(ragged.combine_s, 4096.0 * 200 * 1.8e-9, 1e-12); /* no whole warps: per thread */
+  CHECK_NEAR(none.combine_s, 0, 0);
+  /* 1,056 atomics hide under the streaming traffic; 135,168 CAS pairs (487 us) do not */
+  CHECK(few.bound == SP_BOUND_DRAM);
+  CHECK_NEAR(few.total_s, none.total_s, 0.02 * none.total_s);
+  CHECK(none.total_s < cas.combine_s);
+  CHECK(cas.bound == SP_BOUND_COMBINE);
+  CHECK_NEAR(cas.total_s, cas.combine_s + cas.launch_s, 1e-12);
+  /* without a measured figure the arch adds nothing */
+  sp_arch other = h100;
+  other.same_address_atomic_ns = 0;
+  sp_schedule s;
+  memset(&s, 0, sizeof s);
+  s.nband = 1;
+  s.block[0] = 256;
+  s.block[1] = s.block[2] = 1;
+  s.grid[0] = 135168;
+  s.grid[1] = s.grid[2] = 1;
+  sp_trace_stats st;
+  memset(&st, 0, sizeof st);
+  st.blocks = 135168;
+  st.active_blocks_per_sm = 8;
+  sp_rank_time t;
+  sp_rank_predict_time(&c, &st, &s, &other, 1, &max, &t);
+  CHECK_NEAR(t.combine_s, 0, 0);
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
@@ -86,5 +135,6 @@ int main(void) {
   SP_RUN(test_blocks_matter);
   SP_RUN(test_traffic_and_hits);
   SP_RUN(test_tail_wave);
+  SP_RUN(test_reduction_combine);
   return SP_TEST_END();
 }

@@ -107,6 +107,7 @@ static const fdesc k_fields[] = {
     F("clock_boost_mhz", FT_DOUBLE, clock_boost_mhz, 0),
     F("clock_base_mhz", FT_DOUBLE, clock_base_mhz, 0),
     F("memory_bytes", FT_I64, memory_bytes, 0),
+    F("same_address_atomic_ns", FT_DOUBLE, same_address_atomic_ns, F_OPTIONAL),
 };
 #undef F
 #define N_FIELDS (sizeof k_fields / sizeof k_fields[0])

@@ -88,6 +88,9 @@ typedef struct sp_arch {
   double clock_boost_mhz;
   double clock_base_mhz;
   int64_t memory_bytes;
+  /* one atomic operation on an address every thread block updates (a reduction's combine):
+   * such atomics are serialized where the address lives; ns each; 0 = absent (optional) */
+  double same_address_atomic_ns;
 } sp_arch;
 
 /* Loads and validates one description file. Returns 0 on success; on failure returns -1, leaves

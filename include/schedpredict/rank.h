@@ -17,14 +17,26 @@ typedef enum sp_rank_bound {
   SP_BOUND_L2,
   SP_BOUND_L1,
   SP_BOUND_LATENCY,
+  SP_BOUND_COMBINE, /* the reductions' atomics on one address */
 } sp_rank_bound;
+
+/* A nest's reductions as the time model sees them: what each thread block does to combine its
+ * partial results into the one result, as an OpenACC compiler's tree reduction (and the
+ * validation harness) does: one atomic per block and reduction; a native atomic (an integer,
+ * float or double sum) is one operation on the address, a compare-and-swap loop (max, min,
+ * products) at least two: the read and the swap. */
+typedef struct sp_rank_combine {
+  int native, cas; /* reductions of each kind */
+} sp_rank_combine;
 
 /* Predicted time of one candidate, seconds, and its parts. */
 typedef struct sp_rank_time {
   double dram_s, l2_s, l1_s; /* bytes over each level's bandwidth (for the SMs in use) */
   double latency_s;          /* memory instructions over the warps in flight x latency */
   double launch_s;           /* fixed launch overhead */
-  double total_s;            /* max of the above per wave group, plus launch */
+  double combine_s;          /* the reductions' atomics, one after another (sp_rank_combine) */
+  double total_s;            /* max of the above per wave group (at least combine_s), plus
+                                launch */
   sp_rank_bound bound;
   int sms_used;              /* SMs that get at least one block */
   int active_warps_per_sm;   /* resident warps (occupancy, Eq. 7.2) */
@@ -58,6 +70,7 @@ typedef struct sp_rank_options {
   void *progress_ctx;
   int64_t screen_total; /* warp instructions of the screening pass, shared by all candidates;
                            0 = default */
+  int64_t screen_min;   /* but at least this many per candidate; 0 = default */
   /* The candidates a later stage can use (the schedules an OpenACC compiler can express): the
    * best of them by screening are refined too, in the same rounds as the best of all, so that
    * the best of that subset also comes from refined times. NULL: no such subset. */
@@ -98,10 +111,12 @@ void sp_rank_result_free(sp_rank_result *r);
 
 /* The time model alone (rank/time.c), for tests and the validation stage. loads_per_iteration:
  * the loads of one iteration of the innermost body, issued together; an iteration waits for the
- * slowest of them. */
+ * slowest of them. comb: the nest's reductions, NULL for none. */
 void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *arch, double loads_per_iteration,
-                          sp_rank_time *out);
+                          const sp_rank_combine *comb, sp_rank_time *out);
+/* The reductions of a nest, counted for the time model. */
+sp_rank_combine sp_rank_combine_of(const sp_nest *nest);
 const char *sp_rank_bound_name(sp_rank_bound b);
 
 /* Reports (rank/report.c). */

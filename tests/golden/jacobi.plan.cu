@@ -34,11 +34,21 @@ extern "C" __global__ void golden_3(double *sp_unew, double *sp_u, double *sp_re
     }
   }
 #ifdef __CUDA_ARCH__
+  const unsigned sp_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned sp_nwarps = blockDim.x * blockDim.y * blockDim.z / 32;
   for (int sp_off = 16; sp_off > 0; sp_off /= 2) {
     double sp_o_err = __shfl_down_sync(0xffffffffu, err, sp_off);
     err = (err > sp_o_err ? err : sp_o_err);
   }
-  if ((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32 == 0)
+  __shared__ double sp_w_err[32];
+  if (sp_tid % 32 == 0) sp_w_err[sp_tid / 32] = err;
+  __syncthreads();
+  err = sp_tid < sp_nwarps ? sp_w_err[sp_tid] : (double)(__longlong_as_double(0xfff0000000000000ULL));
+  for (int sp_off = 16; sp_off > 0; sp_off /= 2) {
+    double sp_o_err = __shfl_down_sync(0xffffffffu, err, sp_off);
+    err = (err > sp_o_err ? err : sp_o_err);
+  }
+  if (sp_tid == 0)
 #endif
   {
   sp_atomic_max_double(sp_red_err, (double)err);
