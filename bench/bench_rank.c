@@ -1,0 +1,155 @@
+/* Ranking speed and quality per nest: wall and CPU time of the ranking with the default (or
+ * given) screening, and with --reference the regret of its pick against a ranking that refines
+ * every candidate (the pick's refined time over the best refined time, both from the reference).
+ *
+ *   bench_rank [--reference] [--screen-total N] [--screen-min N] [--budget N] [--threads N]
+ *              FILE.c [-- CLANG-ARGS]
+ *
+ * One line per nest; figures only, no verdicts (the reference ranking takes minutes for 3-D
+ * nests: every candidate on the 150 k-instruction refinement sample). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "schedpredict/advice.h"
+#include "schedpredict/analyzer.h"
+#include "schedpredict/arch.h"
+#include "schedpredict/diag.h"
+#include "schedpredict/rank.h"
+
+static double now_s(clockid_t clk) {
+  struct timespec t;
+  clock_gettime(clk, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct expr_ctx {
+  const sp_nest *nest;
+} expr_ctx;
+
+static bool expressible(const sp_schedule *s, void *ctx) {
+  const expr_ctx *e = ctx;
+  sp_adv_plan plan;
+  return sp_adv_express(e->nest, s, SP_ADV_GCC, &plan, NULL, 0);
+}
+
+static int rank_timed(const sp_nest *n, const sp_arch *arch, const sp_rank_options *o,
+                      sp_rank_result *r, double *wall, double *cpu) {
+  char err[256];
+  double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+  int rc = sp_rank_nest(n, arch, o, r, err, sizeof err);
+  *wall = now_s(CLOCK_MONOTONIC) - w0;
+  *cpu = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  if (rc != 0) fprintf(stderr, "bench_rank: %s:%u: %s\n", n->loc.file, n->loc.line, err);
+  return rc;
+}
+
+static long parse_long(const char *v, const char *opt) {
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (*v == 0 || *end != 0 || x < 0) {
+    fprintf(stderr, "bench_rank: %s wants a whole number, not '%s'\n", opt, v);
+    exit(2);
+  }
+  return x;
+}
+
+int main(int argc, char **argv) {
+  sp_rank_options o;
+  memset(&o, 0, sizeof o);
+  o.l1_variant = SP_CM_L1_BASE;
+  o.space.allow_interchange = true;
+  o.space.gcc_default = true;
+  o.space.gang_caps_absolute = true;
+  bool reference = false;
+  const char *file = NULL;
+  int i = 1;
+  for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--reference") == 0) reference = true;
+    else if (i + 1 < argc && strcmp(a, "--screen-total") == 0) o.screen_total = parse_long(argv[++i], a);
+    else if (i + 1 < argc && strcmp(a, "--screen-min") == 0) o.screen_min = parse_long(argv[++i], a);
+    else if (i + 1 < argc && strcmp(a, "--budget") == 0) o.sample_budget = parse_long(argv[++i], a);
+    else if (i + 1 < argc && strcmp(a, "--threads") == 0) o.threads = (int)parse_long(argv[++i], a);
+    else if (a[0] != '-' && !file) file = a;
+    else {
+      fprintf(stderr, "usage: bench_rank [--reference] [--screen-total N] [--screen-min N] "
+                      "[--budget N] [--threads N] FILE.c [-- CLANG-ARGS]\n");
+      return 2;
+    }
+  }
+  if (!file) {
+    fprintf(stderr, "bench_rank: no input file\n");
+    return 2;
+  }
+  sp_analyzer_options ao;
+  memset(&ao, 0, sizeof ao);
+  if (i < argc) {
+    ao.clang_args = (const char *const *)argv + i + 1;
+    ao.nclang_args = argc - i - 1;
+  }
+  sp_arch arch;
+  char err[512];
+  if (sp_arch_load("h100", &arch, err, sizeof err) != 0) {
+    fprintf(stderr, "bench_rank: %s\n", err);
+    return 1;
+  }
+  sp_diag diag;
+  sp_diag_init(&diag, stderr);
+  diag.quiet = true;
+  sp_program prog;
+  memset(&prog, 0, sizeof prog);
+  int rc = sp_analyze(&file, 1, &ao, &diag, &prog);
+  if (rc != SP_EXIT_OK) {
+    sp_program_free(&prog);
+    return rc;
+  }
+  printf("%-28s %6s %7s %8s %8s %-34s %10s", "nest", "cands", "refined", "wall_s", "cpu_s", "pick",
+         "pred_us");
+  if (reference) printf(" %8s %8s %7s", "ref_wall", "regret%", "top3");
+  printf("\n");
+  for (int k = 0; k < prog.nnests && rc == 0; k++) {
+    const sp_nest *n = &prog.nests[k];
+    expr_ctx ec = {n};
+    o.refine_also = expressible;
+    o.refine_also_ctx = &ec;
+    sp_rank_result r;
+    double wall, cpu;
+    if (rank_timed(n, &arch, &o, &r, &wall, &cpu) != 0) {
+      rc = 1;
+      break;
+    }
+    int refined = 0;
+    for (int c = 0; c < r.n; c++) refined += r.candidates[c].refined;
+    const sp_rank_candidate *pick = &r.candidates[r.order[0]];
+    char where[64];
+    snprintf(where, sizeof where, "%s:%u", strrchr(n->loc.file, '/') ? strrchr(n->loc.file, '/') + 1 : n->loc.file,
+             n->loc.line);
+    printf("%-28s %6d %7d %8.2f %8.2f %-34s %10.1f", where, r.n, refined, wall, cpu,
+           pick->schedule.name, 1e6 * pick->time.total_s);
+    if (reference) {
+      sp_rank_options ro = o;
+      ro.screen_total = INT64_C(1) << 40; /* every candidate on the refinement sample */
+      sp_rank_result all;
+      double rw, rcpu;
+      if (rank_timed(n, &arch, &ro, &all, &rw, &rcpu) != 0) {
+        sp_rank_result_free(&r);
+        rc = 1;
+        break;
+      }
+      double best = all.candidates[all.order[0]].time.total_s;
+      double mine = all.candidates[r.order[0]].time.total_s;
+      int top3 = 0; /* the reference's top 3 among ours */
+      for (int a = 0; a < 3 && a < r.n; a++)
+        for (int b = 0; b < 3 && b < all.n; b++) top3 += r.order[a] == all.order[b];
+      printf(" %8.1f %8.2f %5d/3", rw, 100 * (mine / best - 1), top3);
+      sp_rank_result_free(&all);
+    }
+    printf("\n");
+    fflush(stdout);
+    sp_rank_result_free(&r);
+  }
+  sp_program_free(&prog);
+  return rc;
+}
