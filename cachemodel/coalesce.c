@@ -93,17 +93,17 @@ typedef struct emitter {
   uint64_t last_s, last_l; /* ~0: none yet (no sector or line index is ~0) */
 } emitter;
 
-/* The sectors of bytes [x, y], x above every byte emitted before. */
+/* The sectors of bytes [x, y], x above every byte emitted before, and their lines. */
 static inline void emit_range(emitter *e, uint64_t x, uint64_t y)
 {
   uint64_t s = x >> e->sh, end = y >> e->sh;
   s += s == e->last_s;
-  for (; s <= end; s++) {
-    uint64_t line = s >> e->lsh;
-    e->out->sectors[e->ns++] = s;
-    e->out->lines[e->nl] = line;
-    e->nl += line != e->last_l;
-    e->last_l = line;
+  if (s <= end) {
+    for (uint64_t k = s; k <= end; k++) e->out->sectors[e->ns++] = k;
+    uint64_t l = s >> e->lsh, l_end = end >> e->lsh;
+    l += l == e->last_l;
+    for (; l <= l_end; l++) e->out->lines[e->nl++] = l;
+    e->last_l = l_end;
   }
   e->last_s = end;
 }
