@@ -168,8 +168,17 @@ static inline uint64_t lru_probe(const sp_cm_lru *c, uint64_t unit, uint32_t has
   }
 }
 
-/* Removes the occupied slot `hole` by shifting later members of its probe run back. */
-static inline void lru_erase(sp_cm_lru *c, uint64_t hole)
+/* The slot of node i, whose unit hashes to hash (no node is read). */
+static inline uint64_t lru_slot_of(const sp_cm_lru *c, uint32_t i, uint32_t hash)
+{
+  uint64_t j = lru_home(c, hash);
+  while (c->slot[j].node != i + 1) j = (j + 1) & c->mask;
+  return j;
+}
+
+/* Removes the occupied slot `hole` by shifting later members of its probe run back. Returns the
+ * slot left empty: the only one that was occupied before. */
+static inline uint64_t lru_erase(sp_cm_lru *c, uint64_t hole)
 {
   uint64_t j = hole;
   for (;;) {
@@ -185,6 +194,7 @@ static inline void lru_erase(sp_cm_lru *c, uint64_t hole)
     }
   }
   c->slot[hole].node = 0;
+  return hole;
 }
 
 static inline void list_unlink(sp_cm_lru *c, uint32_t i)
@@ -206,6 +216,44 @@ static inline void list_push_mru(sp_cm_lru *c, uint32_t i)
   c->mru = i;
 }
 
+/* Inserts unit (hash: lru_hash(unit)) as MRU with payload 0 into si, the empty slot its probe
+ * ended on, evicting the LRU unit when full. */
+static inline uint64_t *lru_insert(sp_cm_lru *c, uint64_t unit, uint32_t hash, uint64_t si,
+                                   sp_cm_lookup *res)
+{
+  uint32_t i;
+  if (c->used < c->capacity) {
+    i = c->used++;
+  } else {
+    i = c->lru;
+    lru_node *v = &c->node[i];
+    list_unlink(c, i);
+    if (res) {
+      res->evicted = 1;
+      res->victim = v->unit;
+      res->victim_payload = v->payload;
+    }
+    /* The erase empties one slot that was occupied; every slot from unit's home up to si was,
+     * so unit goes there if it lies in between, else still into si. */
+    uint64_t hole = lru_erase(c, lru_slot_of(c, i, lru_hash(v->unit)));
+    uint64_t home = lru_home(c, hash);
+    if (((hole - home) & c->mask) < ((si - home) & c->mask)) si = hole;
+#if defined(__GNUC__)
+    if (c->lru != NIL) { /* the next victim: its predecessor and its slot */
+      const lru_node *t = &c->node[c->lru];
+      if (t->prev != NIL) __builtin_prefetch(&c->node[t->prev]);
+      __builtin_prefetch(&c->slot[lru_home(c, lru_hash(t->unit))]);
+    }
+#endif
+  }
+  c->node[i].unit = unit;
+  c->node[i].payload = 0;
+  c->slot[si].hash = hash;
+  c->slot[si].node = i + 1;
+  list_push_mru(c, i);
+  return &c->node[i].payload;
+}
+
 /* sp_cm_lru_lookup (cachemodel.h), inlined into memsys.c's simulation. */
 static inline uint64_t *cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
                                       sp_cm_lookup *res)
@@ -223,34 +271,18 @@ static inline uint64_t *cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_
     return &c->node[i].payload;
   }
   if (mode != SP_CM_LOOKUP_INSERT) return NULL;
-  uint32_t i;
-  if (c->used < c->capacity) {
-    i = c->used++;
-  } else {
-    i = c->lru;
-    lru_node *v = &c->node[i];
-    list_unlink(c, i);
-    if (res) {
-      res->evicted = 1;
-      res->victim = v->unit;
-      res->victim_payload = v->payload;
-    }
-    lru_erase(c, lru_probe(c, v->unit, lru_hash(v->unit)));
-    si = lru_probe(c, unit, hash); /* the erase may have moved the empty slot */
-#if defined(__GNUC__)
-    if (c->lru != NIL) { /* the next victim: its predecessor and its slot */
-      const lru_node *t = &c->node[c->lru];
-      if (t->prev != NIL) __builtin_prefetch(&c->node[t->prev]);
-      __builtin_prefetch(&c->slot[lru_home(c, lru_hash(t->unit))]);
-    }
-#endif
-  }
-  c->node[i].unit = unit;
-  c->node[i].payload = 0;
-  c->slot[si].hash = hash;
-  c->slot[si].node = i + 1;
-  list_push_mru(c, i);
-  return &c->node[i].payload;
+  return lru_insert(c, unit, hash, si, res);
+}
+
+/* A PEEK and, when it misses, an INSERT, in one probe: NULL when unit is resident (its place in
+ * the LRU order unchanged), else the new entry's payload (res as INSERT sets it). */
+static inline uint64_t *cm_lru_insert_absent(sp_cm_lru *c, uint64_t unit, sp_cm_lookup *res)
+{
+  res->hit = res->evicted = 0;
+  uint32_t hash = lru_hash(unit);
+  uint64_t si = lru_probe(c, unit, hash);
+  if (c->slot[si].node) return NULL;
+  return lru_insert(c, unit, hash, si, res);
 }
 
 static inline void cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)

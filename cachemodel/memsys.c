@@ -438,6 +438,16 @@ static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array
   return (x & m->l2_sample_mask) == 0;
 }
 
+/* An evicted dirty sector goes to DRAM, charged to the group that last wrote it. */
+static inline void l2_write_back(sp_cm_memsys *m, const sp_cm_lookup *r)
+{
+  if (r->evicted && (r->victim_payload & 1)) {
+    sp_cm_counters *v = &m->ctr[r->victim_payload >> 1];
+    v->dram_write_bytes += m->l2_sector_bytes;
+    v->l2_dirty_bytes -= m->l2_sector_bytes;
+  }
+}
+
 /* L2 payload: bit 0 dirty, the owner counter group (last reader/writer) above. */
 static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup_mode mode,
                                   sp_cm_lookup *r)
@@ -445,11 +455,23 @@ static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup
   m->lookups++;
   uint64_t *p = m->l2f ? cm_lru_lookup(m->l2f, sector, mode, r)
                        : sp_cm_setassoc_lookup(m->l2s, sector, mode, r);
-  if (r->evicted && (r->victim_payload & 1)) {
-    sp_cm_counters *v = &m->ctr[r->victim_payload >> 1];
-    v->dram_write_bytes += m->l2_sector_bytes;
-    v->l2_dirty_bytes -= m->l2_sector_bytes;
+  l2_write_back(m, r);
+  return p;
+}
+
+/* A fill block's sector that the read miss brings along: installed unless resident. What a PEEK
+ * and then an INSERT on a miss do (and counts as those lookups), in one probe of the fully
+ * associative L2. Its payload, or NULL when it was resident. */
+static inline uint64_t *l2_insert_absent(sp_cm_memsys *m, uint64_t sector)
+{
+  sp_cm_lookup r;
+  if (!m->l2f) {
+    if (l2_lookup(m, sector, SP_CM_LOOKUP_PEEK, &r)) return NULL;
+    return l2_lookup(m, sector, SP_CM_LOOKUP_INSERT, &r);
   }
+  uint64_t *p = cm_lru_insert_absent(m->l2f, sector, &r);
+  m->lookups += p ? 2 : 1;
+  l2_write_back(m, &r);
   return p;
 }
 
@@ -534,9 +556,9 @@ static void l2_fill_blocks(sp_cm_memsys *m, const uint64_t *missed, uint32_t n, 
   for (uint32_t k = 0; k < n; k++) {
     uint64_t first = missed[k] & ~(per - 1);
     for (uint64_t q = first; q < first + per; q++) {
-      sp_cm_lookup r;
-      if (q == missed[k] || l2_lookup(m, q, SP_CM_LOOKUP_PEEK, &r)) continue;
-      *l2_lookup(m, q, SP_CM_LOOKUP_INSERT, &r) = (uint64_t)group << 1;
+      uint64_t *p;
+      if (q == missed[k] || !(p = l2_insert_absent(m, q))) continue;
+      *p = (uint64_t)group << 1;
       l2_dram_fill(m, q, c, array);
       c->l2_read_fill_sectors++;
     }

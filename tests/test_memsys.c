@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachemodel/cm_hashmap.h"
 #include "schedpredict/cachemodel.h"
 #include "schedpredict/memsys.h"
 #include "tests/sp_test.h"
@@ -562,6 +563,51 @@ static void test_lookup_payload(void)
   sp_cm_setassoc_free(s);
 }
 
+/* cm_lru_insert_absent (the L2 fill's one-probe PEEK + INSERT) against the two lookups on a twin
+ * cache, under random traffic of every lookup mode: same outcomes, victims and payloads. Small
+ * alphabets keep the caches full, so nearly every insertion evicts and erases from the index. */
+static void test_insert_absent_matches_peek_insert(void)
+{
+  const uint64_t capacities[] = {1, 3, 64, 1000};
+  uint64_t rng = 5, wrong = 0, inserted = 0, resident = 0;
+  for (size_t k = 0; k < 4; k++) {
+    sp_cm_lru *a = sp_cm_lru_create(capacities[k]), *b = sp_cm_lru_create(capacities[k]);
+    if (!a || !b) {
+      CHECK(0);
+      sp_cm_lru_free(a);
+      sp_cm_lru_free(b);
+      return;
+    }
+    for (int n = 0; n < 200000; n++) {
+      rng = rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+      uint64_t r = rng >> 16, unit = (r >> 4) % (3 * capacities[k] + 2);
+      if (r & 8) unit = unit * UINT64_C(0x100000001) + 7; /* wide keys too */
+      sp_cm_lookup ra, rb;
+      if ((r & 3) == 0) {
+        uint64_t *pa = cm_lru_insert_absent(a, unit, &ra), *pb = sp_cm_lru_lookup(b, unit, SP_CM_LOOKUP_PEEK, &rb);
+        if (!pb) pb = sp_cm_lru_lookup(b, unit, SP_CM_LOOKUP_INSERT, &rb);
+        else rb.hit = 0, pb = NULL;
+        wrong += (pa == NULL) != (pb == NULL) || ra.evicted != rb.evicted ||
+                 (ra.evicted && (ra.victim != rb.victim || ra.victim_payload != rb.victim_payload));
+        if (pa && pb) *pa = *pb = r;
+        inserted += pa != NULL;
+        resident += pa == NULL;
+      } else {
+        sp_cm_lookup_mode mode = (r & 3) == 1 ? SP_CM_LOOKUP_INSERT : (r & 3) == 2 ? SP_CM_LOOKUP_TOUCH : SP_CM_LOOKUP_PEEK;
+        uint64_t *pa = cm_lru_lookup(a, unit, mode, &ra), *pb = sp_cm_lru_lookup(b, unit, mode, &rb);
+        wrong += (pa == NULL) != (pb == NULL) || ra.hit != rb.hit || ra.evicted != rb.evicted ||
+                 (ra.evicted && (ra.victim != rb.victim || ra.victim_payload != rb.victim_payload)) ||
+                 (pa && *pa != *pb);
+        if (pa && pb && mode == SP_CM_LOOKUP_INSERT) *pa = *pb = r;
+      }
+    }
+    sp_cm_lru_free(a);
+    sp_cm_lru_free(b);
+  }
+  CHECK_EQ_INT(wrong, 0);
+  CHECK(inserted > 10000 && resident > 10000);
+}
+
 /* 64-byte L2 fills by hand: a column walk of 8-byte elements, one lane (one sector) per
  * request, 64 rows 4 KiB apart, SM 0. Columns 0..ncols-1 in order, each over all rows.
  * Column 0 misses in L1 and L2 in every row; with 64-byte fills each miss also brings the row's
@@ -713,6 +759,7 @@ int main(void)
   SP_RUN(test_kepler);
   SP_RUN(test_l1_capacity_and_sharing);
   SP_RUN(test_stores);
+  SP_RUN(test_insert_absent_matches_peek_insert);
   SP_RUN(test_base_vs_modeled);
   SP_RUN(test_setassoc_tiny);
   SP_RUN(test_transpose_modeled);
