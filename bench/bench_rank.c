@@ -1,10 +1,13 @@
 /* Ranking speed and quality per nest: wall and CPU time of the ranking with the default (or
  * given) screening, and with --reference the regret of its pick against a ranking that refines
- * every candidate (the pick's refined time over the best refined time, both from the reference).
+ * every candidate (the pick's refined time over the fastest refined time, both from the
+ * reference; the pick is the plateau rule's, so up to SP_RANK_PLATEAU - 1 is the rule's choice).
  *
  *   bench_rank [--reference] [--screen-total N] [--screen-min N] [--budget N] [--threads N]
- *              FILE.c [-- CLANG-ARGS]
+ *              [--try TOTAL,MIN]... FILE.c [-- CLANG-ARGS]
  *
+ * Each --try ranks again with that screening (total instructions, per-candidate floor) and
+ * prints its own line, against the same reference.
  * One line per nest; figures only, no verdicts (the reference ranking takes minutes for 3-D
  * nests: every candidate on the 150 k-instruction refinement sample). */
 #include <stdio.h>
@@ -64,6 +67,9 @@ int main(int argc, char **argv) {
   o.space.gang_caps_absolute = true;
   bool reference = false;
   const char *file = NULL;
+  enum { MAX_TRIES = 16 };
+  long tries[MAX_TRIES][2];
+  int ntries = 0;
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
     const char *a = argv[i];
@@ -72,10 +78,20 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(a, "--screen-min") == 0) o.screen_min = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--budget") == 0) o.sample_budget = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--threads") == 0) o.threads = (int)parse_long(argv[++i], a);
+    else if (i + 1 < argc && strcmp(a, "--try") == 0 && ntries < MAX_TRIES) {
+      char *comma = strchr(argv[++i], ',');
+      if (!comma) {
+        fprintf(stderr, "bench_rank: --try wants TOTAL,MIN, not '%s'\n", argv[i]);
+        return 2;
+      }
+      *comma = 0;
+      tries[ntries][0] = parse_long(argv[i], a);
+      tries[ntries++][1] = parse_long(comma + 1, a);
+    }
     else if (a[0] != '-' && !file) file = a;
     else {
       fprintf(stderr, "usage: bench_rank [--reference] [--screen-total N] [--screen-min N] "
-                      "[--budget N] [--threads N] FILE.c [-- CLANG-ARGS]\n");
+                      "[--budget N] [--threads N] [--try TOTAL,MIN]... FILE.c [-- CLANG-ARGS]\n");
       return 2;
     }
   }
@@ -114,41 +130,54 @@ int main(int argc, char **argv) {
     expr_ctx ec = {n};
     o.refine_also = expressible;
     o.refine_also_ctx = &ec;
-    sp_rank_result r;
-    double wall, cpu;
-    if (rank_timed(n, &arch, &o, &r, &wall, &cpu) != 0) {
-      rc = 1;
-      break;
-    }
-    int refined = 0;
-    for (int c = 0; c < r.n; c++) refined += r.candidates[c].refined;
-    const sp_rank_candidate *pick = &r.candidates[r.order[0]];
     char where[64];
-    snprintf(where, sizeof where, "%s:%u", strrchr(n->loc.file, '/') ? strrchr(n->loc.file, '/') + 1 : n->loc.file,
-             n->loc.line);
-    printf("%-28s %6d %7d %8.2f %8.2f %-34s %10.1f", where, r.n, refined, wall, cpu,
-           pick->schedule.name, 1e6 * pick->time.total_s);
+    const char *slash = strrchr(n->loc.file, '/');
+    snprintf(where, sizeof where, "%s:%u", slash ? slash + 1 : n->loc.file, n->loc.line);
+    sp_rank_result all;
+    double rw = 0, rcpu;
     if (reference) {
       sp_rank_options ro = o;
       ro.screen_total = INT64_C(1) << 40; /* every candidate on the refinement sample */
-      sp_rank_result all;
-      double rw, rcpu;
       if (rank_timed(n, &arch, &ro, &all, &rw, &rcpu) != 0) {
-        sp_rank_result_free(&r);
         rc = 1;
         break;
       }
-      double best = all.candidates[all.order[0]].time.total_s;
-      double mine = all.candidates[r.order[0]].time.total_s;
-      int top3 = 0; /* the reference's top 3 among ours */
-      for (int a = 0; a < 3 && a < r.n; a++)
-        for (int b = 0; b < 3 && b < all.n; b++) top3 += r.order[a] == all.order[b];
-      printf(" %8.1f %8.2f %5d/3", rw, 100 * (mine / best - 1), top3);
-      sp_rank_result_free(&all);
     }
-    printf("\n");
-    fflush(stdout);
-    sp_rank_result_free(&r);
+    for (int t = -1; t < ntries && rc == 0; t++) {
+      sp_rank_options to = o;
+      if (t >= 0) {
+        to.screen_total = tries[t][0];
+        to.screen_min = tries[t][1];
+      }
+      sp_rank_result r;
+      double wall, cpu;
+      if (rank_timed(n, &arch, &to, &r, &wall, &cpu) != 0) {
+        rc = 1;
+        break;
+      }
+      int refined = 0;
+      for (int c = 0; c < r.n; c++) refined += r.candidates[c].refined;
+      const sp_rank_candidate *pick = &r.candidates[r.order[0]];
+      char label[96];
+      if (t < 0) snprintf(label, sizeof label, "%s", where);
+      else snprintf(label, sizeof label, "  try %ld,%ld", tries[t][0], tries[t][1]);
+      printf("%-28s %6d %7d %8.2f %8.2f %-34s %10.1f", label, r.n, refined, wall, cpu,
+             pick->schedule.name, 1e6 * pick->time.total_s);
+      if (reference) {
+        double best = all.candidates[0].time.total_s; /* the fastest, before the plateau rule */
+        for (int c = 1; c < all.n; c++)
+          if (all.candidates[c].time.total_s < best) best = all.candidates[c].time.total_s;
+        double mine = all.candidates[r.order[0]].time.total_s;
+        int top3 = 0; /* the reference's top 3 among ours */
+        for (int a = 0; a < 3 && a < r.n; a++)
+          for (int b = 0; b < 3 && b < all.n; b++) top3 += r.order[a] == all.order[b];
+        printf(" %8.1f %8.2f %5d/3", rw, 100 * (mine / best - 1), top3);
+      }
+      printf("\n");
+      fflush(stdout);
+      sp_rank_result_free(&r);
+    }
+    if (reference) sp_rank_result_free(&all);
   }
   sp_program_free(&prog);
   return rc;
