@@ -285,7 +285,15 @@ static inline uint64_t *cm_lru_insert_absent(sp_cm_lru *c, uint64_t unit, sp_cm_
   return lru_insert(c, unit, hash, si, res);
 }
 
-static inline void cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)
+/* Always inlined: GCC deems a function that only prefetches free of side effects (pure), and
+ * drops calls to it that it has not inlined yet (memsys.c's prefetch loops vanished that way). */
+#if defined(__GNUC__)
+#define CM_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define CM_ALWAYS_INLINE
+#endif
+
+static inline CM_ALWAYS_INLINE void cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)
 {
 #if defined(__GNUC__)
   __builtin_prefetch(&c->slot[lru_home(c, lru_hash(unit))]);

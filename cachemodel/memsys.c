@@ -253,7 +253,12 @@ typedef struct pipe_ent {
 
 /* Depth of the pipeline: an instruction's table slots are prefetched this many instructions
  * before it is simulated, long enough to hide the host's memory latency behind the work of the
- * instructions in between, short enough not to flood the host's outstanding-miss buffers. */
+ * instructions in between, short enough not to flood the host's outstanding-miss buffers.
+ * Measured again with the inlined LRU (bench_memsys 2048, schedpredict on divergence and
+ * laplacian 256^3, loaded hosts): 2, 4, 8 and 16 within each other's noise; no prefetching at
+ * all 8-10 % slower on the ranking and up to 50 % on full-size tables (though ~10 % faster on
+ * the bench's small ones). The set-associative tables are not prefetched: computing their set
+ * index twice cost more than the misses it hid (15-20 % slower on strided streams, any size). */
 #ifndef SP_CM_PIPE_DEPTH
 #define SP_CM_PIPE_DEPTH 8
 #endif
@@ -601,17 +606,15 @@ static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int g
   return all;
 }
 
-static inline void l1_prefetch(const sm_state *s, uint64_t line)
+/* (fully associative caches only: see SP_CM_PIPE; always inlined, see cm_lru_prefetch) */
+static inline CM_ALWAYS_INLINE void l1_prefetch(const sm_state *s, uint64_t line)
 {
-  if (s->l1f) cm_lru_prefetch(s->l1f, line);
-  else sp_cm_setassoc_prefetch(s->l1s, line);
+  cm_lru_prefetch(s->l1f, line);
 }
 
-static inline void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
+static inline CM_ALWAYS_INLINE void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
 {
-  if (!l2_in_sample(m, sector, array)) return;
-  if (m->l2f) cm_lru_prefetch(m->l2f, sector);
-  else sp_cm_setassoc_prefetch(m->l2s, sector);
+  if (l2_in_sample(m, sector, array)) cm_lru_prefetch(m->l2f, sector);
 }
 
 /* A load through L1. The L1 is looked up first (all lines of the instruction), collecting the
@@ -759,6 +762,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
       sp_cm_coalesce(&m->co_l2, wi->addr, wi->active, wi->access_bytes, &e->wa2) != 0)
     return -1;
   m->pipe_count++;
+  if (m->opt.assoc != SP_CM_FULLY_ASSOCIATIVE) return 0;
   if (m->l1_on && (!wi->write || m->l1_store != SP_L1_STORE_WRITE_THROUGH_NO_ALLOC))
     for (uint32_t k = 0; k < e->wa.n_lines; k++) l1_prefetch(s, e->wa.lines[k]);
   const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
