@@ -221,25 +221,53 @@ static uint32_t reference_units(const uint64_t *addr, uint32_t mask, uint32_t by
   return m;
 }
 
+/* Whether the coalescer's answer for a warp is the reference's. */
+static int matches_reference(const sp_cm_coalescer *c, const uint64_t *addr, uint32_t mask,
+                             uint32_t bytes)
+{
+  sp_cm_warp_access w;
+  if (sp_cm_coalesce(c, addr, mask, bytes, &w) != 0) return 0;
+  uint64_t want_s[32 * 16], want_l[32 * 16];
+  uint32_t ns = reference_units(addr, mask, bytes, c->sector_shift, want_s);
+  uint32_t nl = reference_units(addr, mask, bytes, c->sector_shift + c->sectors_per_line_shift,
+                                want_l);
+  int same = w.n_sectors == ns && w.n_lines == nl && w.requests == (mask != 0);
+  for (uint32_t k = 0; same && k < ns; k++) same = w.sectors[k] == want_s[k];
+  for (uint32_t k = 0; same && k < nl; k++) same = w.lines[k] == want_l[k];
+  return same;
+}
+
+/* A run of lanes lo .. lo + len - 1: a warp cut short at either end. */
+static uint32_t random_run_mask(uint64_t *rng)
+{
+  uint32_t lo = (uint32_t)(splitmix64(rng) % 32), len = 1 + (uint32_t)(splitmix64(rng) % (32 - lo));
+  return (uint32_t)((UINT64_C(1) << len) - 1) << lo;
+}
+
+/* The random tests' access sizes and coalescer geometries (sector, line). */
+static const uint32_t sizes[] = {1, 2, 4, 8, 12, 16};
+static const uint32_t sector_sizes[] = {16, 32, 32, 128};
+static const uint32_t line_sizes[] = {64, 128, 256, 128};
+
+/* Geometry cfg's coalescer, and a random access size. */
+static uint32_t random_config(int cfg, uint64_t *rng, sp_cm_coalescer *c)
+{
+  CHECK_EQ_INT(sp_cm_coalescer_init(c, sector_sizes[cfg], line_sizes[cfg]), 0);
+  return sizes[splitmix64(rng) % 6];
+}
+
 static void test_random_warps_vs_reference(void)
 {
   uint64_t rng = 99, wrong = 0;
-  const uint32_t sizes[] = {1, 2, 4, 8, 12, 16};
-  const uint32_t sector_sizes[] = {16, 32, 32, 128};
-  const uint32_t line_sizes[] = {64, 128, 256, 128};
   for (int trial = 0; trial < 50000; trial++) {
     sp_cm_coalescer c;
     int cfg = trial % 4;
-    CHECK_EQ_INT(sp_cm_coalescer_init(&c, sector_sizes[cfg], line_sizes[cfg]), 0);
-    uint32_t bytes = sizes[splitmix64(&rng) % 6];
+    uint32_t bytes = random_config(cfg, &rng, &c);
     uint32_t mask = (uint32_t)splitmix64(&rng);
     if (trial % 3 == 0) mask = 0xFFFFFFFFu;
     uint64_t base = splitmix64(&rng) % (1u << 20);
     uint64_t addr[32];
-    if (trial % 3 == 1) { /* a run of lanes: a warp cut short at either end */
-      uint32_t lo = (uint32_t)(splitmix64(&rng) % 32), len = 1 + (uint32_t)(splitmix64(&rng) % (32 - lo));
-      mask = (uint32_t)((UINT64_C(1) << len) - 1) << lo;
-    }
+    if (trial % 3 == 1) mask = random_run_mask(&rng);
     int pattern = (int)(splitmix64(&rng) % 9);
     uint64_t small_stride = splitmix64(&rng) % (sector_sizes[cfg] + 1);
     /* strides of either sign: around a sector, line-sized, large, or wrapping the space */
@@ -279,16 +307,7 @@ static void test_random_warps_vs_reference(void)
         break;
       }
     }
-    sp_cm_warp_access w;
-    CHECK_EQ_INT(sp_cm_coalesce(&c, addr, mask, bytes, &w), 0);
-    uint64_t want_s[32 * 16], want_l[32 * 16];
-    uint32_t ns = reference_units(addr, mask, bytes, c.sector_shift, want_s);
-    uint32_t nl = reference_units(addr, mask, bytes, c.sector_shift + c.sectors_per_line_shift,
-                                  want_l);
-    int same = w.n_sectors == ns && w.n_lines == nl && w.requests == (mask != 0);
-    for (uint32_t k = 0; same && k < ns; k++) same = w.sectors[k] == want_s[k];
-    for (uint32_t k = 0; same && k < nl; k++) same = w.lines[k] == want_l[k];
-    if (!same) wrong++;
+    wrong += !matches_reference(&c, addr, mask, bytes);
   }
   CHECK_EQ_INT(wrong, 0);
 }
@@ -299,14 +318,10 @@ static void test_random_warps_vs_reference(void)
 static void test_random_grids_vs_reference(void)
 {
   uint64_t rng = 7, wrong = 0;
-  const uint32_t sizes[] = {1, 2, 4, 8, 12, 16};
-  const uint32_t sector_sizes[] = {16, 32, 32, 128};
-  const uint32_t line_sizes[] = {64, 128, 256, 128};
   for (int trial = 0; trial < 60000; trial++) {
     sp_cm_coalescer c;
     int cfg = trial % 4;
-    CHECK_EQ_INT(sp_cm_coalescer_init(&c, sector_sizes[cfg], line_sizes[cfg]), 0);
-    uint32_t bytes = sizes[splitmix64(&rng) % 6];
+    uint32_t bytes = random_config(cfg, &rng, &c);
     uint32_t w = 1 + (uint32_t)(splitmix64(&rng) % 32), rows = (32 + w - 1) / w;
     uint64_t r = splitmix64(&rng);
     int64_t small = (int64_t)(r % (2 * sector_sizes[cfg] + 1));
@@ -328,20 +343,8 @@ static void test_random_grids_vs_reference(void)
     for (int l = 0; l < 32; l++)
       addr[l] = base + (uint64_t)((int64_t)(l % (int)w) * s1 + (int64_t)(l / (int)w) * s2);
     uint32_t mask = 0xFFFFFFFFu;
-    if (trial % 2) {
-      uint32_t lo = (uint32_t)(splitmix64(&rng) % 32), len = 1 + (uint32_t)(splitmix64(&rng) % (32 - lo));
-      mask = (uint32_t)((UINT64_C(1) << len) - 1) << lo;
-    }
-    sp_cm_warp_access wa;
-    CHECK_EQ_INT(sp_cm_coalesce(&c, addr, mask, bytes, &wa), 0);
-    uint64_t want_s[32 * 16], want_l[32 * 16];
-    uint32_t ns = reference_units(addr, mask, bytes, c.sector_shift, want_s);
-    uint32_t nl = reference_units(addr, mask, bytes, c.sector_shift + c.sectors_per_line_shift,
-                                  want_l);
-    int same = wa.n_sectors == ns && wa.n_lines == nl && wa.requests == 1;
-    for (uint32_t k = 0; same && k < ns; k++) same = wa.sectors[k] == want_s[k];
-    for (uint32_t k = 0; same && k < nl; k++) same = wa.lines[k] == want_l[k];
-    if (!same) wrong++;
+    if (trial % 2) mask = random_run_mask(&rng);
+    wrong += !matches_reference(&c, addr, mask, bytes);
   }
   CHECK_EQ_INT(wrong, 0);
 }
