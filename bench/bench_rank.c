@@ -4,10 +4,12 @@
  * reference; the pick is the plateau rule's, so up to SP_RANK_PLATEAU - 1 is the rule's choice).
  *
  *   bench_rank [--reference] [--screen-total N] [--screen-min N] [--budget N] [--threads N]
- *              [--try TOTAL,MIN]... FILE.c [-- CLANG-ARGS]
+ *              [--try TOTAL,MIN[,COUNT,ROUNDS]]... FILE.c [-- CLANG-ARGS]
  *
- * Each --try ranks again with that screening (total instructions, per-candidate floor) and
- * prints its own line, against the same reference.
+ * Each --try ranks again with that screening (total instructions, per-candidate floor) and, if
+ * given, that refinement (candidates per round, rounds), and prints its own line, against the
+ * same reference. 0 keeps a default. --ref-file F keeps the reference's times in F.K (nest K):
+ * read from there when present, written there when computed.
  * One line per nest; figures only, no verdicts (the reference ranking takes minutes for 3-D
  * nests: every candidate on the 150 k-instruction refinement sample). */
 #include <stdio.h>
@@ -66,9 +68,9 @@ int main(int argc, char **argv) {
   o.space.gcc_default = true;
   o.space.gang_caps_absolute = true;
   bool reference = false;
-  const char *file = NULL;
+  const char *file = NULL, *ref_file = NULL;
   enum { MAX_TRIES = 16 };
-  long tries[MAX_TRIES][2];
+  long tries[MAX_TRIES][4];
   int ntries = 0;
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -78,20 +80,25 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(a, "--screen-min") == 0) o.screen_min = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--budget") == 0) o.sample_budget = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--threads") == 0) o.threads = (int)parse_long(argv[++i], a);
+    else if (i + 1 < argc && strcmp(a, "--ref-file") == 0) ref_file = argv[++i];
     else if (i + 1 < argc && strcmp(a, "--try") == 0 && ntries < MAX_TRIES) {
-      char *comma = strchr(argv[++i], ',');
-      if (!comma) {
-        fprintf(stderr, "bench_rank: --try wants TOTAL,MIN, not '%s'\n", argv[i]);
+      long v[4] = {0, 0, 0, 0};
+      char *text = strdup(argv[++i]), *save = NULL;
+      int nv = 0;
+      for (char *f = strtok_r(text, ",", &save); f && nv < 4; f = strtok_r(NULL, ",", &save))
+        v[nv++] = parse_long(f, a);
+      free(text);
+      if (nv != 2 && nv != 4) {
+        fprintf(stderr, "bench_rank: --try wants TOTAL,MIN or TOTAL,MIN,COUNT,ROUNDS, not '%s'\n",
+                argv[i]);
         return 2;
       }
-      *comma = 0;
-      tries[ntries][0] = parse_long(argv[i], a);
-      tries[ntries++][1] = parse_long(comma + 1, a);
+      memcpy(tries[ntries++], v, sizeof v);
     }
     else if (a[0] != '-' && !file) file = a;
     else {
       fprintf(stderr, "usage: bench_rank [--reference] [--screen-total N] [--screen-min N] "
-                      "[--budget N] [--threads N] [--try TOTAL,MIN]... FILE.c [-- CLANG-ARGS]\n");
+                      "[--budget N] [--threads N] [--try TOTAL,MIN[,COUNT,ROUNDS]]... FILE.c [-- ARGS]\n");
       return 2;
     }
   }
@@ -133,21 +140,46 @@ int main(int argc, char **argv) {
     char where[64];
     const char *slash = strrchr(n->loc.file, '/');
     snprintf(where, sizeof where, "%s:%u", slash ? slash + 1 : n->loc.file, n->loc.line);
-    sp_rank_result all;
+    double *ref = NULL; /* the reference's refined time per candidate, in space order */
+    int nref = 0;
     double rw = 0, rcpu;
-    if (reference) {
+    char rpath[1024];
+    snprintf(rpath, sizeof rpath, "%s.%d", ref_file ? ref_file : "", k);
+    FILE *rf = reference && ref_file ? fopen(rpath, "r") : NULL;
+    if (rf) {
+      double x;
+      while (fscanf(rf, "%lf", &x) == 1) {
+        double *bigger = realloc(ref, (size_t)(nref + 1) * sizeof *ref);
+        if (!bigger) break;
+        ref = bigger;
+        ref[nref++] = x;
+      }
+      fclose(rf);
+    } else if (reference) {
       sp_rank_options ro = o;
       ro.screen_total = INT64_C(1) << 40; /* every candidate on the refinement sample */
+      sp_rank_result all;
       if (rank_timed(n, &arch, &ro, &all, &rw, &rcpu) != 0) {
         rc = 1;
         break;
       }
+      nref = all.n;
+      ref = malloc((size_t)nref * sizeof *ref);
+      FILE *wf = ref_file ? fopen(rpath, "w") : NULL;
+      for (int c = 0; ref && c < nref; c++) {
+        ref[c] = all.candidates[c].time.total_s;
+        if (wf) fprintf(wf, "%.17g\n", ref[c]);
+      }
+      if (wf) fclose(wf);
+      sp_rank_result_free(&all);
     }
     for (int t = -1; t < ntries && rc == 0; t++) {
       sp_rank_options to = o;
       if (t >= 0) {
         to.screen_total = tries[t][0];
         to.screen_min = tries[t][1];
+        to.refine_count = (int)tries[t][2];
+        to.refine_rounds = (int)tries[t][3];
       }
       sp_rank_result r;
       double wall, cpu;
@@ -160,24 +192,29 @@ int main(int argc, char **argv) {
       const sp_rank_candidate *pick = &r.candidates[r.order[0]];
       char label[96];
       if (t < 0) snprintf(label, sizeof label, "%s", where);
-      else snprintf(label, sizeof label, "  try %ld,%ld", tries[t][0], tries[t][1]);
+      else snprintf(label, sizeof label, "  try %ld,%ld,%ld,%ld", tries[t][0], tries[t][1],
+                    tries[t][2], tries[t][3]);
       printf("%-28s %6d %7d %8.2f %8.2f %-34s %10.1f", label, r.n, refined, wall, cpu,
              pick->schedule.name, 1e6 * pick->time.total_s);
-      if (reference) {
-        double best = all.candidates[0].time.total_s; /* the fastest, before the plateau rule */
-        for (int c = 1; c < all.n; c++)
-          if (all.candidates[c].time.total_s < best) best = all.candidates[c].time.total_s;
-        double mine = all.candidates[r.order[0]].time.total_s;
-        int top3 = 0; /* the reference's top 3 among ours */
-        for (int a = 0; a < 3 && a < r.n; a++)
-          for (int b = 0; b < 3 && b < all.n; b++) top3 += r.order[a] == all.order[b];
-        printf(" %8.1f %8.2f %5d/3", rw, 100 * (mine / best - 1), top3);
+      if (reference && ref && nref == r.n) {
+        int best = 0; /* the fastest, before the plateau rule */
+        for (int c = 1; c < nref; c++)
+          if (ref[c] < ref[best]) best = c;
+        int top3 = 0; /* ours among the reference's 3 fastest */
+        for (int a = 0; a < 3 && a < r.n; a++) {
+          int faster = 0;
+          for (int c = 0; c < nref; c++) faster += ref[c] < ref[r.order[a]];
+          top3 += faster < 3;
+        }
+        printf(" %8.1f %8.2f %5d/3", rw, 100 * (ref[r.order[0]] / ref[best] - 1), top3);
+      } else if (reference) {
+        printf(" (reference of %d candidates does not fit)", nref);
       }
       printf("\n");
       fflush(stdout);
       sp_rank_result_free(&r);
     }
-    if (reference) sp_rank_result_free(&all);
+    free(ref);
   }
   sp_program_free(&prog);
   return rc;

@@ -645,7 +645,9 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
   for (int i = 0; opt->refine_also && i < out->n; i++)
     also[i] = opt->refine_also(&out->candidates[i].schedule, opt->refine_also_ctx);
   int rc = 0;
-  for (int round = 0; round < SP_REFINE_ROUNDS && rc == 0; round++) {
+  const int per_round = opt->refine_count > 0 ? opt->refine_count : SP_REFINE_COUNT;
+  const int rounds = opt->refine_rounds > 0 ? opt->refine_rounds : SP_REFINE_ROUNDS;
+  for (int round = 0; round < rounds && rc == 0; round++) {
     if (sp_order_by_time(out, out->order) != 0) {
       rc = -1;
       break;
@@ -657,14 +659,14 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
       if (c->refined && also[i] && c->time.total_s < best_also) best_also = c->time.total_s;
     }
     int nref = 0, nalso = 0;
-    for (int i = 0; i < out->n && nref < SP_REFINE_COUNT; i++) {
+    for (int i = 0; i < out->n && nref < per_round; i++) {
       const sp_rank_candidate *c = &out->candidates[out->order[i]];
       if (!c->refined && (round == 0 || c->time.total_s * calib < best)) {
         nalso += also[out->order[i]];
         idx[nref++] = out->order[i];
       }
     }
-    for (int i = 0, first = nref; i < out->n && nalso < SP_REFINE_COUNT / 2; i++) {
+    for (int i = 0, first = nref; i < out->n && nalso < per_round / 2; i++) {
       int k = out->order[i];
       const sp_rank_candidate *c = &out->candidates[k];
       bool queued = false;

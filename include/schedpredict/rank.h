@@ -71,6 +71,8 @@ typedef struct sp_rank_options {
   int64_t screen_total; /* warp instructions of the screening pass, shared by all candidates;
                            0 = default */
   int64_t screen_min;   /* but at least this many per candidate; 0 = default */
+  int refine_count;     /* candidates refined per round (and half as many refine_also); 0 = 8 */
+  int refine_rounds;    /* rounds of refinement at most; 0 = 4 */
   /* The candidates a later stage can use (the schedules an OpenACC compiler can express): the
    * best of them by screening are refined too, in the same rounds as the best of all, so that
    * the best of that subset also comes from refined times. NULL: no such subset. */
