@@ -19,6 +19,8 @@ Datasets (under --results, default validation/results/h100):
   run4    2026-11-22-model-6910a10/   fourth run, 775 candidates (the same, with the plateau rule)
   run5    2026-11-22-reduction-combine/  jacobi.c:18 and himeno.c:18 (the reduction nests) again,
           with one atomic per block instead of per warp; in "merged" they replace runs 1-4's
+  run6    2026-11-22-reduction-combine/run6/  the same two examples, fresh plans of the model
+          with the reduction-combine term (in "merged", with run5, replacing runs 1-4's)
   merged  the union of all; a candidate measured in more than one run (same nest, pattern, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
@@ -67,11 +69,13 @@ DATASETS = [("run1", "2026-11-22", "first run"),
             ("run2", "2026-11-22-model-7aa0fc7", "second run"),
             ("run3", "2026-11-22-model-6e59c49", "third run"),
             ("run4", "2026-11-22-model-6910a10", "fourth run"),
-            ("run5", "2026-11-22-reduction-combine", "reduction nests, one atomic per block")]
+            ("run5", "2026-11-22-reduction-combine", "reduction nests, one atomic per block"),
+            ("run6", "2026-11-22-reduction-combine/run6",
+             "reduction nests, fresh plans of the model with the combine term")]
 # Datasets whose nests replace the earlier runs' in "merged": run5 measured the two reduction
 # nests (jacobi.c:18, himeno.c:18) with the harness combining once per block; runs 1-4 combined
 # once per warp, which cost up to 4x their time (validation/results/h100/2026-11-22-atomic-probe.md).
-SUPERSEDING = {"run5"}
+SUPERSEDING = {"run5", "run6"}
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -449,8 +453,8 @@ def main():
     fill_baselines(sets)
     merged = merge_datasets([sets[n] for n, _, _ in DATASETS],
                             [sets[n] for n in SUPERSEDING])
-    merged["desc"] = ("run1 + ... + run5 (measured more than once: the median of the medians; "
-                      "of two, their mean; the reduction nests from run5 only)")
+    merged["desc"] = ("run1 + ... + run6 (measured more than once: the median of the medians; "
+                      "of two, their mean; the reduction nests from runs 5 and 6 only)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:
             for comp, key in sets[n]["base"].get(nest, {}).items():

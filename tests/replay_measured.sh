@@ -32,18 +32,22 @@ for c in $cells; do
 done
 grep -q "^replay: \[  *[0-9]*/4\] new  gemm" "$tmp/err" || fail "no progress on stderr"
 
-grep -qF "(run5: " "$tmp/out" || fail "run5 (reduction nests only) not said to be empty here"
-# run5 re-measured jacobi.c:18 (the reduction) once per block: in "merged" its times replace runs
-# 1-4's, jacobi.c:27 (no reduction) keeps theirs
+for r in run5 run6; do
+  grep -qF "($r: " "$tmp/out" || fail "$r (reduction nests only) not said to be empty here"
+done
+# runs 5 and 6 re-measured jacobi.c:18 (the reduction) combined once per block: in "merged" their
+# times replace runs 1-4's, jacobi.c:27 (no reduction) keeps theirs
 python3 scripts/replay_measured.py "$bin" --examples jacobi --json "$tmp/j.json" >"$tmp/jout" 2>/dev/null ||
   fail "jacobi: exit $?"
 python3 - "$tmp/j.json" <<'EOF' || fail "run5 does not replace the reduction nest in merged"
 import json, sys
 r = json.load(open(sys.argv[1]))
 nests = lambda d: {n["nest"]: n for n in r["datasets"][d]["rankings"]["new"]["nests"]}
-merged, run5, run4 = nests("merged"), nests("run5"), nests("run4")
-assert merged["jacobi.c:18"]["measured"] == run5["jacobi.c:18"]["measured"], merged["jacobi.c:18"]
-assert merged["jacobi.c:18"]["best_time_us"] == run5["jacobi.c:18"]["best_time_us"]
+merged, run5, run6, run4 = nests("merged"), nests("run5"), nests("run6"), nests("run4")
+m = merged["jacobi.c:18"]
+assert m["measured"] <= run5["jacobi.c:18"]["measured"] + run6["jacobi.c:18"]["measured"], m
+# GCC's default was 590 us in run 4 (combined per warp), 313 in runs 5 and 6 (per block)
+assert run4["jacobi.c:18"]["gcc_default_time_us"] > 500 and m["gcc_default_time_us"] < 400, m
 assert merged["jacobi.c:27"]["measured"] > run4["jacobi.c:27"]["measured"]
 EOF
 python3 - "$tmp/r.json" <<'EOF' || fail "--json"
