@@ -94,7 +94,12 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
   memset(out, 0, sizeof *out);
   int threads = s->block[0] * s->block[1] * s->block[2];
   int warps_per_block = (threads + 31) / 32;
-  int64_t blocks = st->blocks > 0 ? st->blocks : 1;
+  int64_t launched = st->blocks > 0 ? st->blocks : 1;
+  /* Blocks without iterations only start and stop: the work, its waves and its parallelism are
+   * the working blocks' (GCC's 16,896 gangs over jacobi's 4,094 rows: 128 blocks work, one per
+   * SM, where counting all of them put two on every SM). Every block still combines. */
+  int64_t blocks = st->blocks_working > 0 && st->blocks_working < launched ? st->blocks_working
+                                                                           : launched;
   int active = st->active_blocks_per_sm > 0 ? st->active_blocks_per_sm : 1;
   /* A thread's iteration waits for its slowest load: the loads of one iteration are issued
    * together (k in flight), the next iteration's only after them (its loads cannot move above
@@ -144,7 +149,7 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
     }
     total += t;
   }
-  out->combine_s = sp_combine_seconds(comb, s, blocks, a);
+  out->combine_s = sp_combine_seconds(comb, s, launched, a);
   if (out->combine_s > total) {
     total = out->combine_s;
     out->bound = SP_BOUND_COMBINE;

@@ -126,6 +126,35 @@ static void test_reduction_combine(void) {
   CHECK_NEAR(t.combine_s, 0, 0);
 }
 
+/* GCC's 16,896 gangs over 4,096 rows of 32: 128 blocks work, one per SM, and they alone set the
+ * parallelism; empty blocks only add their combines. */
+static void test_working_blocks(void) {
+  sp_cm_counters c = streaming();
+  sp_schedule s;
+  memset(&s, 0, sizeof s);
+  s.block[0] = 32, s.block[1] = 32, s.block[2] = 1;
+  s.grid[0] = 16896, s.grid[1] = s.grid[2] = 1;
+  sp_trace_stats st;
+  memset(&st, 0, sizeof st);
+  st.blocks = 16896;
+  st.active_blocks_per_sm = 2;
+  sp_rank_time all, some, only;
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &all);
+  st.blocks_working = 128;
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &some);
+  st.blocks = 128; /* the same 128 blocks launched alone */
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &only);
+  CHECK_EQ_INT(all.sms_used, 132);
+  CHECK_EQ_INT(some.sms_used, 128);
+  CHECK_EQ_INT(some.active_warps_per_sm, 32);
+  CHECK_NEAR(some.total_s, only.total_s, 1e-12);
+  CHECK(some.latency_s > 2 * all.latency_s); /* 32 warps on 128 SMs wait, not 64 on 132 */
+  sp_rank_combine max = {0, 1};
+  st.blocks = 16896;
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, &max, &some);
+  CHECK_NEAR(some.combine_s, 16896 * 2 * 1.8e-9, 1e-12); /* every block combines */
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
@@ -136,5 +165,6 @@ int main(void) {
   SP_RUN(test_traffic_and_hits);
   SP_RUN(test_tail_wave);
   SP_RUN(test_reduction_combine);
+  SP_RUN(test_working_blocks);
   return SP_TEST_END();
 }

@@ -429,6 +429,53 @@ static void test_grid_stride_y(void) {
   sp_space_free(&sp);
 }
 
+/* Blocks with iterations, by hand on the 4096^2 transpose (i = loop 0, j = loop 1). */
+static void test_working_blocks(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_schedule s;
+  init_schedule(&s, 2);
+  s.map[1] = (sp_loop_map){0, 0};
+  s.map[0] = (sp_loop_map){1, 1};
+  s.block[0] = 32, s.block[1] = 8;
+  s.grid[0] = 128, s.grid[1] = 512; /* covers the loops exactly */
+  CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 65536);
+  s.grid[0] = 64, s.grid[1] = 64; /* capped: grid-stride, every block works */
+  CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 4096);
+  s.grid[1] = 1000; /* i needs 4096 / 8 = 512 blocks along y */
+  CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 64 * 512);
+  /* GCC's default on jacobi's shape: i -> ty + bx (32 rows a block), j -> tx, 16,896 gangs */
+  init_schedule(&s, 2);
+  s.map[0] = (sp_loop_map){1, 0};
+  s.map[1] = (sp_loop_map){0, -1};
+  s.block[0] = 32, s.block[1] = 32;
+  s.grid[0] = 16896;
+  CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 128);
+  /* and the trace agrees: only blocks 0..127 issue instructions */
+  count_ctx c = {.k = 0};
+  sp_trace_stats st;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, count_sink, &c, &st), 0);
+  CHECK_EQ_INT(st.blocks, 16896);
+  CHECK_EQ_INT(st.blocks_working, 128);
+  CHECK_EQ_INT(st.iterations, 4096 * 4096);
+  /* a block-only loop: one block per iteration at most */
+  init_schedule(&s, 2);
+  s.map[0] = (sp_loop_map){-1, 1};
+  s.map[1] = (sp_loop_map){0, 0};
+  s.block[0] = 256;
+  s.grid[0] = 16, s.grid[1] = 5000;
+  CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 16 * 4096);
+  /* a collapsed pair spread over x: 4096^2 / 256 blocks needed */
+  init_schedule(&s, 2);
+  s.collapse_first = 0, s.collapse_count = 2;
+  s.map[0] = (sp_loop_map){0, 0};
+  s.block[0] = 256;
+  s.grid[0] = 100000;
+  CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 65536);
+  s.grid[0] = 1320;
+  CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 1320);
+}
+
 /* irregular references: every active lane on its own sector */
 static int irr_sink(void *vctx, const sp_warp_instr *wi) {
   int64_t *bad = vctx;
@@ -494,6 +541,7 @@ int main(void) {
   SP_RUN(test_stop_and_errors);
   SP_RUN(test_grid_stride_y);
   SP_RUN(test_transpose);
+  SP_RUN(test_working_blocks);
   SP_RUN(test_every_iteration_once);
   return SP_TEST_END();
 }

@@ -16,6 +16,7 @@
  *
  * Memory: one cursor per resident warp of each simulated SM (scalars per level, or levels x 32
  * lanes with a collapse), nothing proportional to the iterations. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -638,6 +639,25 @@ static int fast_tables(tr *T, const sp_nest *nest) {
   return 0;
 }
 
+int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s) {
+  int64_t working = 1;
+  for (int d = 0; d < 3; d++) {
+    int64_t need = s->grid[d];
+    for (int k = 0; k < s->nband; k++) {
+      if (s->map[k].block_dim != d) continue;
+      bool group = s->collapse_count >= 2 && k == s->collapse_first;
+      double trip = 1;
+      for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++)
+        trip *= (double)(nest->loops[j].trip_max > 0 ? nest->loops[j].trip_max : 0);
+      int per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
+      double blocks = ceil(trip / per);
+      if (blocks < (double)need) need = (int64_t)blocks;
+    }
+    working *= need;
+  }
+  return working;
+}
+
 int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
                  const sp_trace_options *opt, sp_trace_sink sink, void *ctx,
                  sp_trace_stats *stats) {
@@ -793,6 +813,7 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
 done:
   if (stats) {
     stats->blocks = nblocks;
+    stats->blocks_working = sp_trace_working_blocks(nest, s);
     stats->blocks_simulated = simulated;
     sp_waves wv;
     if (sp_arch_waves(arch, nblocks, active, &wv) == 0) stats->waves = wv.waves;

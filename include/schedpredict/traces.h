@@ -82,11 +82,19 @@ typedef struct sp_trace_options {
 
 typedef struct sp_trace_stats {
   int64_t blocks, blocks_simulated;
+  /* blocks whose threads have band iterations at all (sp_trace_working_blocks): a grid larger
+   * than its loops need (a fixed gang count) has blocks that only start and stop */
+  int64_t blocks_working;
   int64_t waves;      /* Eq. 7.1, rounded up */
   int active_blocks_per_sm;
   int64_t warp_instructions;
   int64_t iterations; /* band iterations executed (each exactly once, property-tested) */
 } sp_trace_stats;
+
+/* Blocks of schedule s that get at least one band iteration, from the trip counts (trip_max,
+ * so an upper bound where bounds vary): along each grid dimension, the blocks the loop mapped to
+ * it needs (its trip over the threads it spreads over within a block), at most the grid. */
+int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s);
 
 /* Base byte address of every array: 256-byte aligned as cudaMalloc gives, each array starting
  * on a fresh 2 MiB boundary after the previous one (cudaMalloc's large-allocation granularity).
