@@ -131,3 +131,12 @@ char *sp_xasprintf(const char *fmt, ...) {
   va_end(ap2);
   return s;
 }
+
+bool sp_cg_atomic_add_native(const sp_cg_var *v) {
+  static const char *const types[] = {"double", "float", "int", "unsigned int",
+                                      "unsigned long long"};
+  if (v->kind != SP_CG_REDUCTION || strcmp(v->op, "+") != 0 || !v->type) return false;
+  for (size_t k = 0; k < sizeof types / sizeof *types; k++)
+    if (strcmp(v->type, types[k]) == 0) return true;
+  return false;
+}

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "cachemodel/cm_hashmap.h"
+#include "cachemodel/cm_lru.h"
 
 /* ---- brute-force LRU stack ---------------------------------------------------------------- */
 
@@ -70,7 +71,7 @@ void *sp_cm_table_alloc(size_t bytes)
   return p;
 }
 
-/* ---- fully associative LRU (the structure and its lookup: cm_hashmap.h) ------------------ */
+/* ---- fully associative LRU (the structure and its lookup: cm_lru.h) ------------------ */
 
 sp_cm_lru *sp_cm_lru_create(uint64_t capacity)
 {

@@ -120,6 +120,7 @@
 #include <string.h>
 
 #include "cachemodel/cm_hashmap.h"
+#include "cachemodel/cm_lru.h"
 #include "schedpredict/cachemodel.h"
 
 /* ---- in-flight fills of one SM (MODELED) ------------------------------------------------------ */

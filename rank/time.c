@@ -2,7 +2,6 @@
  * memory instructions over the warps it keeps in flight (Little's law), wave group by wave group,
  * so that the grid's size and the occupancy count, not only the traffic. */
 #include <math.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "schedpredict/rank.h"
@@ -158,21 +157,12 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
   out->total_s = total + SP_LAUNCH_SECONDS;
 }
 
-/* CUDA's native atomicAdd: int, unsigned int, unsigned long long, float and double (sm_60 on);
- * the harness (validation/plan.c) uses it for sums of these types, a compare-and-swap loop
- * otherwise. */
 sp_rank_combine sp_rank_combine_of(const sp_nest *nest) {
-  static const char *const native_add[] = {"double", "float", "int", "unsigned int",
-                                           "unsigned long long"};
   sp_rank_combine r = {0, 0};
-  if (!nest->codegen) return r;
-  for (int i = 0; i < nest->codegen->nvars; i++) {
+  for (int i = 0; nest->codegen && i < nest->codegen->nvars; i++) {
     const sp_cg_var *v = &nest->codegen->vars[i];
     if (v->kind != SP_CG_REDUCTION) continue;
-    bool native = false;
-    for (size_t k = 0; k < sizeof native_add / sizeof *native_add && strcmp(v->op, "+") == 0; k++)
-      native |= v->type && strcmp(v->type, native_add[k]) == 0;
-    if (native) r.native++;
+    if (sp_cg_atomic_add_native(v)) r.native++;
     else r.cas++;
   }
   return r;

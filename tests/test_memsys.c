@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cachemodel/cm_hashmap.h"
+#include "cachemodel/cm_lru.h"
 #include "schedpredict/cachemodel.h"
 #include "schedpredict/memsys.h"
 #include "tests/sp_test.h"

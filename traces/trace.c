@@ -137,19 +137,15 @@ static void affc_from(affc *out, const sp_affine *a) {
     if (a->coef[k]) out->t[out->n++] = (term){k, a->coef[k]};
 }
 
-/* v[l] = a evaluated at each lane's indices (wrapping arithmetic). Summed in a local array and
- * stored once: v may lie in idx (a level's own index row), so summing in place would make every
- * term a load-add-store the compiler cannot keep in registers (42 % of the trace's time on
- * collapse candidates). */
+/* v[l] = a evaluated at each lane's indices (wrapping arithmetic) */
 static inline void affc_eval(const affc *a, const int64_t *idx, int64_t *v) {
-  uint64_t acc[SP_WARP];
-  for (int l = 0; l < SP_WARP; l++) acc[l] = (uint64_t)a->c;
+  uint64_t *u = (uint64_t *)v;
+  for (int l = 0; l < SP_WARP; l++) u[l] = (uint64_t)a->c;
   for (int i = 0; i < a->n; i++) {
     const uint64_t k = (uint64_t)a->t[i].coef;
     const int64_t *x = idx + a->t[i].loop * SP_WARP;
-    for (int l = 0; l < SP_WARP; l++) acc[l] += k * (uint64_t)x[l];
+    for (int l = 0; l < SP_WARP; l++) u[l] += k * (uint64_t)x[l];
   }
-  memcpy(v, acc, sizeof acc);
 }
 
 static inline uint32_t in_bounds(const int64_t *ix, const int64_t *ub, int dir) {
@@ -775,8 +771,9 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
 #if defined(__GNUC__)
       /* The per-lane path keeps ~2 KB of indices per warp and the SMs take turns instruction by
        * instruction, so with 132 SMs a warp's rows have left the host's caches by its next
-       * turn: fetch those of the warp the SM two turns ahead will run. (Written out here: GCC
-       * deletes a call to a function that only prefetches, as having no effect.) */
+       * turn (affc_eval's loads of them were 42 % of the trace's time on collapse candidates):
+       * fetch those of the warp the SM two turns ahead will run. (Written out here: GCC deletes
+       * a call to a function that only prefetches, as having no effect.) */
       if (!T->fast && nsim > 2) {
         const smstate *P = &sm[i + 2 < nsim ? i + 2 : i + 2 - nsim];
         if (P->live > 0) {

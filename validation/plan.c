@@ -59,29 +59,28 @@ static char *sp_text_take(sp_text *t) {
 
 /* ---- reductions -------------------------------------------------------------------------------- */
 
-/* How a reduction type is combined atomically: native atomicAdd for `+` where CUDA has one, else a
- * compare-and-swap loop on an integer of the same size (to/from convert the bits). */
+/* How a reduction type is combined atomically: native atomicAdd for `+` where CUDA has one
+ * (sp_cg_atomic_add_native), else a compare-and-swap loop on an integer of the same size
+ * (to/from convert the bits). */
 typedef struct sp_red_type {
   const char *type, *bits, *to_bits, *from_bits, *lowest, *highest;
-  bool native_add;
 } sp_red_type;
 
 static const sp_red_type sp_red_types[] = {
     {"double", "unsigned long long", "__double_as_longlong", "__longlong_as_double",
-     "__longlong_as_double(0xfff0000000000000ULL)", "__longlong_as_double(0x7ff0000000000000ULL)",
-     true},
+     "__longlong_as_double(0xfff0000000000000ULL)", "__longlong_as_double(0x7ff0000000000000ULL)"},
     {"float", "int", "__float_as_int", "__int_as_float", "__int_as_float((int)0xff800000u)",
-     "__int_as_float(0x7f800000)", true},
-    {"int", "int", "(int)", "(int)", "(-2147483647 - 1)", "2147483647", true},
-    {"unsigned int", "unsigned int", "(unsigned int)", "(unsigned int)", "0u", "0xffffffffu", true},
+     "__int_as_float(0x7f800000)"},
+    {"int", "int", "(int)", "(int)", "(-2147483647 - 1)", "2147483647"},
+    {"unsigned int", "unsigned int", "(unsigned int)", "(unsigned int)", "0u", "0xffffffffu"},
     {"long", "unsigned long long", "(unsigned long long)", "(long)", "(-9223372036854775807L - 1)",
-     "9223372036854775807L", false},
+     "9223372036854775807L"},
     {"unsigned long", "unsigned long long", "(unsigned long long)", "(unsigned long)", "0ul",
-     "0xfffffffffffffffful", false},
+     "0xfffffffffffffffful"},
     {"long long", "unsigned long long", "(unsigned long long)", "(long long)",
-     "(-9223372036854775807LL - 1)", "9223372036854775807LL", false},
+     "(-9223372036854775807LL - 1)", "9223372036854775807LL"},
     {"unsigned long long", "unsigned long long", "(unsigned long long)", "(unsigned long long)",
-     "0ull", "0xffffffffffffffffull", true},
+     "0ull", "0xffffffffffffffffull"},
 };
 
 static const sp_red_type *sp_red_type_of(const char *type) {
@@ -99,11 +98,6 @@ static void sp_red_helper_name(const sp_cg_var *v, char *buf, size_t n) {
   int w = snprintf(buf, n, "sp_atomic_%s_%s", sp_red_name(v->op), v->type);
   for (int i = 0; i < w && (size_t)i < n; i++)
     if (buf[i] == ' ') buf[i] = '_';
-}
-
-static bool sp_red_native(const sp_cg_var *v) {
-  const sp_red_type *rt = sp_red_type_of(v->type);
-  return strcmp(v->op, "+") == 0 && rt && rt->native_add;
 }
 
 static const char *sp_red_identity(const sp_cg_var *v) {
@@ -180,7 +174,7 @@ char *sp_plan_prelude(const sp_nest *nest) {
   if (cg && cg->prelude) sp_text_add(&t, "%s", cg->prelude);
   for (int i = 0; cg && i < cg->nvars; i++) {
     const sp_cg_var *v = &cg->vars[i];
-    if (v->kind != SP_CG_REDUCTION || sp_red_native(v) || !sp_red_type_of(v->type)) continue;
+    if (v->kind != SP_CG_REDUCTION || sp_cg_atomic_add_native(v) || !sp_red_type_of(v->type)) continue;
     bool dup = false;
     for (int j = 0; j < i; j++)
       dup |= cg->vars[j].kind == SP_CG_REDUCTION && strcmp(cg->vars[j].op, v->op) == 0 &&
@@ -236,6 +230,21 @@ static const char *sp_index_type(const sp_codegen *cg, int k) {
 static void sp_scalar_literal(char *buf, size_t n, const sp_cg_var *v) {
   if (v->floating) snprintf(buf, n, "%.17g", v->value);
   else snprintf(buf, n, "%lld", (long long)v->value);
+}
+
+/* v combined across its warp with shuffles: lane 0 ends with the warp's value. */
+static void sp_warp_combine(sp_text *t, const sp_cg_var *v) {
+  const char *op = strcmp(v->op, "+") == 0   ? "%s + sp_o_%s"
+                   : strcmp(v->op, "*") == 0 ? "%s * sp_o_%s"
+                   : strcmp(v->op, "max") == 0 ? "(%s > sp_o_%s ? %s : sp_o_%s)"
+                                               : "(%s < sp_o_%s ? %s : sp_o_%s)";
+  char combine[256];
+  snprintf(combine, sizeof combine, op, v->name, v->name, v->name, v->name);
+  sp_text_add(t, "  for (int sp_off = 16; sp_off > 0; sp_off /= 2) {\n"
+                 "    %s sp_o_%s = __shfl_down_sync(0xffffffffu, %s, sp_off);\n"
+                 "    %s = %s;\n"
+                 "  }\n",
+              sp_red_accumulator_type(v), v->name, v->name, v->name, combine);
 }
 
 char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const char *name) {
@@ -350,31 +359,21 @@ char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const cha
     sp_text_add(&t, "#ifdef __CUDA_ARCH__\n"
                     "  const unsigned sp_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n"
                     "  const unsigned sp_nwarps = blockDim.x * blockDim.y * blockDim.z / 32;\n");
-  for (int round = 0; whole_warps && round < 2; round++) {
-    for (int i = 0; i < cg->nvars; i++) {
-      const sp_cg_var *v = &cg->vars[i];
-      if (v->kind != SP_CG_REDUCTION) continue;
-      const char *acc = sp_red_accumulator_type(v);
-      if (round == 1)
-        sp_text_add(&t, "  %s = sp_tid < sp_nwarps ? sp_w_%s[sp_tid] : (%s)(%s);\n", v->name,
-                    v->name, acc, sp_red_identity(v));
-      const char *op = strcmp(v->op, "+") == 0   ? "%s + sp_o_%s"
-                       : strcmp(v->op, "*") == 0 ? "%s * sp_o_%s"
-                       : strcmp(v->op, "max") == 0 ? "(%s > sp_o_%s ? %s : sp_o_%s)"
-                                                   : "(%s < sp_o_%s ? %s : sp_o_%s)";
-      char combine[256];
-      snprintf(combine, sizeof combine, op, v->name, v->name, v->name, v->name);
-      sp_text_add(&t, "  for (int sp_off = 16; sp_off > 0; sp_off /= 2) {\n"
-                      "    %s sp_o_%s = __shfl_down_sync(0xffffffffu, %s, sp_off);\n"
-                      "    %s = %s;\n"
-                      "  }\n",
-                  acc, v->name, v->name, v->name, combine);
-      if (round == 0)
-        sp_text_add(&t, "  __shared__ %s sp_w_%s[32];\n"
-                        "  if (sp_tid %% 32 == 0) sp_w_%s[sp_tid / 32] = %s;\n",
-                    acc, v->name, v->name, v->name);
-    }
-    if (round == 0) sp_text_add(&t, "  __syncthreads();\n");
+  for (int i = 0; whole_warps && i < cg->nvars; i++) { /* each warp's result to shared memory */
+    const sp_cg_var *v = &cg->vars[i];
+    if (v->kind != SP_CG_REDUCTION) continue;
+    sp_warp_combine(&t, v);
+    sp_text_add(&t, "  __shared__ %s sp_w_%s[32];\n"
+                    "  if (sp_tid %% 32 == 0) sp_w_%s[sp_tid / 32] = %s;\n",
+                sp_red_accumulator_type(v), v->name, v->name, v->name);
+  }
+  if (whole_warps) sp_text_add(&t, "  __syncthreads();\n");
+  for (int i = 0; whole_warps && i < cg->nvars; i++) { /* the first warp combines them */
+    const sp_cg_var *v = &cg->vars[i];
+    if (v->kind != SP_CG_REDUCTION) continue;
+    sp_text_add(&t, "  %s = sp_tid < sp_nwarps ? sp_w_%s[sp_tid] : (%s)(%s);\n", v->name,
+                v->name, sp_red_accumulator_type(v), sp_red_identity(v));
+    sp_warp_combine(&t, v);
   }
   if (whole_warps)
     sp_text_add(&t, "  if (sp_tid == 0)\n"
@@ -383,7 +382,7 @@ char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const cha
   for (int i = 0; i < cg->nvars; i++) {
     const sp_cg_var *v = &cg->vars[i];
     if (v->kind != SP_CG_REDUCTION) continue;
-    if (sp_red_native(v)) {
+    if (sp_cg_atomic_add_native(v)) {
       sp_text_add(&t, "  atomicAdd(sp_red_%s, (%s)%s);\n", v->name, v->type, v->name);
     } else {
       char helper[96];

@@ -214,6 +214,10 @@ int sp_affine_format(char *buf, size_t n, const sp_affine *a, const sp_nest *nes
 void sp_program_free(sp_program *p);
 const char *sp_construct_name(sp_construct c);
 const char *sp_parallel_reason_name(sp_parallel_reason r);
+/* Whether CUDA combines reduction v with a native atomicAdd: a sum of int, unsigned int,
+ * unsigned long long, float or double (sm_60 on). Other reductions need a compare-and-swap
+ * loop. The validation harness emits one and the time model costs the other by this. */
+bool sp_cg_atomic_add_native(const sp_cg_var *v);
 
 #endif
 

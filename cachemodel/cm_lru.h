@@ -1,0 +1,199 @@
+/* Internal to cachemodel/: the fully associative LRU (lru.c), its structure and lookup here so
+ * that memsys.c's simulation inlines them. */
+#ifndef SP_CM_LRU_H
+#define SP_CM_LRU_H
+
+#include <stdint.h>
+
+#include "schedpredict/cachemodel.h"
+
+/* ---- fully associative LRU: compact hash index + doubly linked list over a node pool ---------
+ * The index is open-addressed (linear probing, load <= 1/2, backward-shift erase) with 8-byte
+ * slots: the top 32 bits of the unit's Fibonacci hash and the node index + 1 (0 = empty). The
+ * hash bits give a slot's home without reading its node and reject nearly every non-matching
+ * slot; a match is confirmed on the node's unit. A full H100 L2 (1.6 M sectors) then takes
+ * 32 MB of index + 39 MB of nodes instead of 64 + 39 MB, which lets two refinement models fit
+ * the memory budget, and eviction prefetches the next victim's predecessor and index slot, so a
+ * stream of misses (the usual L2 traffic) waits on fewer host cache misses. (Prefetching a hit's
+ * node half-way through memsys.c's pipeline was measured: 10 % more CPU time, not kept.) */
+
+#define NIL UINT32_MAX
+#define LRU_PHI UINT64_C(0x9E3779B97F4A7C15)
+
+typedef struct lru_node {
+  uint64_t unit;
+  uint64_t payload;    /* the caller's (sp_cm_lru_lookup) */
+  uint32_t prev, next; /* prev towards MRU, next towards LRU */
+} lru_node;
+
+typedef struct lru_slot {
+  uint32_t hash; /* top 32 bits of unit * LRU_PHI */
+  uint32_t node; /* node index + 1; 0: empty */
+} lru_slot;
+
+struct sp_cm_lru {
+  lru_slot *slot;
+  uint64_t mask;  /* slots - 1 */
+  unsigned shift; /* 32 - log2(slots) */
+  lru_node *node;
+  uint32_t capacity, used;
+  uint32_t mru, lru;
+};
+
+static inline uint32_t lru_hash(uint64_t unit)
+{
+  return (uint32_t)((unit * LRU_PHI) >> 32);
+}
+
+static inline uint64_t lru_home(const sp_cm_lru *c, uint32_t hash)
+{
+  return c->shift >= 32 ? 0 : hash >> c->shift;
+}
+
+/* The slot holding unit, or the empty slot where it would go. */
+static inline uint64_t lru_probe(const sp_cm_lru *c, uint64_t unit, uint32_t hash)
+{
+  uint64_t i = lru_home(c, hash);
+  for (;;) {
+    lru_slot s = c->slot[i];
+    if (s.node == 0 || (s.hash == hash && c->node[s.node - 1].unit == unit)) return i;
+    i = (i + 1) & c->mask;
+  }
+}
+
+/* The slot of node i, whose unit hashes to hash (no node is read). */
+static inline uint64_t lru_slot_of(const sp_cm_lru *c, uint32_t i, uint32_t hash)
+{
+  uint64_t j = lru_home(c, hash);
+  while (c->slot[j].node != i + 1) j = (j + 1) & c->mask;
+  return j;
+}
+
+/* Removes the occupied slot `hole` by shifting later members of its probe run back. Returns the
+ * slot left empty: the only one that was occupied before. */
+static inline uint64_t lru_erase(sp_cm_lru *c, uint64_t hole)
+{
+  uint64_t j = hole;
+  for (;;) {
+    j = (j + 1) & c->mask;
+    lru_slot next = c->slot[j];
+    if (next.node == 0) break;
+    uint64_t home = lru_home(c, next.hash);
+    /* next may move into the hole unless its home lies cyclically in (hole, j]. */
+    int home_in_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!home_in_between) {
+      c->slot[hole] = next;
+      hole = j;
+    }
+  }
+  c->slot[hole].node = 0;
+  return hole;
+}
+
+static inline void list_unlink(sp_cm_lru *c, uint32_t i)
+{
+  lru_node *n = &c->node[i];
+  if (n->prev != NIL) c->node[n->prev].next = n->next;
+  else c->mru = n->next;
+  if (n->next != NIL) c->node[n->next].prev = n->prev;
+  else c->lru = n->prev;
+}
+
+static inline void list_push_mru(sp_cm_lru *c, uint32_t i)
+{
+  lru_node *n = &c->node[i];
+  n->prev = NIL;
+  n->next = c->mru;
+  if (c->mru != NIL) c->node[c->mru].prev = i;
+  else c->lru = i;
+  c->mru = i;
+}
+
+/* Inserts unit (hash: lru_hash(unit)) as MRU with payload 0 into si, the empty slot its probe
+ * ended on, evicting the LRU unit when full. */
+static inline uint64_t *lru_insert(sp_cm_lru *c, uint64_t unit, uint32_t hash, uint64_t si,
+                                   sp_cm_lookup *res)
+{
+  uint32_t i;
+  if (c->used < c->capacity) {
+    i = c->used++;
+  } else {
+    i = c->lru;
+    lru_node *v = &c->node[i];
+    list_unlink(c, i);
+    if (res) {
+      res->evicted = 1;
+      res->victim = v->unit;
+      res->victim_payload = v->payload;
+    }
+    /* The erase empties one slot that was occupied; every slot from unit's home up to si was,
+     * so unit goes there if it lies in between, else still into si. */
+    uint64_t hole = lru_erase(c, lru_slot_of(c, i, lru_hash(v->unit)));
+    uint64_t home = lru_home(c, hash);
+    if (((hole - home) & c->mask) < ((si - home) & c->mask)) si = hole;
+#if defined(__GNUC__)
+    if (c->lru != NIL) { /* the next victim: its predecessor and its slot */
+      const lru_node *t = &c->node[c->lru];
+      if (t->prev != NIL) __builtin_prefetch(&c->node[t->prev]);
+      __builtin_prefetch(&c->slot[lru_home(c, lru_hash(t->unit))]);
+    }
+#endif
+  }
+  c->node[i].unit = unit;
+  c->node[i].payload = 0;
+  c->slot[si].hash = hash;
+  c->slot[si].node = i + 1;
+  list_push_mru(c, i);
+  return &c->node[i].payload;
+}
+
+/* sp_cm_lru_lookup (cachemodel.h), inlined into memsys.c's simulation. */
+static inline uint64_t *cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
+                                      sp_cm_lookup *res)
+{
+  if (res) res->hit = res->evicted = 0;
+  uint32_t hash = lru_hash(unit);
+  uint64_t si = lru_probe(c, unit, hash);
+  if (c->slot[si].node) {
+    uint32_t i = c->slot[si].node - 1;
+    if (mode != SP_CM_LOOKUP_PEEK && i != c->mru) {
+      list_unlink(c, i);
+      list_push_mru(c, i);
+    }
+    if (res) res->hit = 1;
+    return &c->node[i].payload;
+  }
+  if (mode != SP_CM_LOOKUP_INSERT) return NULL;
+  return lru_insert(c, unit, hash, si, res);
+}
+
+/* A PEEK and, when it misses, an INSERT, in one probe: NULL when unit is resident (its place in
+ * the LRU order unchanged), else the new entry's payload (res as INSERT sets it). */
+static inline uint64_t *cm_lru_insert_absent(sp_cm_lru *c, uint64_t unit, sp_cm_lookup *res)
+{
+  res->hit = res->evicted = 0;
+  uint32_t hash = lru_hash(unit);
+  uint64_t si = lru_probe(c, unit, hash);
+  if (c->slot[si].node) return NULL;
+  return lru_insert(c, unit, hash, si, res);
+}
+
+/* Always inlined: GCC deems a function that only prefetches free of side effects (pure), and
+ * drops calls to it that it has not inlined yet (memsys.c's prefetch loops vanished that way). */
+#if defined(__GNUC__)
+#define CM_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define CM_ALWAYS_INLINE
+#endif
+
+static inline CM_ALWAYS_INLINE void cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)
+{
+#if defined(__GNUC__)
+  __builtin_prefetch(&c->slot[lru_home(c, lru_hash(unit))]);
+#else
+  (void)c;
+  (void)unit;
+#endif
+}
+
+#endif
