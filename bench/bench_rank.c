@@ -4,11 +4,11 @@
  * reference; the pick is the plateau rule's, so up to SP_RANK_PLATEAU - 1 is the rule's choice).
  *
  *   bench_rank [--reference] [--screen-total N] [--screen-min N] [--budget N] [--threads N]
- *              [--try TOTAL,MIN[,COUNT,ROUNDS]]... FILE.c [-- CLANG-ARGS]
+ *              [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- CLANG-ARGS]
  *
  * Each --try ranks again with that screening (total instructions, per-candidate floor) and, if
- * given, that refinement (candidates per round, rounds), and prints its own line, against the
- * same reference. 0 keeps a default. --ref-file F keeps the reference's times in F.K (nest K):
+ * given, that refinement (candidates per round, rounds, instructions per refined candidate), and
+ * prints its own line, against the same reference. 0 keeps a default. --ref-file F keeps the reference's times in F.K (nest K):
  * read from there when present, written there when computed.
  * One line per nest; figures only, no verdicts (the reference ranking takes minutes for 3-D
  * nests: every candidate on the 150 k-instruction refinement sample). */
@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
   bool reference = false;
   const char *file = NULL, *ref_file = NULL;
   enum { MAX_TRIES = 16 };
-  long tries[MAX_TRIES][4];
+  long tries[MAX_TRIES][5];
   int ntries = 0;
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -82,14 +82,14 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(a, "--threads") == 0) o.threads = (int)parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--ref-file") == 0) ref_file = argv[++i];
     else if (i + 1 < argc && strcmp(a, "--try") == 0 && ntries < MAX_TRIES) {
-      long v[4] = {0, 0, 0, 0};
+      long v[5] = {0, 0, 0, 0, 0};
       char *text = strdup(argv[++i]), *save = NULL;
       int nv = 0;
-      for (char *f = strtok_r(text, ",", &save); f && nv < 4; f = strtok_r(NULL, ",", &save))
+      for (char *f = strtok_r(text, ",", &save); f && nv < 5; f = strtok_r(NULL, ",", &save))
         v[nv++] = parse_long(f, a);
       free(text);
-      if (nv != 2 && nv != 4) {
-        fprintf(stderr, "bench_rank: --try wants TOTAL,MIN or TOTAL,MIN,COUNT,ROUNDS, not '%s'\n",
+      if (nv != 2 && nv != 4 && nv != 5) {
+        fprintf(stderr, "bench_rank: --try wants TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]], not '%s'\n",
                 argv[i]);
         return 2;
       }
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
     else if (a[0] != '-' && !file) file = a;
     else {
       fprintf(stderr, "usage: bench_rank [--reference] [--screen-total N] [--screen-min N] "
-                      "[--budget N] [--threads N] [--try TOTAL,MIN[,COUNT,ROUNDS]]... FILE.c [-- ARGS]\n");
+                      "[--budget N] [--threads N] [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- ARGS]\n");
       return 2;
     }
   }
@@ -180,6 +180,7 @@ int main(int argc, char **argv) {
         to.screen_min = tries[t][1];
         to.refine_count = (int)tries[t][2];
         to.refine_rounds = (int)tries[t][3];
+        if (tries[t][4] > 0) to.sample_budget = tries[t][4];
       }
       sp_rank_result r;
       double wall, cpu;
@@ -192,8 +193,8 @@ int main(int argc, char **argv) {
       const sp_rank_candidate *pick = &r.candidates[r.order[0]];
       char label[96];
       if (t < 0) snprintf(label, sizeof label, "%s", where);
-      else snprintf(label, sizeof label, "  try %ld,%ld,%ld,%ld", tries[t][0], tries[t][1],
-                    tries[t][2], tries[t][3]);
+      else snprintf(label, sizeof label, "  try %ld,%ld,%ld,%ld,%ld", tries[t][0], tries[t][1],
+                    tries[t][2], tries[t][3], tries[t][4]);
       printf("%-28s %6d %7d %8.2f %8.2f %-34s %10.1f", label, r.n, refined, wall, cpu,
              pick->schedule.name, 1e6 * pick->time.total_s);
       if (reference && ref && nref == r.n) {

@@ -38,6 +38,7 @@ struct sp_cm_lru {
   lru_node *node;
   uint32_t capacity, used;
   uint32_t mru, lru;
+  int owns_tables; /* 0: slot and node lie in the caller's memory (sp_cm_lru_create_at) */
 };
 
 static inline uint32_t lru_hash(uint64_t unit)

@@ -73,28 +73,51 @@ void *sp_cm_table_alloc(size_t bytes)
 
 /* ---- fully associative LRU (the structure and its lookup: cm_lru.h) ------------------ */
 
-sp_cm_lru *sp_cm_lru_create(uint64_t capacity)
+/* The node pool first, then the slots: both 64-byte aligned from a 64-byte aligned start. */
+static size_t lru_node_bytes(uint64_t capacity)
 {
-  if (capacity == 0 || capacity >= (UINT64_C(1) << 31)) return NULL;
+  return ((size_t)capacity * sizeof(lru_node) + 63) / 64 * 64;
+}
+
+size_t sp_cm_lru_table_bytes(uint64_t capacity)
+{
+  if (capacity == 0 || capacity >= (UINT64_C(1) << 31)) return 0;
+  return lru_node_bytes(capacity) + (size_t)cm_pow2_at_least(2 * capacity) * sizeof(lru_slot);
+}
+
+static sp_cm_lru *lru_init(uint64_t capacity, void *tables, int owns)
+{
   sp_cm_lru *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   uint64_t slots = cm_pow2_at_least(2 * capacity);
   unsigned bits = 0;
   while ((UINT64_C(1) << bits) < slots) bits++;
-  c->node = sp_cm_table_alloc(capacity * sizeof *c->node);
-  c->slot = sp_cm_table_alloc(slots * sizeof *c->slot);
-  if (!c->node || !c->slot) {
-    free(c->node);
-    free(c->slot);
-    free(c);
-    return NULL;
-  }
+  c->node = tables;
+  c->slot = (lru_slot *)((char *)tables + lru_node_bytes(capacity));
+  c->owns_tables = owns;
   c->mask = slots - 1;
   c->shift = 32 - bits;
   c->capacity = (uint32_t)capacity;
   memset(c->slot, 0, slots * sizeof *c->slot);
   c->mru = c->lru = NIL;
   return c;
+}
+
+sp_cm_lru *sp_cm_lru_create(uint64_t capacity)
+{
+  size_t bytes = sp_cm_lru_table_bytes(capacity);
+  if (!bytes) return NULL;
+  void *tables = sp_cm_table_alloc(bytes);
+  if (!tables) return NULL;
+  sp_cm_lru *c = lru_init(capacity, tables, 1);
+  if (!c) free(tables);
+  return c;
+}
+
+sp_cm_lru *sp_cm_lru_create_at(uint64_t capacity, void *tables)
+{
+  if (!sp_cm_lru_table_bytes(capacity) || !tables || ((uintptr_t)tables & 63)) return NULL;
+  return lru_init(capacity, tables, 0);
 }
 
 uint64_t *sp_cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
@@ -134,21 +157,18 @@ void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)
 
 size_t sp_cm_lru_bytes_for(uint64_t capacity)
 {
-  return sizeof(sp_cm_lru) + (size_t)capacity * sizeof(lru_node) +
-         (size_t)cm_pow2_at_least(2 * capacity) * sizeof(lru_slot);
+  return sizeof(sp_cm_lru) + sp_cm_lru_table_bytes(capacity);
 }
 
 size_t sp_cm_lru_memory_bytes(const sp_cm_lru *c)
 {
-  return sizeof *c + (size_t)c->capacity * sizeof *c->node +
-         (size_t)(c->mask + 1) * sizeof *c->slot;
+  return sizeof *c + (c->owns_tables ? sp_cm_lru_table_bytes(c->capacity) : 0);
 }
 
 void sp_cm_lru_free(sp_cm_lru *c)
 {
   if (!c) return;
-  free(c->slot);
-  free(c->node);
+  if (c->owns_tables) free(c->node); /* the start of the tables */
   free(c);
 }
 

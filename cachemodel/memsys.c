@@ -223,6 +223,10 @@ struct sp_cm_memsys {
   sp_cm_lru *l2f;
   sp_cm_setassoc *l2s;
   sm_state *sm;
+  /* Every SM's fully associative L1 tables in one allocation (on huge pages once it is 2 MB):
+   * 132 separate 77 KB tables on 4 KB pages made nearly every L1 lookup a host TLB miss. */
+  char *l1_tables;
+  size_t l1_table_bytes; /* one SM's share */
   sp_cm_counters *ctr; /* per counter group; with L2 sampling, its L2 outcomes are the sample's */
   uint64_t l2_sample_mask; /* 2^l2_sample_shift - 1; 0: the L2 is simulated for every sector */
   uint64_t l2_sectors;     /* capacity of the simulated L2 (sampled: 1/2^shift of the L2's) */
@@ -392,6 +396,7 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
     }
   }
   free(m->sm);
+  free(m->l1_tables);
   sp_cm_lru_free(m->l2f);
   sp_cm_setassoc_free(m->l2s);
   free(m->ctr);
@@ -412,8 +417,14 @@ static int sm_prepare(sp_cm_memsys *m, sm_state *s)
 {
   if (m->opt.assoc == SP_CM_SET_ASSOCIATIVE)
     s->l1s = sp_cm_setassoc_create(m->l1_sets, m->l1_ways, sp_cm_set_index_xorfold, NULL);
-  else
-    s->l1f = sp_cm_lru_create(m->l1_lines);
+  else {
+    if (!m->l1_tables) {
+      m->l1_table_bytes = sp_cm_lru_table_bytes(m->l1_lines);
+      m->l1_tables = sp_cm_table_alloc(m->l1_table_bytes * (size_t)m->nsms);
+      if (!m->l1_tables) return -1;
+    }
+    s->l1f = sp_cm_lru_create_at(m->l1_lines, m->l1_tables + (size_t)(s - m->sm) * m->l1_table_bytes);
+  }
   if (!s->l1f && !s->l1s) return -1;
   if (m->opt.l1_variant == SP_CM_L1_MODELED && pend_init(&s->pend, m->pend_entries) != 0) {
     sp_cm_lru_free(s->l1f);
@@ -926,7 +937,7 @@ size_t sp_cm_memsys_full_bytes(const sp_cm_memsys *m)
   size_t b = sp_cm_memsys_memory_bytes(m);
   if (m->l1_on)
     for (int i = 0; i < m->nsms; i++)
-      if (!m->sm[i].ready) b += sm_bytes(m);
+      if (!m->sm[i].ready) b += sm_bytes(m) - (m->l1_tables ? m->l1_table_bytes : 0);
   return b;
 }
 
@@ -937,6 +948,7 @@ size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
              (size_t)m->ngroups * (sizeof *m->ctr + sizeof *m->group_array + sizeof *m->l2_sampled) +
              SP_CM_PIPE * sizeof *m->pipe;
   b += m->l2f ? sp_cm_lru_memory_bytes(m->l2f) : sp_cm_setassoc_memory_bytes(m->l2s);
+  if (m->l1_tables) b += (size_t)m->nsms * m->l1_table_bytes;
   for (int i = 0; i < m->nsms; i++) {
     const sm_state *s = &m->sm[i];
     if (s->l1f) b += sp_cm_lru_memory_bytes(s->l1f);

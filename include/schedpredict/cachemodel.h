@@ -104,6 +104,11 @@ int sp_cm_lru_access(sp_cm_lru *c, uint64_t unit);
 void sp_cm_lru_free(sp_cm_lru *c);
 /* Empties the cache, keeping its memory (cheaper than free + create for a large one). */
 void sp_cm_lru_clear(sp_cm_lru *c);
+/* The same cache with its tables in caller-owned memory of sp_cm_lru_table_bytes(capacity) bytes,
+ * 64-byte aligned, which must outlive it (sp_cm_lru_free leaves that memory alone): lets many
+ * small caches share one allocation on huge pages. NULL on a bad capacity or pointer. */
+sp_cm_lru *sp_cm_lru_create_at(uint64_t capacity, void *tables);
+size_t sp_cm_lru_table_bytes(uint64_t capacity); /* 0 for a capacity create refuses */
 
 /* Set index of a unit: must return a value < sets. */
 typedef uint64_t (*sp_cm_set_index_fn)(uint64_t unit, uint64_t sets, void *ctx);
@@ -150,7 +155,8 @@ uint64_t *sp_cm_setassoc_lookup(sp_cm_setassoc *c, uint64_t unit, sp_cm_lookup_m
  * overlap the cache misses of a batch of lookups. No effect on the model. */
 void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit);
 void sp_cm_setassoc_prefetch(const sp_cm_setassoc *c, uint64_t unit);
-/* Heap held by a cache (for memory reports), and what create would allocate. */
+/* Heap held by a cache (for memory reports; not the tables of one made by create_at), and what
+ * create would allocate. */
 size_t sp_cm_lru_memory_bytes(const sp_cm_lru *c);
 size_t sp_cm_setassoc_memory_bytes(const sp_cm_setassoc *c);
 size_t sp_cm_lru_bytes_for(uint64_t capacity);
