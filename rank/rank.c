@@ -19,6 +19,9 @@
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
 #define SP_REFINE_COUNT 8
 #define SP_REFINE_ROUNDS 4
+/* A refined candidate whose whole-grid run is a cut trace also runs a few SMs on their own for
+ * its L1 (sp_refine_l1), on this share of the refinement budget */
+#define SP_L1_SAMPLE_SHARE 0.25
 /* L2 sampling (memsys.h): the sampled L2 keeps at least this many sectors (2 MB of H100 L2),
  * at a rate of no less than 1 in 2^SP_L2_SAMPLE_MAX_SHIFT fill blocks */
 #define SP_L2_SAMPLE_MIN_SECTORS 65536
@@ -326,7 +329,8 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
                        const sp_schedule *sched, const sp_trace_options *topt, int nsms,
                        const sp_cm_options *cmo, double est_instr, int64_t budget, bool shortened,
                        bool raw, sp_model_cache *mc, sp_cm_counters *per_array,
-                       sp_trace_stats *stats, bool *sampled, double *scale) {
+                       sp_cm_counters *per_ref, sp_trace_stats *stats, bool *sampled,
+                       double *scale, bool *cut) {
   sp_cm_memsys *m = sp_model_get(mc, arch, nest->narrays, nsms, cmo);
   if (!m) return -1;
   uint64_t *bases = malloc((size_t)(nest->narrays ? nest->narrays : 1) * sizeof *bases);
@@ -350,6 +354,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
   int rc = sp_trace_run(run, sched, arch, topt, sp_capped_access, &sink, stats);
   bool truncated = rc == 1;
   if (truncated) rc = 0;
+  if (cut) *cut = truncated;
   if (rc == 0) {
     bool extrapolate = !raw && (topt->sample_sms > 0 || topt->sample_waves > 0 || truncated || shortened);
     *sampled = extrapolate || cmo->l2_sample_shift > 0; /* estimates either way */
@@ -381,6 +386,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
         out = cur;
       sp_counters_sane(&out);
       sp_counters_add(&per_array[a], &out);
+      if (per_ref) per_ref[r] = out;
     }
     int fill = arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
     for (int a = 0; a < nest->narrays && rc == 0; a++)
@@ -395,30 +401,44 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
   return rc;
 }
 
-/* A shortened loop shrinks the data a thread touches between its grid-stride iterations, so
- * the L1 can keep what the whole loop would have pushed out (gemm 256^3's B panel: L1 misses
- * 2.6 % off). The L1 is private to its SM, so a few SMs run in full (every thread from start to
- * end, no loop shortened) count exactly what their L1s see. SMs that hold as many blocks behave
- * alike; with B blocks on S SMs the first B mod S hold one more than the others, so each of the
- * (at most two) classes is sampled and scaled by its number of SMs. Where that fits the budget,
- * these SMs' L1 hit and miss rates per load sector replace the shortened run's, and its L2 hit
- * rate is applied to the L1 misses;
- * the L2 and DRAM keep the whole-grid run's figures. */
+/* The refinement's whole-grid run sees the L1 through a window that can be too short: a
+ * shortened loop shrinks the data a thread touches between its grid-stride iterations, so the
+ * L1 keeps what the whole loop would have pushed out (gemm 256^3's B panel: L1 misses 2.6 %
+ * off); a trace cut after a few instructions per warp (one wave of long threads) sees each
+ * warp's first iteration only, with a cold L1 (conv3d's GCC default: L2 reads 53 % high), and
+ * may not reach a store that follows the body's loops at all (then counted as no store). The
+ * L1 is private to its SM, so a few SMs run on their own count what their L1s see: in full
+ * (every thread from start to end, no loop shortened) where the budget affords it, else as a
+ * prefix, 1/S-th as wide and so S times deeper into each warp's work, extrapolated at the rate
+ * of its second part. SMs that hold as many blocks behave alike; with B blocks on S SMs the
+ * first B mod S hold one more than the others, so each of the (at most two) classes is sampled
+ * and scaled by its number of SMs. These SMs' L1 hit and miss rates per load sector replace
+ * the whole-grid run's, and its L2 hit rate is applied to the L1 misses; a reference the
+ * whole-grid run never reached takes these SMs' counts. The L2 and DRAM otherwise keep the
+ * whole-grid run's figures. l1_budget: instructions for these SMs; prefix: whether a prefix
+ * may do when whole SMs do not fit. main_ref: the whole-grid run's counts per reference. */
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
-                        const sp_cm_options *cmo_all, double est_instr, int64_t budget,
-                        sp_model_cache *mc, sp_cm_counters *per_array) {
+                        const sp_cm_options *cmo_all, double est_instr, int64_t l1_budget,
+                        bool prefix_ok, sp_model_cache *mc, const sp_cm_counters *main_ref,
+                        sp_cm_counters *per_array) {
   const int S = arch->sm_count;
   int64_t blocks = sched->grid[0] * sched->grid[1] * sched->grid[2];
-  int k = (int)floor((double)budget * S / est_instr); /* SMs the budget affords */
+  if (sched->grid[1] == 1 && sched->grid[2] == 1) /* blocks past the loops' end hold no work */
+    blocks = fmin((double)blocks, (double)sp_trace_working_blocks(nest, sched));
+  int k = (int)floor((double)l1_budget * S / est_instr); /* SMs the budget affords in full */
   int64_t r = blocks % S;
   int cls_first[2] = {0, (int)r}, cls_n[2]; /* SMs of each class */
   cls_n[0] = blocks <= S ? (int)blocks : r ? (int)r : S;
   cls_n[1] = blocks > S && r ? S - (int)r : 0;
   int ncls = cls_n[1] ? 2 : 1;
-  if (k < ncls || k >= S) return 0;
-  size_t na = (size_t)(nest->narrays ? nest->narrays : 1);
+  if (k >= S || blocks < 1) return 0;
+  bool prefix = k < ncls;
+  if (prefix && !prefix_ok) return 0;
+  if (prefix) k = ncls;
+  size_t na = (size_t)(nest->narrays ? nest->narrays : 1), nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
   sp_cm_counters *l1 = calloc(na, sizeof *l1), *sum = calloc(na, sizeof *sum);
-  int rc = l1 && sum ? 0 : -1;
+  sp_cm_counters *ref = calloc(nr, sizeof *ref), *ref_sum = calloc(nr, sizeof *ref_sum);
+  int rc = l1 && sum && ref && ref_sum ? 0 : -1;
   for (int q = 0; q < ncls && rc == 0; q++) {
     int kq = q == 0 ? (ncls == 2 ? k / 2 : k) : k - k / 2;
     if (kq > cls_n[q]) kq = cls_n[q];
@@ -430,17 +450,33 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     if ((double)kq / S < cmo.l2_fraction) cmo.l2_fraction = (double)kq / S;
     sp_trace_stats st;
     bool sampled;
-    double scale;
+    double scale, f = (double)cls_n[q] / kq;
     memset(l1, 0, na * sizeof *l1);
-    /* raw counts (not extrapolated: est_instr 0 and not shortened keep them as simulated) */
-    rc = sp_simulate(nest, nest, arch, sched, &topt, kq, &cmo, 0, 0, false, true, mc, l1, &st,
-                     &sampled, &scale);
-    double f = (double)cls_n[q] / kq;
+    if (prefix) { /* extrapolated to the whole grid's executions: weighed by the class's SMs */
+      rc = sp_simulate(nest, nest, arch, sched, &topt, kq, &cmo, est_instr, l1_budget / ncls,
+                       false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
+      f = (double)cls_n[q] / (double)(blocks < S ? blocks : S);
+    } else { /* raw counts (est_instr 0 and not shortened keep them as simulated) */
+      rc = sp_simulate(nest, nest, arch, sched, &topt, kq, &cmo, 0, 0, false, true, mc, l1, ref,
+                       &st, &sampled, &scale, NULL);
+    }
     for (int a = 0; a < nest->narrays && rc == 0; a++) {
       sum[a].ld_l1_hit_sectors += (int64_t)llround((double)l1[a].ld_l1_hit_sectors * f);
       sum[a].ld_l1_pending_sectors += (int64_t)llround((double)l1[a].ld_l1_pending_sectors * f);
       sum[a].l2_read_sectors += (int64_t)llround((double)l1[a].l2_read_sectors * f);
       sum[a].ld_sectors += (int64_t)llround((double)l1[a].ld_sectors * f);
+    }
+    for (int i = 0; i < nest->nrefs && rc == 0; i++) {
+      int64_t *t = (int64_t *)&ref_sum[i];
+      const int64_t *v = (const int64_t *)&ref[i];
+      for (size_t j = 0; j < sizeof ref[i] / sizeof *v; j++) t[j] += (int64_t)llround((double)v[j] * f);
+    }
+  }
+  for (int i = 0; i < nest->nrefs && rc == 0; i++) {
+    const sp_cm_counters *m = &main_ref[i];
+    if (m->ld_requests == 0 && m->st_requests == 0 && sp_ref_executions(nest, i) > 0) {
+      sp_counters_sane(&ref_sum[i]);
+      sp_counters_add(&per_array[nest->refs[i].array], &ref_sum[i]);
     }
   }
   /* as rates of the load sectors, which the whole-grid run counts as well as the SMs do: the
@@ -457,6 +493,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   }
   free(l1);
   free(sum);
+  free(ref);
+  free(ref_sum);
   return rc;
 }
 
@@ -480,11 +518,20 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   }
   c->per_array = calloc((size_t)(nest->narrays ? nest->narrays : 1), sizeof *c->per_array);
   if (!c->per_array) return -1;
+  bool cut = false;
+  sp_cm_counters *main_ref = calloc((size_t)(nest->nrefs ? nest->nrefs : 1), sizeof *main_ref);
+  if (!main_ref) return -1;
   int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
-                       short_loop >= 0, false, &mc[0], c->per_array, &c->stats, &c->sampled,
-                       &c->scale);
+                       short_loop >= 0, false, &mc[0], c->per_array, main_ref, &c->stats,
+                       &c->sampled, &c->scale, &cut);
   if (rc == 0 && all_sms && short_loop >= 0 && budget > 0)
-    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, &mc[1], c->per_array);
+    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, false, &mc[1], main_ref,
+                      c->per_array);
+  else if (rc == 0 && all_sms && cut && budget > 0)
+    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr,
+                      (int64_t)((double)budget * SP_L1_SAMPLE_SHARE), true, &mc[1], main_ref,
+                      c->per_array);
+  free(main_ref);
   if (rc == 0) {
     memset(&c->total, 0, sizeof c->total);
     for (int a = 0; a < nest->narrays; a++) sp_counters_add(&c->total, &c->per_array[a]);
