@@ -6,8 +6,10 @@ refined ones), and whether the top 3 is the same.
     bench/sampling_error.py [--exact-json FILE] [--save-exact FILE] SCHEDPREDICT FILE.c [ARGS...]
 
 --save-exact FILE keeps the --exact run's JSON; --exact-json FILE reuses one instead of running
---exact again (it takes minutes at realistic sizes), e.g. to compare two builds.
+--exact again (it takes minutes at realistic sizes), e.g. to compare two builds; a FILE ending
+in .gz is read compressed (bench/results/2026-11-22-exact/ keeps some).
 """
+import gzip
 import json
 import subprocess
 import sys
@@ -30,7 +32,7 @@ binary, src, args = argv[0], argv[1], argv[2:]
 base = [binary, "--format", "json", "--top", "100000", "-q"]
 sampled = run(base + [src] + args)["nests"]
 if exact_json:
-    exact = json.load(open(exact_json))
+    exact = json.load((gzip.open if exact_json.endswith(".gz") else open)(exact_json, "rt"))
 else:
     exact = run(base + ["--exact", src] + args)  # before the file: ARGS may hold "--"
     if save_exact:
