@@ -4,6 +4,7 @@
  * reference; the pick is the plateau rule's, so up to SP_RANK_PLATEAU - 1 is the rule's choice).
  *
  *   bench_rank [--reference] [--screen-total N] [--screen-min N] [--budget N] [--threads N]
+ *              [--param NAME=VALUE]...
  *              [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- CLANG-ARGS]
  *
  * Each --try ranks again with that screening (total instructions, per-candidate floor) and, if
@@ -69,7 +70,9 @@ int main(int argc, char **argv) {
   o.space.gang_caps_absolute = true;
   bool reference = false;
   const char *file = NULL, *ref_file = NULL;
-  enum { MAX_TRIES = 16 };
+  enum { MAX_TRIES = 16, MAX_PARAMS = 16 };
+  sp_param params[MAX_PARAMS];
+  int nparams = 0;
   long tries[MAX_TRIES][5];
   int ntries = 0;
   int i = 1;
@@ -81,6 +84,15 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(a, "--budget") == 0) o.sample_budget = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--threads") == 0) o.threads = (int)parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--ref-file") == 0) ref_file = argv[++i];
+    else if (i + 1 < argc && strcmp(a, "--param") == 0 && nparams < MAX_PARAMS) {
+      const char *text = argv[++i], *eq = strchr(text, '=');
+      if (!eq || eq == text) {
+        fprintf(stderr, "bench_rank: --param wants NAME=VALUE, not '%s'\n", text);
+        return 2;
+      }
+      params[nparams].name = strndup(text, (size_t)(eq - text));
+      params[nparams++].value = parse_long(eq + 1, a);
+    }
     else if (i + 1 < argc && strcmp(a, "--try") == 0 && ntries < MAX_TRIES) {
       long v[5] = {0, 0, 0, 0, 0};
       char *text = strdup(argv[++i]), *save = NULL;
@@ -98,7 +110,8 @@ int main(int argc, char **argv) {
     else if (a[0] != '-' && !file) file = a;
     else {
       fprintf(stderr, "usage: bench_rank [--reference] [--screen-total N] [--screen-min N] "
-                      "[--budget N] [--threads N] [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- ARGS]\n");
+                      "[--budget N] [--threads N] [--param NAME=VALUE]\n"
+                      "       [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- ARGS]\n");
       return 2;
     }
   }
@@ -108,6 +121,8 @@ int main(int argc, char **argv) {
   }
   sp_analyzer_options ao;
   memset(&ao, 0, sizeof ao);
+  ao.params = params;
+  ao.nparams = nparams;
   if (i < argc) {
     ao.clang_args = (const char *const *)argv + i + 1;
     ao.nclang_args = argc - i - 1;
@@ -218,5 +233,6 @@ int main(int argc, char **argv) {
     free(ref);
   }
   sp_program_free(&prog);
+  for (int q = 0; q < nparams; q++) free(params[q].name);
   return rc;
 }
