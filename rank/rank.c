@@ -48,21 +48,44 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
 
 /* Distinct L2 sectors of an array the whole run reads (its compulsory misses), estimated from
  * its references: each reference's affine footprint as rows of contiguous bytes (terms sorted by
- * stride; a stride within the current row extends it, a larger one repeats it), the largest over
- * the references, at most the declared size. */
+ * stride; a stride within the current row extends it, a larger one repeats it). References whose
+ * byte ranges overlap (a stencil's neighbours) share their data: the largest of them counts.
+ * Ranges apart (himeno's a[0][i][j][k] .. a[3][i][j][k], four slabs of one array) add up. A
+ * reference whose range is not known (bounds that depend on other indices) overlaps all. At most
+ * the declared size. */
+typedef struct sp_ref_range {
+  double lo, hi, sectors;
+} sp_ref_range;
+
+static int sp_by_lo(const void *pa, const void *pb) {
+  const sp_ref_range *x = pa, *y = pb;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
 static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector_bytes) {
-  double best = 0;
+  sp_ref_range *rr = malloc((size_t)(n->nrefs ? n->nrefs : 1) * sizeof *rr);
+  if (!rr) return (double)n->arrays[array].total_bytes / sector_bytes;
+  int nr = 0;
+  bool known = true;
   for (int r = 0; r < n->nrefs; r++) {
     const sp_ref *ref = &n->refs[r];
     if (ref->array != array || ref->access != SP_READ || ref->irregular) continue;
     double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
+    double lo = (double)ref->offset.constant, hi = lo + (double)ref->size;
     int nt = 0;
     for (int k = 0; k < ref->nloops; k++) {
       int l = ref->loops[k];
+      const sp_loop *L = &n->loops[l];
       int64_t a = ref->offset.coef[l];
-      if (!a || n->loops[l].trip_max <= 1) continue;
+      for (int o = 0; o < SP_MAX_LOOPS; o++) known &= !L->lower.coef[o] && !L->upper.coef[o];
+      if (!a || L->trip_max <= 0) continue;
+      double first = (double)a * (double)L->lower.constant;
+      double last = (double)a * ((double)L->lower.constant + (double)(L->trip_max - 1) * (double)L->step);
+      lo += fmin(first, last);
+      hi += fmax(first, last);
+      if (L->trip_max <= 1) continue;
       stride[nt] = fabs((double)a);
-      trips[nt++] = (double)n->loops[l].trip_max;
+      trips[nt++] = (double)L->trip_max;
     }
     for (int i = 1; i < nt; i++) /* insertion sort by stride */
       for (int j = i; j > 0 && stride[j] < stride[j - 1]; j--) {
@@ -74,11 +97,27 @@ static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector
       if (stride[i] <= row) row += stride[i] * (trips[i] - 1);
       else rows *= trips[i];
     }
-    double sectors = rows * ceil(row / sector_bytes);
-    if (sectors > best) best = sectors;
+    rr[nr++] = (sp_ref_range){lo, hi, rows * ceil(row / sector_bytes)};
   }
+  double total = 0;
+  if (!known) { /* one group: the largest */
+    for (int i = 0; i < nr; i++) total = fmax(total, rr[i].sectors);
+  } else { /* groups of overlapping ranges, each its largest */
+    qsort(rr, (size_t)nr, sizeof *rr, sp_by_lo);
+    for (int i = 0; i < nr;) {
+      double end = rr[i].hi, group = rr[i].sectors;
+      int j = i + 1;
+      for (; j < nr && rr[j].lo < end; j++) {
+        end = fmax(end, rr[j].hi);
+        group = fmax(group, rr[j].sectors);
+      }
+      total += group;
+      i = j;
+    }
+  }
+  free(rr);
   double declared = (double)n->arrays[array].total_bytes / sector_bytes;
-  return best < declared ? best : declared;
+  return total < declared ? total : declared;
 }
 
 /* Loads a thread can have in flight: the reads of one iteration of the innermost body. */
@@ -401,6 +440,23 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
   return rc;
 }
 
+/* x's L2 and DRAM counts from its L2 reads and writes at the rates of rd (reads) and wr
+ * (writes); the L1 side is kept. */
+static void sp_l2_side_from(sp_cm_counters *x, const sp_cm_counters *rd, const sp_cm_counters *wr) {
+  double reads = (double)x->l2_read_sectors, writes = (double)x->l2_write_sectors;
+  double rr = rd->l2_read_sectors > 0 ? 1.0 / (double)rd->l2_read_sectors : 0;
+  double wrr = wr->l2_write_sectors > 0 ? 1.0 / (double)wr->l2_write_sectors : 0;
+  x->l2_read_hit_sectors = llround(reads * (double)rd->l2_read_hit_sectors * rr);
+  x->dram_read_bytes = llround(reads * (double)rd->dram_read_bytes * rr);
+  x->dram_read_cold_bytes = llround(reads * (double)rd->dram_read_cold_bytes * rr);
+  x->l2_read_cold_sectors = llround(reads * (double)rd->l2_read_cold_sectors * rr);
+  x->l2_read_fill_sectors = llround(reads * (double)rd->l2_read_fill_sectors * rr);
+  x->l2_write_hit_sectors = llround(writes * (double)wr->l2_write_hit_sectors * wrr);
+  x->dram_write_bytes = llround(writes * (double)wr->dram_write_bytes * wrr);
+  x->l2_dirty_bytes = llround(writes * (double)wr->l2_dirty_bytes * wrr);
+  sp_counters_sane(x);
+}
+
 /* The refinement's whole-grid run sees the L1 through a window that can be too short: a
  * shortened loop shrinks the data a thread touches between its grid-stride iterations, so the
  * L1 keeps what the whole loop would have pushed out (gemm 256^3's B panel: L1 misses 2.6 %
@@ -472,13 +528,42 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       for (size_t j = 0; j < sizeof ref[i] / sizeof *v; j++) t[j] += (int64_t)llround((double)v[j] * f);
     }
   }
+  /* A reference the whole-grid run never reached takes these SMs' L1-side counts; its L2 and
+   * DRAM side follows the whole-grid run's rates (its array's, else all arrays'): these SMs'
+   * share of the L2 is too small to say what the L2 does. */
+  sp_cm_counters all;
+  memset(&all, 0, sizeof all);
+  for (int a = 0; a < nest->narrays; a++) sp_counters_add(&all, &per_array[a]);
+  sp_cm_counters *add = calloc(na, sizeof *add);
+  if (!add) rc = -1;
   for (int i = 0; i < nest->nrefs && rc == 0; i++) {
     const sp_cm_counters *m = &main_ref[i];
-    if (m->ld_requests == 0 && m->st_requests == 0 && sp_ref_executions(nest, i) > 0) {
-      sp_counters_sane(&ref_sum[i]);
-      sp_counters_add(&per_array[nest->refs[i].array], &ref_sum[i]);
-    }
+    if (m->ld_requests || m->st_requests || sp_ref_executions(nest, i) <= 0) continue;
+    int a = nest->refs[i].array;
+    sp_cm_counters x = ref_sum[i];
+    sp_l2_side_from(&x, per_array[a].l2_read_sectors > 0 ? &per_array[a] : &all,
+                    per_array[a].l2_write_sectors > 0 ? &per_array[a] : &all);
+    sp_counters_add(&add[a], &x);
   }
+  /* and the array's first touches stay within its footprint (sp_cap_cold): the rates of a
+   * prefix are those of a cold start */
+  int fill = arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
+  for (int a = 0; a < nest->narrays && rc == 0; a++) {
+    if (!add[a].ld_requests && !add[a].st_requests) continue;
+    sp_counters_add(&per_array[a], &add[a]);
+    sp_cm_counters *c = &per_array[a];
+    double foot = sp_array_footprint_sectors(nest, a, fill) * fill;
+    double excess = (double)c->dram_read_cold_bytes - fmax(foot, 0);
+    if (excess <= 0 || c->dram_read_cold_bytes <= 0) continue;
+    double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
+    double per_miss = misses > 0 ? (double)c->dram_read_bytes / misses : fill;
+    c->dram_read_cold_bytes -= llround(excess);
+    c->dram_read_bytes -= llround(excess);
+    c->l2_read_hit_sectors += llround(excess / per_miss);
+    c->l2_read_cold_sectors = llround((double)c->l2_read_cold_sectors * (1 - excess / (excess + foot)));
+    sp_counters_sane(c);
+  }
+  free(add);
   /* as rates of the load sectors, which the whole-grid run counts as well as the SMs do: the
    * two scale differently (SM count vs executions), and a count would then exceed its total */
   for (int a = 0; a < nest->narrays && rc == 0; a++) {
