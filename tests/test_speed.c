@@ -238,6 +238,22 @@ static void test_sampling_long_threads(void)
   sp_rank_result_free(&sa);
 }
 
+/* Blocks of 256 threads, and grids of them capped at 132 (one wave on an H100) besides the
+ * covering ones. */
+static sp_rank_options one_wave_options(void)
+{
+  static const int blocks[][3] = {{256, 1, 1}};
+  static const int64_t caps[] = {132};
+  sp_rank_options o;
+  memset(&o, 0, sizeof o);
+  o.space.blocks = blocks;
+  o.space.nblocks = 1;
+  o.space.gang_caps = caps;
+  o.space.ngang_caps = 1;
+  o.space.gang_caps_absolute = true;
+  return o;
+}
+
 /* out[i][j] = sum of in[i + di][j + dj] over a 3 x 3 window, n x n floats: the store follows
  * the window's loops (trip 3: too short to shorten). */
 static void tn_conv2d(tnest *t, int64_t n)
@@ -264,17 +280,8 @@ static void test_sampling_cut_trace(void)
 {
   tnest t;
   tn_conv2d(&t, 1024);
-  static const int blocks[][3] = {{256, 1, 1}};
-  static const int64_t caps[] = {132};
-  sp_rank_options o;
-  memset(&o, 0, sizeof o);
-  o.space.blocks = blocks;
-  o.space.nblocks = 1;
-  o.space.gang_caps = caps;
-  o.space.ngang_caps = 1;
-  o.space.gang_caps_absolute = true;
   sp_rank_result ex, sa;
-  rank_exact_and_sampled(&t, o, 7000, &ex, &sa);
+  rank_exact_and_sampled(&t, one_wave_options(), 7000, &ex, &sa);
   CHECK(ex.n == sa.n);
   int cut = 0;
   double worst_st = 0, worst_hit = 0, worst_l2 = 0;
@@ -316,17 +323,8 @@ static void test_sampling_footprint_union(void)
 {
   tnest t;
   tn_two_slabs(&t, 1024);
-  static const int blocks[][3] = {{256, 1, 1}};
-  static const int64_t caps[] = {132};
-  sp_rank_options o;
-  memset(&o, 0, sizeof o);
-  o.space.blocks = blocks;
-  o.space.nblocks = 1;
-  o.space.gang_caps = caps;
-  o.space.ngang_caps = 1;
-  o.space.gang_caps_absolute = true;
   sp_rank_result ex, sa;
-  rank_exact_and_sampled(&t, o, 4000, &ex, &sa);
+  rank_exact_and_sampled(&t, one_wave_options(), 4000, &ex, &sa);
   CHECK(ex.n == sa.n);
   int cut = 0;
   double worst = 0;
