@@ -553,8 +553,10 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     sp_counters_add(&per_array[a], &add[a]);
     sp_cm_counters *c = &per_array[a];
     double foot = sp_array_footprint_sectors(nest, a, fill) * fill;
+    /* first touches are DRAM reads (sp_cap_cold can leave more of them than reads it kept) */
+    if (c->dram_read_cold_bytes > c->dram_read_bytes) c->dram_read_cold_bytes = c->dram_read_bytes;
     double excess = (double)c->dram_read_cold_bytes - fmax(foot, 0);
-    if (excess <= 0 || c->dram_read_cold_bytes <= 0) continue;
+    if (excess <= 0) continue;
     double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
     double per_miss = misses > 0 ? (double)c->dram_read_bytes / misses : fill;
     c->dram_read_cold_bytes -= llround(excess);
