@@ -164,6 +164,11 @@ static void sp_extrapolate_ref(sp_cm_counters *out, const sp_cm_counters *head,
  * L2 would count most of it as DRAM traffic. Proportion, not the second part's rate: warps or
  * SMs that run ahead make the first touches early in the run, so the rate falls off before
  * the footprint is covered. */
+/* Bytes a read miss brings from DRAM into the L2: its fill block, at least a sector. */
+static int sp_fill_bytes(const sp_arch *arch) {
+  return arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
+}
+
 static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_seen, double f,
                         double footprint_bytes, int sector_bytes, int fill_bytes) {
   if (cold_seen <= 0 || cold_bytes_seen <= 0 || footprint_bytes <= 0) return;
@@ -184,7 +189,8 @@ static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_s
   c->l2_read_cold_sectors = (int64_t)llround(cold_full);
   c->l2_read_hit_sectors = c->l2_read_sectors - m;
   c->dram_read_bytes = (int64_t)llround((double)m * per_miss);
-  c->dram_read_cold_bytes = (int64_t)llround(cold_bytes_full);
+  /* first touches are DRAM reads: the misses were held to the L2 reads, so their bytes too */
+  c->dram_read_cold_bytes = (int64_t)llround(fmin(cold_bytes_full, (double)c->dram_read_bytes));
 }
 
 /* Hits within [0, requests] and first touches within the misses: an extrapolation of the
@@ -202,6 +208,13 @@ static void sp_counters_add(sp_cm_counters *t, const sp_cm_counters *c) {
   int64_t *tv = (int64_t *)t;
   const int64_t *cv = (const int64_t *)c;
   for (size_t i = 0; i < sizeof *t / sizeof *tv; i++) tv[i] += cv[i];
+}
+
+/* t += c * f, each count rounded */
+static void sp_counters_add_scaled(sp_cm_counters *t, const sp_cm_counters *c, double f) {
+  int64_t *tv = (int64_t *)t;
+  const int64_t *cv = (const int64_t *)c;
+  for (size_t i = 0; i < sizeof *t / sizeof *tv; i++) tv[i] += (int64_t)llround((double)cv[i] * f);
 }
 
 /* Forwards warp instructions to the memory model and stops the trace after `cap` of them: the
@@ -427,7 +440,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       sp_counters_add(&per_array[a], &out);
       if (per_ref) per_ref[r] = out;
     }
-    int fill = arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
+    int fill = sp_fill_bytes(arch);
     for (int a = 0; a < nest->narrays && rc == 0; a++)
       if (extrapolate && ex[2 * a + 1] > 0)
         sp_cap_cold(&per_array[a], cold_seen[2 * a], cold_seen[2 * a + 1],
@@ -516,17 +529,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       rc = sp_simulate(nest, nest, arch, sched, &topt, kq, &cmo, 0, 0, false, true, mc, l1, ref,
                        &st, &sampled, &scale, NULL);
     }
-    for (int a = 0; a < nest->narrays && rc == 0; a++) {
-      sum[a].ld_l1_hit_sectors += (int64_t)llround((double)l1[a].ld_l1_hit_sectors * f);
-      sum[a].ld_l1_pending_sectors += (int64_t)llround((double)l1[a].ld_l1_pending_sectors * f);
-      sum[a].l2_read_sectors += (int64_t)llround((double)l1[a].l2_read_sectors * f);
-      sum[a].ld_sectors += (int64_t)llround((double)l1[a].ld_sectors * f);
-    }
-    for (int i = 0; i < nest->nrefs && rc == 0; i++) {
-      int64_t *t = (int64_t *)&ref_sum[i];
-      const int64_t *v = (const int64_t *)&ref[i];
-      for (size_t j = 0; j < sizeof ref[i] / sizeof *v; j++) t[j] += (int64_t)llround((double)v[j] * f);
-    }
+    for (int a = 0; a < nest->narrays && rc == 0; a++) sp_counters_add_scaled(&sum[a], &l1[a], f);
+    for (int i = 0; i < nest->nrefs && rc == 0; i++) sp_counters_add_scaled(&ref_sum[i], &ref[i], f);
   }
   /* A reference the whole-grid run never reached takes these SMs' L1-side counts; its L2 and
    * DRAM side follows the whole-grid run's rates (its array's, else all arrays'): these SMs'
@@ -547,14 +551,12 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   }
   /* and the array's first touches stay within its footprint (sp_cap_cold): the rates of a
    * prefix are those of a cold start */
-  int fill = arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
+  int fill = sp_fill_bytes(arch);
   for (int a = 0; a < nest->narrays && rc == 0; a++) {
     if (!add[a].ld_requests && !add[a].st_requests) continue;
     sp_counters_add(&per_array[a], &add[a]);
     sp_cm_counters *c = &per_array[a];
     double foot = sp_array_footprint_sectors(nest, a, fill) * fill;
-    /* first touches are DRAM reads (sp_cap_cold can leave more of them than reads it kept) */
-    if (c->dram_read_cold_bytes > c->dram_read_bytes) c->dram_read_cold_bytes = c->dram_read_bytes;
     double excess = (double)c->dram_read_cold_bytes - fmax(foot, 0);
     if (excess <= 0) continue;
     double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
