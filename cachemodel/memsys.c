@@ -570,15 +570,25 @@ static void l2_fill_blocks(sp_cm_memsys *m, const uint64_t *missed, uint32_t n, 
 {
   sp_cm_counters *c = &m->ctr[group];
   const uint64_t per = UINT64_C(1) << m->fill_shift;
-  for (uint32_t k = 0; k < n; k++) {
-    uint64_t first = missed[k] & ~(per - 1);
+  /* The misses of one block that follow each other in missed[] (all of them: it is ascending)
+   * were inserted by this instruction and are still resident when the fully associative L2
+   * holds more sectors than one instruction inserts, so they are not probed again: a
+   * coalesced stream's misses come in whole blocks, and this halves its L2 probes. */
+  const int skip_missed = m->l2f != NULL && per <= 64 &&
+                          m->l2_sectors > ((uint64_t)SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT) * per;
+  for (uint32_t k = 0; k < n;) {
+    uint64_t first = missed[k] & ~(per - 1), own = 0;
+    uint32_t j = k;
+    do own |= UINT64_C(1) << (missed[j] - first);
+    while (++j < n && skip_missed && (missed[j] & ~(per - 1)) == first);
     for (uint64_t q = first; q < first + per; q++) {
       uint64_t *p;
-      if (q == missed[k] || !(p = l2_insert_absent(m, q))) continue;
+      if ((own >> (q - first)) & 1 || !(p = l2_insert_absent(m, q))) continue;
       *p = (uint64_t)group << 1;
       l2_dram_fill(m, q, c, array);
       c->l2_read_fill_sectors++;
     }
+    k = j;
   }
 }
 
