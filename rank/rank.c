@@ -22,6 +22,7 @@
 /* A refined candidate whose whole-grid run is a cut trace also runs a few SMs on their own for
  * its L1 (sp_refine_l1), on this share of the refinement budget */
 #define SP_L1_SAMPLE_SHARE 0.25
+#define SP_L1_SM_PERIOD_MAX 16 /* SMs, see sp_refine_l1 */
 /* L2 sampling (memsys.h): the sampled L2 keeps at least this many sectors (2 MB of H100 L2),
  * at a rate of no less than 1 in 2^SP_L2_SAMPLE_MAX_SHIFT fill blocks */
 #define SP_L2_SAMPLE_MIN_SECTORS 65536
@@ -46,8 +47,8 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
   return total / 32;
 }
 
-/* Distinct L2 sectors of an array the whole run reads (its compulsory misses), estimated from
- * its references: each reference's affine footprint as rows of contiguous bytes (terms sorted by
+/* Distinct L2 sectors of an array the whole run reads (its compulsory misses; accesses:
+ * SP_FOOT_READS), writes (SP_FOOT_WRITES) or touches (both), estimated from its references: each reference's affine footprint as rows of contiguous bytes (terms sorted by
  * stride; a stride within the current row extends it, a larger one repeats it). References whose
  * byte ranges overlap (a stencil's neighbours) share their data: the largest of them counts.
  * Ranges apart (himeno's a[0][i][j][k] .. a[3][i][j][k], four slabs of one array) add up. A
@@ -62,14 +63,18 @@ static int sp_by_lo(const void *pa, const void *pb) {
   return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector_bytes) {
+enum { SP_FOOT_READS = 1, SP_FOOT_WRITES = 2 };
+
+static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
+                                         unsigned accesses) {
   sp_ref_range *rr = malloc((size_t)(n->nrefs ? n->nrefs : 1) * sizeof *rr);
   if (!rr) return (double)n->arrays[array].total_bytes / sector_bytes;
   int nr = 0;
   bool known = true;
   for (int r = 0; r < n->nrefs; r++) {
     const sp_ref *ref = &n->refs[r];
-    if (ref->array != array || ref->access != SP_READ || ref->irregular) continue;
+    unsigned kind = ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES;
+    if (ref->array != array || !(accesses & kind) || ref->irregular) continue;
     double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
     double lo = (double)ref->offset.constant, hi = lo + (double)ref->size;
     int nt = 0;
@@ -167,6 +172,32 @@ static void sp_extrapolate_ref(sp_cm_counters *out, const sp_cm_counters *head,
 /* Bytes a read miss brings from DRAM into the L2: its fill block, at least a sector. */
 static int sp_fill_bytes(const sp_arch *arch) {
   return arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
+}
+
+/* DRAM write-backs that a sample cannot see. The L2 is write-back: a written sector goes to DRAM
+ * when it is evicted. A sample that is a prefix of the run seldom fills the L2, so it evicts
+ * nothing and its extrapolation writes nothing back: every sampled candidate of himeno 128^3
+ * reported 0 bytes of DRAM writes where --exact has 4 MB. With the kernel's distinct data F (all
+ * arrays' footprints) beyond the L2's capacity C, LRU keeps the last C of it at the end; writes
+ * spread evenly over the run leave W C / F of the written data W dirty there, and W (1 - C / F)
+ * was written back while the kernel ran. A sampled array writes back at least that. Against
+ * --exact (bench/results/2026-11-22-exact): laplacian 256^3 105 MB vs 106, conv3d 256^3 39.6
+ * vs 39.8-40.4, himeno 128^3 4.3 vs 3.9-4.4. */
+static void sp_floor_write_backs(const sp_nest *nest, const sp_arch *arch,
+                                 sp_cm_counters *per_array) {
+  const int sb = arch->l2_sector_bytes;
+  double touched = 0, kept = (double)arch->l2_bytes;
+  for (int a = 0; a < nest->narrays; a++)
+    touched += sp_array_footprint_sectors(nest, a, sb, SP_FOOT_READS | SP_FOOT_WRITES) * sb;
+  if (touched <= kept) return;
+  for (int a = 0; a < nest->narrays; a++) {
+    sp_cm_counters *c = &per_array[a];
+    double w = sp_array_footprint_sectors(nest, a, sb, SP_FOOT_WRITES) * sb * (1 - kept / touched);
+    int64_t missing = llround(w) - c->dram_write_bytes;
+    if (missing <= 0) continue;
+    c->dram_write_bytes += missing;
+    c->l2_dirty_bytes = c->l2_dirty_bytes > missing ? c->l2_dirty_bytes - missing : 0;
+  }
 }
 
 static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_seen, double f,
@@ -444,7 +475,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     for (int a = 0; a < nest->narrays && rc == 0; a++)
       if (extrapolate && ex[2 * a + 1] > 0)
         sp_cap_cold(&per_array[a], cold_seen[2 * a], cold_seen[2 * a + 1],
-                    ex[2 * a] / ex[2 * a + 1], sp_array_footprint_sectors(nest, a, fill) * fill,
+                    ex[2 * a] / ex[2 * a + 1], sp_array_footprint_sectors(nest, a, fill, SP_FOOT_READS) * fill,
                     arch->l2_sector_bytes, fill);
     free(cold_seen);
     free(ex);
@@ -486,6 +517,15 @@ static void sp_l2_side_from(sp_cm_counters *x, const sp_cm_counters *rd, const s
  * whole-grid run never reached takes these SMs' counts. The L2 and DRAM otherwise keep the
  * whole-grid run's figures. l1_budget: instructions for these SMs; prefix: whether a prefix
  * may do when whole SMs do not fit. main_ref: the whole-grid run's counts per reference. */
+static int64_t sp_gcd(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                         const sp_cm_options *cmo_all, double est_instr, int64_t l1_budget,
                         bool prefix_ok, sp_model_cache *mc, const sp_cm_counters *main_ref,
@@ -501,32 +541,89 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   cls_n[1] = blocks > S && r ? S - (int)r : 0;
   int ncls = cls_n[1] ? 2 : 1;
   if (k >= S || blocks < 1) return 0;
+  /* SM s runs blocks s, s + S, s + 2S, ...; where the grid's extent shares a factor with S it
+   * sees only some block positions (himeno's 4 x 32 x 63 blocks on 132 SMs: always the same
+   * blockIdx.x), and its counts are its positions', not the grid's. Two corrections:
+   * - The SMs are weighed by their blocks' iterations (sp_trace_sm_work), not their number: a
+   *   stencil's 62 rows over 16 blocks of 4 leave the last blocks half empty, and SMs without
+   *   one had their work counted for all (3 % too many stores).
+   * - Where a partial block is also partial in its lanes (sp_trace_lane_uneven_dims: 30 of 32
+   *   lanes take 4 sectors where 32 take 5), consecutive SMs cover every position once they
+   *   span gcd(S, extent): the SMs of a class are then taken in whole such periods, or as a
+   *   prefix of one period when the budget affords none in full and such a prefix still runs
+   *   each SM's first blocks to their end. Without it himeno's stores were 5 % too many. A
+   *   period over SP_L1_SM_PERIOD_MAX SMs is not followed (the run would be too shallow for its
+   *   L1 rates, and the uneven blocks are at most one in that many), nor one of a 1-D grid,
+   *   whose one partial block is its last. */
+  unsigned uneven = sched->grid[1] * sched->grid[2] > 1 ? sp_trace_lane_uneven_dims(nest, sched) : 0;
+  int64_t px = uneven & 1 ? sp_gcd(S, sched->grid[0]) : 1;
+  int64_t pxy = uneven & 2 ? sp_gcd(S, sched->grid[0] * sched->grid[1]) : 1;
+  if (px > SP_L1_SM_PERIOD_MAX) px = 1;
+  int period = (int)(pxy <= SP_L1_SM_PERIOD_MAX && pxy > px ? pxy : px);
+  /* without a period: as many SMs as the budget affords in full, split between the classes;
+   * one per class as a prefix when it affords fewer */
+  int kq[2] = {0, 0};
   bool prefix = k < ncls;
   if (prefix && !prefix_ok) return 0;
-  if (prefix) k = ncls;
+  for (int q = 0; q < ncls; q++) {
+    int want = prefix ? 1 : q == 0 ? (ncls == 2 ? k / 2 : k) : k - k / 2;
+    kq[q] = want < cls_n[q] ? want : cls_n[q];
+  }
+  if (period > 1) { /* whole periods in full, else one period as a prefix */
+    int pk[2] = {0, 0};
+    bool pprefix = false;
+    for (int q = 0; q < ncls; q++) {
+      int want = q == 0 ? (ncls == 2 ? k / 2 : k) : k - k / 2;
+      int need = period < cls_n[q] ? period : cls_n[q];
+      pprefix |= want < need;
+      pk[q] = want >= cls_n[q] ? cls_n[q] : want / need * need;
+    }
+    for (int q = 0; q < ncls && pprefix; q++) pk[q] = period < cls_n[q] ? period : cls_n[q];
+    /* a prefix must still take each resident warp through two iterations of the loop body, or
+     * it would miss the references past its own cut (a stencil's store) */
+    int threads = sched->block[0] * sched->block[1] * sched->block[2];
+    int active = sp_arch_active_blocks_per_sm(arch, threads, 0, 0);
+    double band = 1;
+    for (int l = 0; l < nest->nloops; l++)
+      if (nest->loops[l].band && nest->loops[l].trip_max > 0) band *= (double)nest->loops[l].trip_max;
+    double per_warp = (double)l1_budget / ncls / period / ((active > 0 ? active : 1) * ((threads + 31) / 32));
+    if (!pprefix || (prefix_ok && per_warp >= 2 * est_instr * 32 / band)) {
+      kq[0] = pk[0];
+      kq[1] = pk[1];
+      prefix = pprefix;
+    }
+  }
   size_t na = (size_t)(nest->narrays ? nest->narrays : 1), nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
   sp_cm_counters *l1 = calloc(na, sizeof *l1), *sum = calloc(na, sizeof *sum);
   sp_cm_counters *ref = calloc(nr, sizeof *ref), *ref_sum = calloc(nr, sizeof *ref_sum);
-  int rc = l1 && sum && ref && ref_sum ? 0 : -1;
+  double *work = malloc((size_t)S * sizeof *work);
+  int rc = l1 && sum && ref && ref_sum && work ? 0 : -1;
+  bool by_work = rc == 0 && sp_trace_sm_work(nest, sched, S, work) == 0;
+  double work_all = 0;
+  for (int i = 0; by_work && i < S; i++) work_all += work[i];
+  by_work &= work_all > 0;
   for (int q = 0; q < ncls && rc == 0; q++) {
-    int kq = q == 0 ? (ncls == 2 ? k / 2 : k) : k - k / 2;
-    if (kq > cls_n[q]) kq = cls_n[q];
+    double work_cls = 0, work_run = 0;
+    for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) {
+      work_cls += work[i];
+      work_run += i < cls_first[q] + kq[q] ? work[i] : 0;
+    }
     sp_trace_options topt;
     memset(&topt, 0, sizeof topt);
-    topt.sample_sms = kq;
+    topt.sample_sms = kq[q];
     topt.sample_sm_first = cls_first[q];
     sp_cm_options cmo = *cmo_all;
-    if ((double)kq / S < cmo.l2_fraction) cmo.l2_fraction = (double)kq / S;
+    if ((double)kq[q] / S < cmo.l2_fraction) cmo.l2_fraction = (double)kq[q] / S;
     sp_trace_stats st;
     bool sampled;
-    double scale, f = (double)cls_n[q] / kq;
+    double scale, f = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
     memset(l1, 0, na * sizeof *l1);
-    if (prefix) { /* extrapolated to the whole grid's executions: weighed by the class's SMs */
-      rc = sp_simulate(nest, nest, arch, sched, &topt, kq, &cmo, est_instr, l1_budget / ncls,
+    if (prefix) { /* extrapolated to the whole grid's executions: weighed by the class's share */
+      rc = sp_simulate(nest, nest, arch, sched, &topt, kq[q], &cmo, est_instr, l1_budget / ncls,
                        false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
-      f = (double)cls_n[q] / (double)(blocks < S ? blocks : S);
+      f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
     } else { /* raw counts (est_instr 0 and not shortened keep them as simulated) */
-      rc = sp_simulate(nest, nest, arch, sched, &topt, kq, &cmo, 0, 0, false, true, mc, l1, ref,
+      rc = sp_simulate(nest, nest, arch, sched, &topt, kq[q], &cmo, 0, 0, false, true, mc, l1, ref,
                        &st, &sampled, &scale, NULL);
     }
     for (int a = 0; a < nest->narrays && rc == 0; a++) sp_counters_add_scaled(&sum[a], &l1[a], f);
@@ -556,7 +653,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     if (!add[a].ld_requests && !add[a].st_requests) continue;
     sp_counters_add(&per_array[a], &add[a]);
     sp_cm_counters *c = &per_array[a];
-    double foot = sp_array_footprint_sectors(nest, a, fill) * fill;
+    double foot = sp_array_footprint_sectors(nest, a, fill, SP_FOOT_READS) * fill;
     double excess = (double)c->dram_read_cold_bytes - fmax(foot, 0);
     if (excess <= 0) continue;
     double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
@@ -584,6 +681,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   free(sum);
   free(ref);
   free(ref_sum);
+  free(work);
   return rc;
 }
 
@@ -621,6 +719,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
                       (int64_t)((double)budget * SP_L1_SAMPLE_SHARE), true, &mc[1], main_ref,
                       c->per_array);
   free(main_ref);
+  if (rc == 0 && c->scale > 1) sp_floor_write_backs(nest, arch, c->per_array);
   if (rc == 0) {
     memset(&c->total, 0, sizeof c->total);
     for (int a = 0; a < nest->narrays; a++) sp_counters_add(&c->total, &c->per_array[a]);

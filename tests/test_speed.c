@@ -190,17 +190,33 @@ static void tn_gemm(tnest *t, int64_t n, int64_t kk, bool load_c)
 
 /* Ranks t's nest twice with options o: exactly into ex, and sampled on `budget` warp
  * instructions per candidate with no screening (every candidate on the sample) into sa. */
-static void rank_exact_and_sampled(const tnest *t, sp_rank_options o, int64_t budget,
-                                   sp_rank_result *ex, sp_rank_result *sa)
+static void rank_exact_and_sampled_on(const sp_arch *arch, const tnest *t, sp_rank_options o,
+                                      int64_t budget, sp_rank_result *ex, sp_rank_result *sa)
 {
   char err[256];
   o.threads = 2;
   o.exact = true;
-  CHECK_EQ_INT(sp_rank_nest(&t->n, &H100, &o, ex, err, sizeof err), 0);
+  CHECK_EQ_INT(sp_rank_nest(&t->n, arch, &o, ex, err, sizeof err), 0);
   o.exact = false;
   o.sample_budget = budget;
   o.screen_total = INT64_C(1) << 40;
-  CHECK_EQ_INT(sp_rank_nest(&t->n, &H100, &o, sa, err, sizeof err), 0);
+  CHECK_EQ_INT(sp_rank_nest(&t->n, arch, &o, sa, err, sizeof err), 0);
+}
+
+static void rank_exact_and_sampled(const tnest *t, sp_rank_options o, int64_t budget,
+                                   sp_rank_result *ex, sp_rank_result *sa)
+{
+  rank_exact_and_sampled_on(&H100, t, o, budget, ex, sa);
+}
+
+/* The default options with only these block shapes. */
+static sp_rank_options block_options(const int (*blocks)[3], int n)
+{
+  sp_rank_options o;
+  memset(&o, 0, sizeof o);
+  o.space.blocks = blocks;
+  o.space.nblocks = n;
+  return o;
 }
 
 /* Sampling a gemm whose threads are long (one wave, k = 256 in every thread): the sample
@@ -212,12 +228,8 @@ static void test_sampling_long_threads(void)
   tnest t;
   tn_gemm(&t, 64, 256, true);
   static const int blocks[][3] = {{32, 8, 1}, {64, 1, 1}, {16, 16, 1}};
-  sp_rank_options o;
-  memset(&o, 0, sizeof o);
-  o.space.blocks = blocks;
-  o.space.nblocks = 3;
   sp_rank_result ex, sa;
-  rank_exact_and_sampled(&t, o, 8000, &ex, &sa); /* of 65,792 warp instructions */
+  rank_exact_and_sampled(&t, block_options(blocks, 3), 8000, &ex, &sa); /* of 65,792 warp instructions */
   CHECK(ex.n == sa.n && ex.n > 8);
   int sampled = 0;
   double worst_dram = 0;
@@ -244,10 +256,7 @@ static sp_rank_options one_wave_options(void)
 {
   static const int blocks[][3] = {{256, 1, 1}};
   static const int64_t caps[] = {132};
-  sp_rank_options o;
-  memset(&o, 0, sizeof o);
-  o.space.blocks = blocks;
-  o.space.nblocks = 1;
+  sp_rank_options o = block_options(blocks, 1);
   o.space.gang_caps = caps;
   o.space.ngang_caps = 1;
   o.space.gang_caps_absolute = true;
@@ -337,6 +346,91 @@ static void test_sampling_footprint_union(void)
   fprintf(stderr, "  two slabs 1024, %d one-wave candidates: worst DRAM read error %.2f %%\n", cut,
           100 * worst);
   CHECK(cut >= 2);
+  CHECK(worst <= 0.05);
+  sp_rank_result_free(&ex);
+  sp_rank_result_free(&sa);
+}
+
+/* out[i][j][k] = the 7-point stencil of in at (i, j, k), n^3 floats, 1 <= i, j, k <= n - 2: the
+ * store is the last of 8 references. */
+static void tn_stencil7(tnest *t, int64_t n)
+{
+  tn_init(t);
+  tn_loop(t, -1, true, true, 1, 0, n - 2, 0, 1);
+  tn_loop(t, 0, true, true, 1, 0, n - 2, 0, 1);
+  tn_loop(t, 1, true, true, 1, 0, n - 2, 0, 1);
+  int in = tn_array(t, 4, n * n * n * 4), out = tn_array(t, 4, n * n * n * 4);
+  int ch3[3] = {0, 1, 2};
+  int64_t c[SP_MAX_LOOPS] = {n * n * 4, n * 4, 4};
+  const int64_t nb[7] = {0, -4, 4, -n * 4, n * 4, -n * n * 4, n * n * 4};
+  for (int q = 0; q < 7; q++) tn_ref(t, in, false, 4, ch3, 3, nb[q], c);
+  tn_ref(t, out, true, 4, ch3, 3, 0, c);
+}
+
+/* The few SMs that run on their own for a cut trace's L1 rates must see every block position:
+ * with 32 x 4 x 2 blocks over 62^3 points, blockIdx.x is 0 or 1 and the second column has 30 of
+ * 32 lanes; SM s runs blocks s, s + 132, ..., all with blockIdx.x = s mod 2. One SM alone gave
+ * the stores, which the whole-grid prefix never reaches, its column's sectors. Store sectors
+ * must be within 1 % of exact wherever the stencil's k runs across blocks (tx + bx). */
+static void test_sampling_sm_period(void)
+{
+  tnest t;
+  tn_stencil7(&t, 64);
+  static const int blocks[][3] = {{32, 4, 2}};
+  sp_rank_result ex, sa;
+  rank_exact_and_sampled(&t, block_options(blocks, 1), 20000, &ex, &sa); /* of 59.6 k warp instructions */
+  CHECK(ex.n == sa.n);
+  int across = 0;
+  double worst = 0;
+  for (int i = 0; i < ex.n && ex.n == sa.n; i++) {
+    const sp_rank_candidate *ec = &ex.candidates[i], *sc = &sa.candidates[i];
+    const sp_loop_map *k = &ec->schedule.map[2];
+    double e = fabs((double)sc->total.st_sectors / (double)ec->total.st_sectors - 1);
+    fprintf(stderr, "    %-28s grid %lldx%lldx%lld stores %+.2f %%\n", ec->schedule.name,
+            (long long)ec->schedule.grid[0], (long long)ec->schedule.grid[1],
+            (long long)ec->schedule.grid[2], 100 * e);
+    if (k->thread_dim != 0 || k->block_dim != 0) continue;
+    across++;
+    worst = fmax(worst, e);
+  }
+  fprintf(stderr, "  stencil 64^3, %d candidates with k on tx + bx: worst store sector error %.2f %%\n",
+          across, 100 * worst);
+  CHECK(across >= 2);
+  CHECK(worst <= 0.01);
+  sp_rank_result_free(&ex);
+  sp_rank_result_free(&sa);
+}
+
+/* A sample too short to fill the L2 evicts nothing, so it sees no DRAM writes; the kernel
+ * writes back what the L2 cannot keep at its end. out[i][j] = in[i][j] over 1024 x 2048 floats
+ * (8 MB each) on an H100 with a 4 MB L2: --exact writes back about 6 of out's 8 MB (the L2 ends
+ * holding the last 4 MB touched, half of them out's). Sampled DRAM writes must be within 5 % of
+ * exact (they were 0). */
+static void test_sampling_write_backs(void)
+{
+  tnest t;
+  tn_2d(&t, 1024, 2048);
+  int in = tn_array(&t, 4, 1024 * 2048 * 4), out = tn_array(&t, 4, 1024 * 2048 * 4);
+  int ch2[2] = {0, 1};
+  int64_t c[SP_MAX_LOOPS] = {2048 * 4, 4};
+  tn_ref(&t, in, false, 4, ch2, 2, 0, c);
+  tn_ref(&t, out, true, 4, ch2, 2, 0, c);
+  sp_arch small = H100;
+  small.l2_bytes = 4 << 20;
+  static const int blocks[][3] = {{256, 1, 1}};
+  sp_rank_result ex, sa;
+  rank_exact_and_sampled_on(&small, &t, block_options(blocks, 1), 10000, &ex, &sa); /* of 131 k warp instructions */
+  CHECK(ex.n == sa.n && ex.n >= 2);
+  double worst = 0, least = INFINITY;
+  for (int i = 0; i < ex.n && ex.n == sa.n; i++) {
+    const sp_cm_counters *e = &ex.candidates[i].total, *s = &sa.candidates[i].total;
+    CHECK(sa.candidates[i].sampled);
+    least = fmin(least, (double)e->dram_write_bytes);
+    worst = fmax(worst, fabs((double)s->dram_write_bytes / (double)e->dram_write_bytes - 1));
+  }
+  fprintf(stderr, "  copy 8 MB through a 4 MB L2, %d candidates: exact writes back >= %.2f MB, "
+                  "sampled within %.2f %%\n", ex.n, least / 1e6, 100 * worst);
+  CHECK(least > 5e6);
   CHECK(worst <= 0.05);
   sp_rank_result_free(&ex);
   sp_rank_result_free(&sa);
@@ -433,6 +527,8 @@ int main(void)
   SP_RUN(test_sampling_long_threads);
   SP_RUN(test_sampling_cut_trace);
   SP_RUN(test_sampling_footprint_union);
+  SP_RUN(test_sampling_sm_period);
+  SP_RUN(test_sampling_write_backs);
   SP_RUN(test_refine_rounds);
   SP_RUN(test_refine_also);
   return SP_TEST_END();

@@ -659,6 +659,68 @@ int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s) {
   return working;
 }
 
+/* How the loop mapped to one block dimension shares out: block b along it runs q whole strides
+ * of per * grid iterations, then min(per, rest - per b) of the remainder (none when negative). */
+typedef struct dim_share {
+  bool mapped, fixed, lanes;
+  int64_t q, per, rest;
+} dim_share;
+
+static void dim_shares(const sp_nest *nest, const sp_schedule *s, dim_share sh[3]) {
+  memset(sh, 0, 3 * sizeof *sh);
+  for (int k = 0; k < s->nband; k++) {
+    int d = s->map[k].block_dim;
+    bool group = s->collapse_count >= 2 && k == s->collapse_first;
+    if (d < 0 || d > 2 || (s->collapse_count >= 2 && k > s->collapse_first &&
+                           k < s->collapse_first + s->collapse_count))
+      continue;
+    int64_t trip = 1;
+    bool fixed = true;
+    for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++) {
+      fixed &= nest->loops[j].trip_min == nest->loops[j].trip_max && nest->loops[j].trip_max > 0;
+      trip *= nest->loops[j].trip_max > 0 ? nest->loops[j].trip_max : 1;
+    }
+    int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
+    int64_t stride = per * s->grid[d];
+    sh[d] = (dim_share){true, fixed, s->map[k].thread_dim == 0, trip / stride, per,
+                        trip - trip / stride * stride};
+  }
+}
+
+static int64_t share_of(const dim_share *h, int64_t b) {
+  if (!h->mapped) return 1;
+  int64_t part = h->rest - h->per * b;
+  return h->q * h->per + (part <= 0 ? 0 : part < h->per ? part : h->per);
+}
+
+unsigned sp_trace_lane_uneven_dims(const sp_nest *nest, const sp_schedule *s) {
+  dim_share sh[3];
+  dim_shares(nest, s, sh);
+  unsigned out = 0;
+  for (int d = 0; d < 3; d++)
+    if (sh[d].mapped && sh[d].lanes && (!sh[d].fixed || share_of(&sh[d], 0) != share_of(&sh[d], s->grid[d] - 1)))
+      out |= 1u << d;
+  return out;
+}
+
+int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double *work) {
+  dim_share sh[3];
+  dim_shares(nest, s, sh);
+  int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
+  if (nsm < 1 || blocks > (INT64_C(1) << 26)) return -1;
+  for (int d = 0; d < 3; d++)
+    if (sh[d].mapped && !sh[d].fixed) return -1;
+  for (int i = 0; i < nsm; i++) work[i] = 0;
+  const int64_t gx = s->grid[0], gy = s->grid[1];
+  int i = 0;
+  for (int64_t b = 0; b < blocks; b++) {
+    work[i] += (double)(share_of(&sh[0], b % gx) * share_of(&sh[1], (b / gx) % gy) *
+                        share_of(&sh[2], b / (gx * gy)));
+    if (++i == nsm) i = 0;
+  }
+  return 0;
+}
+
 int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
                  const sp_trace_options *opt, sp_trace_sink sink, void *ctx,
                  sp_trace_stats *stats) {

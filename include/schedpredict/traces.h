@@ -96,6 +96,18 @@ typedef struct sp_trace_stats {
  * it needs (its trip over the threads it spreads over within a block), at most the grid. */
 int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s);
 
+/* The block dimensions (bit d) whose loop also runs on threadIdx.x and does not share out
+ * equally among the blocks along d: a partial share there also changes how a warp's accesses
+ * fill sectors (a last block of 30 of 32 lanes: 4 sectors where the others take 5). */
+unsigned sp_trace_lane_uneven_dims(const sp_nest *nest, const sp_schedule *s);
+
+/* Each SM's band iterations, up to a factor that all blocks share: SM i runs blocks i, i + nsm,
+ * i + 2 nsm, ... of the grid, and a block's iterations are the product of its shares of the
+ * loops mapped to the grid's dimensions (a partial last block, blocks with nothing to do, a
+ * grid-stride loop whose last stride is partial). work: nsm entries. -1 where bounds vary or
+ * the grid is too large to count (over 2^26 blocks). */
+int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double *work);
+
 /* Base byte address of every array: 256-byte aligned as cudaMalloc gives, each array starting
  * on a fresh 2 MiB boundary after the previous one (cudaMalloc's large-allocation granularity).
  * base must have nest->narrays entries. */
