@@ -29,6 +29,8 @@ const sp_cmp_field_info sp_cmp_fields[SP_CMP_NFIELDS] = {
     [SP_CMP_DRAM_BYTES] = {"dram_read_bytes", NULL, "dram__bytes_read.sum", false},
     [SP_CMP_DRAM_SECTORS] = {"dram_read_transactions", "dram_read_transactions",
                              "dram__bytes_read.sum / 32", false},
+    [SP_CMP_DRAM_WRITE_BYTES] = {"dram_write_bytes", "dram_write_bytes", "dram__bytes_write.sum",
+                                 false},
     [SP_CMP_TIME_US] = {"time_us", NULL, "time_us.median (CUDA events)", false},
 };
 
@@ -213,6 +215,8 @@ static void sp_read_predicted(sp_rd *r, json_t *cj, const char *path, sp_cmp_can
                                         SP_CMP_L2_HIT_SECTORS, SP_CMP_DRAM_BYTES};
   for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
     c->model[counts[i]] = sp_get_num(r, p, pp, sp_cmp_fields[counts[i]].key, true, 0, INFINITY);
+  c->model[SP_CMP_DRAM_WRITE_BYTES] =
+      sp_get_num(r, p, pp, sp_cmp_fields[SP_CMP_DRAM_WRITE_BYTES].key, false, 0, INFINITY);
   c->model[SP_CMP_TIME_US] = sp_get_num(r, p, pp, "time_us", true, 0, INFINITY);
   c->cost_xu = sp_get_num(r, p, pp, "cost_xu", true, 0, INFINITY);
   json_t *s = sp_get(r, p, pp, "sampled", JSON_TRUE, false);
@@ -348,7 +352,8 @@ static void sp_read_metrics(sp_rd *r, json_t *cj, const char *path, sp_cmp_candi
   sp_child(mp, path, "metrics");
   static const sp_cmp_field counts[] = {SP_CMP_LD_REQUESTS, SP_CMP_LD_SECTORS,
                                         SP_CMP_L1_HIT_SECTORS, SP_CMP_L2_SECTORS,
-                                        SP_CMP_L2_HIT_SECTORS, SP_CMP_DRAM_BYTES};
+                                        SP_CMP_L2_HIT_SECTORS, SP_CMP_DRAM_BYTES,
+                                        SP_CMP_DRAM_WRITE_BYTES};
   /* Metric names contain dots: give the path with the name quoted. */
   for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
     const char *name = sp_cmp_fields[counts[i]].nsight;

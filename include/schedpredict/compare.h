@@ -32,6 +32,7 @@ typedef enum sp_cmp_field {
   SP_CMP_L2_HIT_PCT,    /* l2_tex_read_hit_rate (derived) */
   SP_CMP_DRAM_BYTES,    /* dram__bytes_read.sum */
   SP_CMP_DRAM_SECTORS,  /* dram_read_transactions = bytes / 32 */
+  SP_CMP_DRAM_WRITE_BYTES, /* dram__bytes_write.sum (not in measurements before 2026-11-23) */
   SP_CMP_TIME_US,
   SP_CMP_NFIELDS
 } sp_cmp_field;

@@ -11,6 +11,7 @@ static const char *const sv_metric_names[] = {
     "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
     "lts__t_sector_op_read_hit_rate.pct",
     "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
     "gpu__time_duration.sum",
     "sm__warps_active.avg.pct_of_peak_sustained_active",
 };

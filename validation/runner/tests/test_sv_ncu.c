@@ -19,10 +19,11 @@ static void test_sample(void) {
   bool found[SV_N_METRICS];
   char err[256];
   int n = sv_ncu_parse_csv(text, "sp_transpose_9_c1", sv_metric_names, SV_N_METRICS, v, found, err, sizeof err);
-  CHECK_EQ_INT(n, 9); /* 10 metrics, one n/a */
+  CHECK_EQ_INT(n, 10); /* 11 metrics, one n/a */
   int i = index_of("dram__bytes_read.sum");
   CHECK(found[i]);
   CHECK_NEAR(v[i], 524288, 0); /* not the other kernel's 999 */
+  CHECK_NEAR(v[index_of("dram__bytes_write.sum")], 512e3, 0); /* Kbyte -> byte */
   i = index_of("gpu__time_duration.sum");
   CHECK_NEAR(v[i], 4510, 1e-9); /* usecond -> ns */
   CHECK_NEAR(v[index_of("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")], 2048, 0);
