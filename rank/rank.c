@@ -48,7 +48,7 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
 }
 
 /* Distinct L2 sectors of an array the whole run reads (its compulsory misses; accesses:
- * SP_FOOT_READS), writes (SP_FOOT_WRITES) or touches (both), estimated from its references: each reference's affine footprint as rows of contiguous bytes (terms sorted by
+ * SP_FOOT_READS) or writes (SP_FOOT_WRITES), estimated from its references: each reference's affine footprint as rows of contiguous bytes (terms sorted by
  * stride; a stride within the current row extends it, a larger one repeats it). References whose
  * byte ranges overlap (a stencil's neighbours) share their data: the largest of them counts.
  * Ranges apart (himeno's a[0][i][j][k] .. a[3][i][j][k], four slabs of one array) add up. A
@@ -172,35 +172,6 @@ static void sp_extrapolate_ref(sp_cm_counters *out, const sp_cm_counters *head,
 /* Bytes a read miss brings from DRAM into the L2: its fill block, at least a sector. */
 static int sp_fill_bytes(const sp_arch *arch) {
   return arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
-}
-
-/* DRAM write-backs that a sample cannot see. The L2 is write-back: a written sector goes to DRAM
- * when it is evicted. A sample that is a prefix of the run seldom fills the L2, so it evicts
- * nothing and its extrapolation writes nothing back: every sampled candidate of himeno 128^3
- * reported 0 bytes of DRAM writes where --exact has 4 MB. With the kernel's distinct data F (all
- * arrays' footprints) beyond the L2's capacity C, LRU keeps the last C of it at the end; writes
- * spread evenly over the run leave W C / F of the written data W dirty there, and W (1 - C / F)
- * was written back while the kernel ran. A sampled array writes back at least that. Against
- * --exact (bench/results/2026-11-22-exact): laplacian 256^3 105 MB vs 106, conv3d 256^3 39.6
- * vs 39.8-40.4, himeno 128^3 4.3 vs 3.9-4.4. Not applied to the screening: its figures only
- * choose what is refined, and the same bytes added to the candidates the screening puts at
- * DRAM bandwidth (its cold, short samples put many there) moved laplacian's refinement away
- * from its best candidates. */
-static void sp_floor_write_backs(const sp_nest *nest, const sp_arch *arch,
-                                 sp_cm_counters *per_array) {
-  const int sb = arch->l2_sector_bytes;
-  double touched = 0, kept = (double)arch->l2_bytes;
-  for (int a = 0; a < nest->narrays; a++)
-    touched += sp_array_footprint_sectors(nest, a, sb, SP_FOOT_READS | SP_FOOT_WRITES) * sb;
-  if (touched <= kept) return;
-  for (int a = 0; a < nest->narrays; a++) {
-    sp_cm_counters *c = &per_array[a];
-    double w = sp_array_footprint_sectors(nest, a, sb, SP_FOOT_WRITES) * sb * (1 - kept / touched);
-    int64_t missing = llround(w) - c->dram_write_bytes;
-    if (missing <= 0) continue;
-    c->dram_write_bytes += missing;
-    c->l2_dirty_bytes = c->l2_dirty_bytes > missing ? c->l2_dirty_bytes - missing : 0;
-  }
 }
 
 static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_seen, double f,
@@ -454,13 +425,18 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     bool split = (truncated || topt->sample_waves > 0) && sink.snap_seen[k] > 0;
     size_t na = (size_t)(nest->narrays ? nest->narrays : 1);
     double *cold_seen = calloc(2 * na, sizeof *cold_seen), *ex = calloc(2 * na, sizeof *ex);
-    if (!cold_seen || !ex) rc = -1; /* cold_seen: per array, cold misses and their DRAM bytes */
+    double *written = calloc(3 * na, sizeof *written); /* per array: bytes, of them written
+                                                          back, L2 write sectors */
+    if (!cold_seen || !ex || !written) rc = -1; /* cold_seen: per array, cold misses and their DRAM bytes */
     for (int r = 0; r < nest->nrefs && rc == 0; r++) {
       sp_cm_counters cur, out;
       sp_cm_memsys_counters(m, r, &cur);
       int a = nest->refs[r].array;
       cold_seen[2 * a] += (double)cur.l2_read_cold_sectors;
       cold_seen[2 * a + 1] += (double)cur.dram_read_cold_bytes;
+      written[3 * a] += (double)(cur.dram_write_bytes + cur.l2_dirty_bytes);
+      written[3 * a + 1] += (double)cur.dram_write_bytes;
+      written[3 * a + 2] += (double)cur.l2_write_sectors;
       if (nest->refs[r].access == SP_READ) {
         ex[2 * a] += sp_ref_executions(nest, r);
         ex[2 * a + 1] += sink.ref_lanes[r];
@@ -480,8 +456,26 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
         sp_cap_cold(&per_array[a], cold_seen[2 * a], cold_seen[2 * a + 1],
                     ex[2 * a] / ex[2 * a + 1], sp_array_footprint_sectors(nest, a, fill, SP_FOOT_READS) * fill,
                     arch->l2_sector_bytes, fill);
+    /* A written sector is dirty under its last writer, and its write-back is charged to it,
+     * so with two stores to one array (the branches of a guard) these bytes move between
+     * references whose extrapolations differ: guarded_stencil's 2048^2 doubles wrote back
+     * 43 MB a run, sampled, of 33.5. The array's written bytes (written back + still dirty)
+     * scale as its L2 write sectors do, split as in the sample; and no more can be dirty than
+     * the array's written footprint (a sample cut between the two stores still counted 38.6). */
+    for (int a = 0; a < nest->narrays && rc == 0; a++) {
+      sp_cm_counters *c = &per_array[a];
+      const double *w = &written[3 * a];
+      if (!extrapolate || w[2] <= 0 || w[0] <= 0) continue;
+      double all = w[0] * (double)c->l2_write_sectors / w[2];
+      double foot = sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES) *
+                    arch->l2_sector_bytes;
+      c->dram_write_bytes = llround(all * w[1] / w[0]);
+      c->l2_dirty_bytes = llround(fmin(all - (double)c->dram_write_bytes, foot));
+      if (c->l2_dirty_bytes < 0) c->l2_dirty_bytes = 0;
+    }
     free(cold_seen);
     free(ex);
+    free(written);
   }
   sp_sink_free(&sink);
   return rc;
@@ -489,7 +483,8 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
 
 /* x's L2 and DRAM counts from its L2 reads and writes at the rates of rd (reads) and wr
  * (writes); the L1 side is kept. */
-static void sp_l2_side_from(sp_cm_counters *x, const sp_cm_counters *rd, const sp_cm_counters *wr) {
+static void sp_l2_side_from(sp_cm_counters *x, const sp_cm_counters *rd, const sp_cm_counters *wr,
+                            int sector_bytes) {
   double reads = (double)x->l2_read_sectors, writes = (double)x->l2_write_sectors;
   double rr = rd->l2_read_sectors > 0 ? 1.0 / (double)rd->l2_read_sectors : 0;
   double wrr = wr->l2_write_sectors > 0 ? 1.0 / (double)wr->l2_write_sectors : 0;
@@ -501,6 +496,8 @@ static void sp_l2_side_from(sp_cm_counters *x, const sp_cm_counters *rd, const s
   x->l2_write_hit_sectors = llround(writes * (double)wr->l2_write_hit_sectors * wrr);
   x->dram_write_bytes = llround(writes * (double)wr->dram_write_bytes * wrr);
   x->l2_dirty_bytes = llround(writes * (double)wr->l2_dirty_bytes * wrr);
+  if (wr->l2_write_sectors <= 0) /* no store ran in the whole grid: each sector written once */
+    x->l2_dirty_bytes = llround(writes * sector_bytes);
   sp_counters_sane(x);
 }
 
@@ -633,8 +630,10 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     for (int i = 0; i < nest->nrefs && rc == 0; i++) sp_counters_add_scaled(&ref_sum[i], &ref[i], f);
   }
   /* A reference the whole-grid run never reached takes these SMs' L1-side counts; its L2 and
-   * DRAM side follows the whole-grid run's rates (its array's, else all arrays'): these SMs'
-   * share of the L2 is too small to say what the L2 does. */
+   * DRAM side follows the whole-grid run's rates (its array's, else all arrays'; a store where
+   * no store ran writes each sector back once a run: 0 bytes for conv3d's and himeno's stores
+   * until this, 76 and 85 MB measured): these SMs' share of the L2 is too small to say what
+   * the L2 does. */
   sp_cm_counters all;
   memset(&all, 0, sizeof all);
   for (int a = 0; a < nest->narrays; a++) sp_counters_add(&all, &per_array[a]);
@@ -646,7 +645,22 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     int a = nest->refs[i].array;
     sp_cm_counters x = ref_sum[i];
     sp_l2_side_from(&x, per_array[a].l2_read_sectors > 0 ? &per_array[a] : &all,
-                    per_array[a].l2_write_sectors > 0 ? &per_array[a] : &all);
+                    per_array[a].l2_write_sectors > 0 ? &per_array[a] : &all,
+                    arch->l2_sector_bytes);
+    /* what the array's other stores wrote is not written again: a store that writes the
+     * sectors another one already dirtied (both branches of a guard) adds no bytes to the
+     * array's writes beyond its footprint (the sampled run had counted them twice) */
+    double x_written = (double)(x.dram_write_bytes + x.l2_dirty_bytes);
+    if (x_written > 0) {
+      const sp_cm_counters *p = &per_array[a], *q = &add[a];
+      double room = sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES) *
+                        arch->l2_sector_bytes -
+                    (double)(p->dram_write_bytes + p->l2_dirty_bytes + q->dram_write_bytes +
+                             q->l2_dirty_bytes);
+      double keep = room <= 0 ? 0 : room < x_written ? room / x_written : 1;
+      x.dram_write_bytes = llround((double)x.dram_write_bytes * keep);
+      x.l2_dirty_bytes = llround((double)x.l2_dirty_bytes * keep);
+    }
     sp_counters_add(&add[a], &x);
   }
   /* and the array's first touches stay within its footprint (sp_cap_cold): the rates of a
@@ -722,7 +736,6 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
                       (int64_t)((double)budget * SP_L1_SAMPLE_SHARE), true, &mc[1], main_ref,
                       c->per_array);
   free(main_ref);
-  if (rc == 0 && all_sms && c->scale > 1) sp_floor_write_backs(nest, arch, c->per_array);
   if (rc == 0) {
     memset(&c->total, 0, sizeof c->total);
     for (int a = 0; a < nest->narrays; a++) sp_counters_add(&c->total, &c->per_array[a]);

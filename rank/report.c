@@ -186,7 +186,7 @@ static json_t *sp_counters_json(const sp_cm_counters *c) {
                       json_real(sp_pct(c->l2_read_hit_sectors, c->l2_read_sectors)));
   json_object_set_new(o, "l2_write_sectors", json_integer(c->l2_write_sectors));
   json_object_set_new(o, "dram_read_bytes", json_integer(c->dram_read_bytes));
-  json_object_set_new(o, "dram_write_bytes", json_integer(c->dram_write_bytes));
+  json_object_set_new(o, "dram_write_bytes", json_integer(llround(sp_rank_dram_write_bytes(c))));
   return o;
 }
 

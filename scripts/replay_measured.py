@@ -21,6 +21,7 @@ Datasets (under --results, default validation/results/h100):
           with one atomic per block instead of per warp; in "merged" they replace runs 1-4's
   run6    2026-11-22-reduction-combine/run6/  the same two examples, fresh plans of the model
           with the reduction-combine term (in "merged", with run5, replacing runs 1-4's)
+  run7    2026-11-23-model-2108e9c/   seventh run, 787 candidates, all examples, with DRAM writes
   merged  the union of all; a candidate measured in more than one run (same nest, pattern, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
@@ -71,11 +72,14 @@ DATASETS = [("run1", "2026-11-22", "first run"),
             ("run4", "2026-11-22-model-6910a10", "fourth run"),
             ("run5", "2026-11-22-reduction-combine", "reduction nests, one atomic per block"),
             ("run6", "2026-11-22-reduction-combine/run6",
-             "reduction nests, fresh plans of the model with the combine term")]
+             "reduction nests, fresh plans of the model with the combine term"),
+            ("run7", "2026-11-23-model-2108e9c", "seventh run, DRAM writes measured")]
 # Datasets whose nests replace the earlier runs' in "merged": run5 measured the two reduction
 # nests (jacobi.c:18, himeno.c:18) with the harness combining once per block; runs 1-4 combined
 # once per warp, which cost up to 4x their time (validation/results/h100/2026-11-22-atomic-probe.md).
 SUPERSEDING = {"run5", "run6"}
+# Datasets measured with that harness too, whose measurements of those nests are kept.
+SAME_HARNESS = SUPERSEDING | {"run7"}
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -160,15 +164,16 @@ def load_dataset(ddir, only):
     return {"meas": meas, "notok": notok, "base": base, "example": example, "problems": problems}
 
 
-def merge_datasets(ds, superseding=()):
+def merge_datasets(ds, superseding=(), same_harness=()):
     """ds in order; a nest measured by a dataset in superseding takes only the measurements of
-    the superseding datasets."""
+    the datasets in superseding and same_harness."""
     meas, twice, example = {}, [], {}
     replaced = {nest for d in superseding for nest in d["meas"]}
+    kept = list(superseding) + list(same_harness)
     for d in ds:
         example.update(d["example"])
         for nest, cands in d["meas"].items():
-            if nest in replaced and not any(d is x for x in superseding):
+            if nest in replaced and not any(d is x for x in kept):
                 continue
             out = meas.setdefault(nest, {})
             for key, c in cands.items():
@@ -452,9 +457,9 @@ def main():
         sets[name] = d
     fill_baselines(sets)
     merged = merge_datasets([sets[n] for n, _, _ in DATASETS],
-                            [sets[n] for n in SUPERSEDING])
-    merged["desc"] = ("run1 + ... + run6 (measured more than once: the median of the medians; "
-                      "of two, their mean; the reduction nests from runs 5 and 6 only)")
+                            [sets[n] for n in SUPERSEDING], [sets[n] for n in SAME_HARNESS])
+    merged["desc"] = ("run1 + ... + run7 (measured more than once: the median of the medians; "
+                      "of two, their mean; the reduction nests from runs 5, 6 and 7 only)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:
             for comp, key in sets[n]["base"].get(nest, {}).items():

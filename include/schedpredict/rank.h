@@ -117,6 +117,12 @@ void sp_rank_result_free(sp_rank_result *r);
 void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *arch, double loads_per_iteration,
                           const sp_rank_combine *comb, sp_rank_time *out);
+/* DRAM bytes a run of the kernel writes: every written sector once (write-backs during the run
+ * + dirty at its end). The L2 is write-back, and a kernel leaves its dirty data behind but
+ * starts with someone else's (the previous run's, or the L2 flush a harness writes before each
+ * timed run), which it evicts while it runs: in a loop of kernels the two balance. The time
+ * model's DRAM writes and the reported dram_write_bytes. */
+double sp_rank_dram_write_bytes(const sp_cm_counters *c);
 /* The reductions of a nest, counted for the time model. */
 sp_rank_combine sp_rank_combine_of(const sp_nest *nest);
 const char *sp_rank_bound_name(sp_rank_bound b);
