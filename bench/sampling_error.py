@@ -39,7 +39,7 @@ else:
         json.dump(exact, open(save_exact, "w"))
 exact = exact["nests"]
 fields = ["global_load_requests", "gld_transactions", "ld_l1_hit_sectors",
-          "l2_tex_read_transactions", "dram_read_bytes", "st_sectors"]
+          "l2_tex_read_transactions", "dram_read_bytes", "dram_write_bytes", "st_sectors"]
 for ns, ne in zip(sampled, exact):
     key = lambda c: (c["cuda_mapping"], tuple(c["block"]), tuple(c["grid"]))
     exact_by = {key(c): c for c in ne["ranking"]}
