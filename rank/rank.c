@@ -686,6 +686,14 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
    * two scale differently (SM count vs executions), and a count would then exceed its total */
   for (int a = 0; a < nest->narrays && rc == 0; a++) {
     sp_cm_counters *c = &per_array[a];
+    if (!prefix && by_work && sum[a].ld_requests + sum[a].st_requests > 0) {
+      c->ld_requests = sum[a].ld_requests;
+      c->ld_sectors = sum[a].ld_sectors;
+      c->ld_lines = sum[a].ld_lines;
+      c->st_requests = sum[a].st_requests;
+      c->st_sectors = sum[a].st_sectors;
+      c->st_lines = sum[a].st_lines;
+    }
     if (sum[a].ld_sectors <= 0) continue;
     double hit = c->l2_read_sectors > 0 ? (double)c->l2_read_hit_sectors / (double)c->l2_read_sectors : 0;
     double ld = (double)c->ld_sectors, per = 1.0 / (double)sum[a].ld_sectors;

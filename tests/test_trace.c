@@ -2,6 +2,7 @@
  * order, waves and stats, sampling, irregular references. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "schedpredict/arch.h"
@@ -476,6 +477,56 @@ static void test_working_blocks(void) {
   CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 1320);
 }
 
+/* Iterations per SM, counted from the trace: the active lanes of its instructions (one
+ * reference per iteration). */
+static int lanes_per_sm_sink(void *vctx, const sp_warp_instr *wi) {
+  double *per_sm = vctx;
+  per_sm[wi->sm] += __builtin_popcount(wi->active);
+  return 0;
+}
+
+/* sp_trace_sm_work against the trace itself: for every schedule of the space of a 70 x 50 nest
+ * (partial blocks, empty blocks, grid-stride loops, collapses), each SM's share of the work is
+ * its share of the iterations the trace runs on it; a triangular nest, whose blocks' work the
+ * shares do not show, is refused. */
+static void test_sm_work(void) {
+  tnest t;
+  tn_2d(&t, 70, 50);
+  int a = tn_array(&t, 4, 70 * 50 * 4);
+  int ch[2] = {0, 1};
+  int64_t ca[SP_MAX_LOOPS] = {200, 4};
+  tn_ref(&t, a, false, 4, ch, 2, 0, ca);
+  sp_space sp;
+  char err[256];
+  CHECK_EQ_INT(sp_space_build(&t.n, &H100, NULL, &sp, err, sizeof err), 0);
+  int S = H100.sm_count, checked = 0;
+  double work[256], lanes[256];
+  for (int i = 0; i < sp.n; i++) {
+    const sp_schedule *s = &sp.items[i];
+    if (sp_trace_sm_work(&t.n, s, S, work) != 0) continue;
+    memset(lanes, 0, sizeof lanes);
+    CHECK_EQ_INT(sp_trace_run(&t.n, s, &H100, NULL, lanes_per_sm_sink, lanes, NULL), 0);
+    double tw = 0, tl = 0, worst = 0;
+    for (int k = 0; k < S; k++) tw += work[k], tl += lanes[k];
+    for (int k = 0; k < S; k++) worst = fmax(worst, fabs(work[k] / tw - lanes[k] / tl));
+    CHECK(worst < 1e-12);
+    checked++;
+  }
+  CHECK(checked == sp.n);
+  sp_space_free(&sp);
+  tnest tri;
+  tn_init(&tri);
+  tn_loop(&tri, -1, true, true, 0, 0, 63, 0, 1);
+  tn_loop(&tri, 0, true, true, 0, 0, 0, 1, 1); /* j <= i */
+  int b = tn_array(&tri, 4, 64 * 64 * 4);
+  int64_t cb[SP_MAX_LOOPS] = {256, 4};
+  tn_ref(&tri, b, false, 4, ch, 2, 0, cb);
+  CHECK_EQ_INT(sp_space_build(&tri.n, &H100, NULL, &sp, err, sizeof err), 0);
+  CHECK(sp.n > 0);
+  for (int i = 0; i < sp.n; i++) CHECK_EQ_INT(sp_trace_sm_work(&tri.n, &sp.items[i], S, work), -1);
+  sp_space_free(&sp);
+}
+
 /* irregular references: every active lane on its own sector */
 static int irr_sink(void *vctx, const sp_warp_instr *wi) {
   int64_t *bad = vctx;
@@ -542,6 +593,7 @@ int main(void) {
   SP_RUN(test_grid_stride_y);
   SP_RUN(test_transpose);
   SP_RUN(test_working_blocks);
+  SP_RUN(test_sm_work);
   SP_RUN(test_every_iteration_once);
   return SP_TEST_END();
 }

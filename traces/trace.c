@@ -710,6 +710,12 @@ int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double 
   if (nsm < 1 || blocks > (INT64_C(1) << 26)) return -1;
   for (int d = 0; d < 3; d++)
     if (sh[d].mapped && !sh[d].fixed) return -1;
+  for (int l = 0; l < nest->nloops; l++) { /* a triangular inner loop: blocks' work differs */
+    const sp_loop *L = &nest->loops[l];
+    if (L->trip_min != L->trip_max) return -1;
+    for (int o = 0; o < SP_MAX_LOOPS; o++)
+      if (L->lower.coef[o] || L->upper.coef[o]) return -1;
+  }
   for (int i = 0; i < nsm; i++) work[i] = 0;
   const int64_t gx = s->grid[0], gy = s->grid[1];
   int i = 0;

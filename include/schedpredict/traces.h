@@ -104,8 +104,9 @@ unsigned sp_trace_lane_uneven_dims(const sp_nest *nest, const sp_schedule *s);
 /* Each SM's band iterations, up to a factor that all blocks share: SM i runs blocks i, i + nsm,
  * i + 2 nsm, ... of the grid, and a block's iterations are the product of its shares of the
  * loops mapped to the grid's dimensions (a partial last block, blocks with nothing to do, a
- * grid-stride loop whose last stride is partial). work: nsm entries. -1 where bounds vary or
- * the grid is too large to count (over 2^26 blocks). */
+ * grid-stride loop whose last stride is partial). work: nsm entries. -1 where any loop's bounds
+ * vary (a triangular nest's blocks differ in work the shares do not show) or the grid is too
+ * large to count (over 2^26 blocks). */
 int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double *work);
 
 /* Base byte address of every array: 256-byte aligned as cudaMalloc gives, each array starting
