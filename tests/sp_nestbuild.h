@@ -87,6 +87,16 @@ static inline void tn_2d(tnest *t, int64_t n, int64_t m) {
   tn_loop(t, 0, true, true, 0, 0, m - 1, 0, 1);
 }
 
+/* 2-D nest reading A[i][j] (n x m elements of elem bytes), one load; returns A */
+static inline int tn_2d_load(tnest *t, int64_t n, int64_t m, int64_t elem) {
+  tn_2d(t, n, m);
+  int a = tn_array(t, elem, n * m * elem);
+  int chain[2] = {0, 1};
+  int64_t c[SP_MAX_LOOPS] = {m * elem, elem};
+  tn_ref(t, a, false, elem, chain, 2, 0, c);
+  return a;
+}
+
 /* B[j][i] = A[i][j] on n x n doubles */
 static inline void tn_transpose(tnest *t, int64_t n) {
   tn_2d(t, n, n);

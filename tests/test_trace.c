@@ -350,11 +350,7 @@ static int count_sink(void *vctx, const sp_warp_instr *wi) {
 
 static void test_waves_sampling(void) {
   tnest t;
-  tn_2d(&t, 4096, 128);
-  int a = tn_array(&t, 8, 4096 * 128 * 8);
-  int ch[2] = {0, 1};
-  int64_t ca[SP_MAX_LOOPS] = {1024, 8};
-  tn_ref(&t, a, false, 8, ch, 2, 0, ca);
+  tn_2d_load(&t, 4096, 128, 8);
   sp_schedule s;
   init_schedule(&s, 2);
   s.map[1] = (sp_loop_map){0, -1}; /* 2_1: j on threadIdx.x, i on blockIdx.x */
@@ -406,11 +402,7 @@ static void test_waves_sampling(void) {
 /* grid y capped at 65535 with a longer loop: the grid-stride loop covers the rest */
 static void test_grid_stride_y(void) {
   tnest t;
-  tn_2d(&t, 70000, 32);
-  int a = tn_array(&t, 4, 70000 * 32 * 4);
-  int ch[2] = {0, 1};
-  int64_t ca[SP_MAX_LOOPS] = {128, 4};
-  tn_ref(&t, a, false, 4, ch, 2, 0, ca);
+  tn_2d_load(&t, 70000, 32, 4);
   sp_space sp;
   char err[256];
   CHECK_EQ_INT(sp_space_build(&t.n, &H100, NULL, &sp, err, sizeof err), 0);
@@ -491,11 +483,7 @@ static int lanes_per_sm_sink(void *vctx, const sp_warp_instr *wi) {
  * shares do not show, is refused. */
 static void test_sm_work(void) {
   tnest t;
-  tn_2d(&t, 70, 50);
-  int a = tn_array(&t, 4, 70 * 50 * 4);
-  int ch[2] = {0, 1};
-  int64_t ca[SP_MAX_LOOPS] = {200, 4};
-  tn_ref(&t, a, false, 4, ch, 2, 0, ca);
+  tn_2d_load(&t, 70, 50, 4);
   sp_space sp;
   char err[256];
   CHECK_EQ_INT(sp_space_build(&t.n, &H100, NULL, &sp, err, sizeof err), 0);
@@ -520,6 +508,7 @@ static void test_sm_work(void) {
   tn_loop(&tri, 0, true, true, 0, 0, 0, 1, 1); /* j <= i */
   int b = tn_array(&tri, 4, 64 * 64 * 4);
   int64_t cb[SP_MAX_LOOPS] = {256, 4};
+  int ch[2] = {0, 1};
   tn_ref(&tri, b, false, 4, ch, 2, 0, cb);
   CHECK_EQ_INT(sp_space_build(&tri.n, &H100, NULL, &sp, err, sizeof err), 0);
   CHECK(sp.n > 0);
