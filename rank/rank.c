@@ -48,8 +48,9 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
 }
 
 /* Distinct L2 sectors of an array the whole run reads (its compulsory misses; accesses:
- * SP_FOOT_READS) or writes (SP_FOOT_WRITES), estimated from its references: each reference's affine footprint as rows of contiguous bytes (terms sorted by
- * stride; a stride within the current row extends it, a larger one repeats it). References whose
+ * SP_FOOT_READS) or writes (SP_FOOT_WRITES), estimated from its references: each reference's
+ * affine footprint as rows of contiguous bytes (terms sorted by stride; a stride within the
+ * current row extends it, a larger one repeats it). References whose
  * byte ranges overlap (a stencil's neighbours) share their data: the largest of them counts.
  * Ranges apart (himeno's a[0][i][j][k] .. a[3][i][j][k], four slabs of one array) add up. A
  * reference whose range is not known (bounds that depend on other indices) overlaps all. At most
@@ -550,11 +551,11 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
    * - Where a partial block is also partial in its lanes (sp_trace_lane_uneven_dims: 30 of 32
    *   lanes take 4 sectors where 32 take 5), consecutive SMs cover every position once they
    *   span gcd(S, extent): the SMs of a class are then taken in whole such periods, or as a
-   *   prefix of one period when the budget affords none in full and such a prefix still runs
-   *   each SM's first blocks to their end. Without it himeno's stores were 5 % too many. A
-   *   period over SP_L1_SM_PERIOD_MAX SMs is not followed (the run would be too shallow for its
-   *   L1 rates, and the uneven blocks are at most one in that many), nor one of a 1-D grid,
-   *   whose one partial block is its last. */
+   *   prefix of one period when the budget affords none in full and such a prefix still takes
+   *   each resident warp through two body iterations. Without it himeno's stores were 5 % too
+   *   many. A period over SP_L1_SM_PERIOD_MAX SMs is not followed (the run would be too
+   *   shallow for its L1 rates, and the uneven blocks are at most one in that many), nor one
+   *   of a 1-D grid, whose one partial block is its last. */
   unsigned uneven = sched->grid[1] * sched->grid[2] > 1 ? sp_trace_lane_uneven_dims(nest, sched) : 0;
   int64_t px = uneven & 1 ? sp_gcd(S, sched->grid[0]) : 1;
   int64_t pxy = uneven & 2 ? sp_gcd(S, sched->grid[0] * sched->grid[1]) : 1;
