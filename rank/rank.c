@@ -563,21 +563,20 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   int period = (int)(pxy <= SP_L1_SM_PERIOD_MAX && pxy > px ? pxy : px);
   /* without a period: as many SMs as the budget affords in full, split between the classes;
    * one per class as a prefix when it affords fewer */
-  int kq[2] = {0, 0};
+  int kq[2] = {0, 0}, want[2] = {ncls == 2 ? k / 2 : k, k - k / 2}; /* k split between classes */
   bool prefix = k < ncls;
   if (prefix && !prefix_ok) return 0;
   for (int q = 0; q < ncls; q++) {
-    int want = prefix ? 1 : q == 0 ? (ncls == 2 ? k / 2 : k) : k - k / 2;
-    kq[q] = want < cls_n[q] ? want : cls_n[q];
+    int w = prefix ? 1 : want[q];
+    kq[q] = w < cls_n[q] ? w : cls_n[q];
   }
   if (period > 1) { /* whole periods in full, else one period as a prefix */
     int pk[2] = {0, 0};
     bool pprefix = false;
     for (int q = 0; q < ncls; q++) {
-      int want = q == 0 ? (ncls == 2 ? k / 2 : k) : k - k / 2;
       int need = period < cls_n[q] ? period : cls_n[q];
-      pprefix |= want < need;
-      pk[q] = want >= cls_n[q] ? cls_n[q] : want / need * need;
+      pprefix |= want[q] < need;
+      pk[q] = want[q] >= cls_n[q] ? cls_n[q] : want[q] / need * need;
     }
     for (int q = 0; q < ncls && pprefix; q++) pk[q] = period < cls_n[q] ? period : cls_n[q];
     /* a prefix must still take each resident warp through two iterations of the loop body, or

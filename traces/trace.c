@@ -640,30 +640,11 @@ static int fast_tables(tr *T, const sp_nest *nest) {
   return 0;
 }
 
-int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s) {
-  int64_t working = 1;
-  for (int d = 0; d < 3; d++) {
-    int64_t need = s->grid[d];
-    for (int k = 0; k < s->nband; k++) {
-      if (s->map[k].block_dim != d) continue;
-      bool group = s->collapse_count >= 2 && k == s->collapse_first;
-      double trip = 1;
-      for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++)
-        trip *= (double)(nest->loops[j].trip_max > 0 ? nest->loops[j].trip_max : 0);
-      int per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
-      double blocks = ceil(trip / per);
-      if (blocks < (double)need) need = (int64_t)blocks;
-    }
-    working *= need;
-  }
-  return working;
-}
-
 /* How the loop mapped to one block dimension shares out: block b along it runs q whole strides
  * of per * grid iterations, then min(per, rest - per b) of the remainder (none when negative). */
 typedef struct dim_share {
   bool mapped, fixed, lanes;
-  int64_t q, per, rest;
+  int64_t trip, q, per, rest; /* trip: 0 where a loop's count is unknown */
 } dim_share;
 
 static void dim_shares(const sp_nest *nest, const sp_schedule *s, dim_share sh[3]) {
@@ -678,11 +659,11 @@ static void dim_shares(const sp_nest *nest, const sp_schedule *s, dim_share sh[3
     bool fixed = true;
     for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++) {
       fixed &= nest->loops[j].trip_min == nest->loops[j].trip_max && nest->loops[j].trip_max > 0;
-      trip *= nest->loops[j].trip_max > 0 ? nest->loops[j].trip_max : 1;
+      trip *= nest->loops[j].trip_max > 0 ? nest->loops[j].trip_max : 0;
     }
     int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
     int64_t stride = per * s->grid[d];
-    sh[d] = (dim_share){true, fixed, s->map[k].thread_dim == 0, trip / stride, per,
+    sh[d] = (dim_share){true, fixed, s->map[k].thread_dim == 0, trip, trip / stride, per,
                         trip - trip / stride * stride};
   }
 }
@@ -691,6 +672,17 @@ static int64_t share_of(const dim_share *h, int64_t b) {
   if (!h->mapped) return 1;
   int64_t part = h->rest - h->per * b;
   return h->q * h->per + (part <= 0 ? 0 : part < h->per ? part : h->per);
+}
+
+int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s) {
+  dim_share sh[3];
+  dim_shares(nest, s, sh);
+  int64_t working = 1;
+  for (int d = 0; d < 3; d++) {
+    int64_t need = sh[d].mapped ? (sh[d].trip + sh[d].per - 1) / sh[d].per : s->grid[d];
+    working *= need < s->grid[d] ? need : s->grid[d];
+  }
+  return working;
 }
 
 unsigned sp_trace_lane_uneven_dims(const sp_nest *nest, const sp_schedule *s) {
