@@ -773,15 +773,25 @@ typedef struct sp_pass {
   int n;
   pthread_mutex_t lock;
   int next, done, failed; /* failed: lowest failing position in idx, or n */
-  sp_model_cache first;  /* the model the caller sized the pass with, for the first worker */
+  int next_slot;
+  /* Each worker's models, kept from pass to pass (a model of the same configuration is reset,
+   * not allocated again: the rounds of refinement share one); [1]: the L1 runs of
+   * sp_refine_l1. Slot 0's model also sizes the pass. Freed by sp_pass_free_models. */
+  sp_model_cache models[SP_MAX_THREADS][2];
 } sp_pass;
+
+static void sp_pass_free_models(sp_pass *p, int from_slot) {
+  for (int t = from_slot; t < SP_MAX_THREADS; t++)
+    for (int k = 0; k < 2; k++) {
+      sp_cm_memsys_free(p->models[t][k].m);
+      memset(&p->models[t][k], 0, sizeof p->models[t][k]);
+    }
+}
 
 static void *sp_pass_worker(void *arg) {
   sp_pass *p = arg;
-  sp_model_cache mc[2] = {{0}, {0}}; /* [1]: the L1 runs of sp_refine_l1 */
   pthread_mutex_lock(&p->lock);
-  mc[0] = p->first; /* only one worker takes it */
-  memset(&p->first, 0, sizeof p->first);
+  sp_model_cache *mc = p->models[p->next_slot++];
   for (;;) {
     int k = p->next++;
     pthread_mutex_unlock(&p->lock);
@@ -799,8 +809,6 @@ static void *sp_pass_worker(void *arg) {
     p->done++;
     if (p->progress && p->opt->progress) p->opt->progress(p->opt->progress_ctx, p->done, p->n);
   }
-  sp_cm_memsys_free(mc[0].m);
-  sp_cm_memsys_free(mc[1].m);
   return NULL;
 }
 
@@ -811,9 +819,8 @@ static int sp_thread_count(const sp_rank_options *opt) {
 
 /* Runs the pass; returns the lowest failing position in idx, or n when all succeeded. */
 static int sp_run_pass(sp_pass *p) {
-  p->next = p->done = 0;
+  p->next = p->done = p->next_slot = 0;
   p->failed = p->n;
-  memset(&p->first, 0, sizeof p->first);
   if (p->n == 0) return p->n;
   int threads = sp_thread_count(p->opt);
   if (threads > p->n) threads = p->n;
@@ -825,14 +832,15 @@ static int sp_run_pass(sp_pass *p) {
     sp_candidate_config(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms,
                         &p->out->candidates[p->idx[0]].schedule, &topt, &nsms, &cmo,
                         &short_loop, &short_trip);
-    size_t each = sp_cm_memsys_full_bytes(sp_model_get(&p->first, p->arch, p->nest->narrays,
-                                                       nsms, &cmo));
+    size_t each = sp_cm_memsys_full_bytes(sp_model_get(&p->models[0][0], p->arch,
+                                                       p->nest->narrays, nsms, &cmo));
     for (int a = 0; a < p->nest->narrays; a++) /* and its footprint bitmaps (sp_simulate) */
       each += (size_t)fmin((double)(32 << 20),
                            ceil((double)p->nest->arrays[a].total_bytes / p->arch->l2_sector_bytes / 8));
     size_t fit = each ? SP_MODEL_MEMORY_BUDGET / each : 1;
     if (fit < (size_t)threads) threads = fit < 1 ? 1 : (int)fit;
   }
+  sp_pass_free_models(p, threads); /* within the memory budget: only this pass's workers' */
   if (pthread_mutex_init(&p->lock, NULL) != 0) return 0;
   pthread_t tid[SP_MAX_THREADS];
   int started = 0;
@@ -843,7 +851,6 @@ static int sp_run_pass(sp_pass *p) {
   sp_pass_worker(p); /* the calling thread works too */
   for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
   pthread_mutex_destroy(&p->lock);
-  sp_cm_memsys_free(p->first.m); /* not taken when every candidate ran before a worker began */
   return p->failed;
 }
 
@@ -879,6 +886,40 @@ static double sp_screen_calibration(const sp_rank_result *out) {
     n++;
   }
   return n ? fmax(1.0, exp(log_sum / n)) : 1;
+}
+
+/* The memory model's work per warp instruction of a screened candidate, relative: its L1
+ * lookups (sectors) and, weighted double, its L2 lookups (an L1 miss's L2 read with its fill
+ * probes costs about as much again: transpose's uncoalesced baselines refine 3x slower than
+ * its other candidates for 1.4x the sectors). */
+static double sp_refine_work(const sp_rank_candidate *c) {
+  const sp_cm_counters *t = &c->total;
+  double req = (double)(t->ld_requests + t->st_requests);
+  if (!(req > 0)) return 0;
+  return (double)(t->ld_sectors + t->st_sectors) / req +
+         2.0 * (double)(t->l2_read_sectors + t->l2_write_sectors) / req;
+}
+
+typedef struct sp_work_key {
+  double work;
+  int index;
+} sp_work_key;
+
+static int sp_by_work_desc(const void *pa, const void *pb) {
+  const sp_work_key *x = pa, *y = pb;
+  if (x->work != y->work) return x->work > y->work ? -1 : 1;
+  return x->index - y->index;
+}
+
+/* A round's candidates, the most work first, so that the round does not end on one long
+ * candidate while the other workers wait (the results do not depend on the order). */
+static void sp_order_longest_first(const sp_rank_result *out, int *idx, int n) {
+  sp_work_key *keys = malloc((size_t)(n > 0 ? n : 1) * sizeof *keys);
+  if (!keys) return; /* the order is only a matter of speed */
+  for (int i = 0; i < n; i++) keys[i] = (sp_work_key){sp_refine_work(&out->candidates[idx[i]]), idx[i]};
+  qsort(keys, (size_t)n, sizeof *keys, sp_by_work_desc);
+  for (int i = 0; i < n; i++) idx[i] = keys[i].index;
+  free(keys);
 }
 
 /* Refinement in rounds. First the screening's best SP_REFINE_COUNT and both baselines; then,
@@ -943,6 +984,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
       if (!def_in) idx[nref++] = defs[d];
     }
     if (nref == 0) break;
+    sp_order_longest_first(out, idx, nref);
     pass->idx = idx;
     pass->n = nref;
     if (sp_run_pass(pass) < nref) rc = -1;
@@ -1010,22 +1052,21 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   sp_pass pass = {.nest = nest, .arch = arch, .opt = opt, .est = est,
                   .budget = screen ? screen_budget : budget, .all_sms = !screen,
                   .progress = true, .out = out, .idx = idx, .n = space.n};
-  int failed = sp_run_pass(&pass);
-  if (failed < space.n)
+  int failed = sp_run_pass(&pass), rc = 0;
+  if (failed < space.n) {
     snprintf(err, errlen, "candidate %s could not be simulated", space.items[failed].name);
-  sp_space_free(&space);
-  if (failed < pass.n) {
-    free(idx);
-    sp_rank_result_free(out);
-    return -1;
-  }
-  if (screen && sp_refine_rounds(&pass, opt, budget, idx) != 0) {
+    rc = -1;
+  } else if (screen && sp_refine_rounds(&pass, opt, budget, idx) != 0) {
     snprintf(err, errlen, "refinement failed (out of memory?)");
-    free(idx);
+    rc = -1;
+  }
+  sp_pass_free_models(&pass, 0);
+  sp_space_free(&space);
+  free(idx);
+  if (rc != 0) {
     sp_rank_result_free(out);
     return -1;
   }
-  free(idx);
   if (sp_order_by_time(out, out->order) != 0) {
     snprintf(err, errlen, "out of memory");
     sp_rank_result_free(out);
