@@ -14,7 +14,10 @@
  * order is the refined one. Budgets are warp instructions simulated per candidate. A sample
  * takes, in this order: fewer SMs (screening only), fewer waves, a shortened sequential loop
  * (sp_shorten_choice), and as the last resort a cut trace; sp_run_candidate extrapolates. */
-#define SP_SCREEN_TOTAL 1000000 /* shared by all candidates of the space */
+/* Screening: shared by all candidates of the space (1,000,000 while screening samples were
+ * spread over 4 SMs; on one SM, with whole passes of the body, half of it chose as well on
+ * the nests bench_rank --reference checks: bench/results/2026-11-23-screening.md) */
+#define SP_SCREEN_TOTAL 500000
 #define SP_SCREEN_MIN 1000
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
 #define SP_REFINE_COUNT 8
@@ -317,7 +320,11 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
   *short_loop = -1;
   *short_trip = 0;
   if (budget > 0 && est_instr > (double)budget) {
-    /* fewer SMs (each has its own L1; the shared L2 shrinks to their share), then fewer waves */
+    /* fewer SMs (each has its own L1; the shared L2 shrinks to their share), then fewer waves.
+     * As few as one: a screening sample of ~1,000 instructions spread over 4 SMs' 64 resident
+     * warps each gave every warp its first 4 references and none of the rest of the body, and
+     * misjudged the stencils' L1 reuse by class of block shape (heat3d's 8x8x4 blocks screened
+     * 1.7x optimistic, its 32x4x2 ones 1.2x), which the refinement rounds could not undo. */
     const sp_schedule *s = sched;
     int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
     int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
@@ -325,7 +332,7 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
     int64_t waves = (blocks + (int64_t)active * nsms - 1) / ((int64_t)active * nsms);
     double keep = (double)budget / est_instr;
     int k = (int)ceil(nsms * keep);
-    if (k < 4) k = 4;
+    if (k < 1) k = 1;
     if (k < nsms && !all_sms) {
       topt.sample_sms = nsms = k;
       keep = keep * arch->sm_count / k;

@@ -8,7 +8,9 @@ without a GPU: how good its picks would have been.
 Runs `BIN --format json --top 100000 -q examples/NAME.c ARGS` (ARGS: the example's first
 `// schedpredict-args:` line, split as the shell would; scripts/emit_plans.sh) for every example
 that has measurements, at most --jobs (default 2) at a time, and matches each measured candidate
-(status ok) to the new ranking by (nest file name and line, pattern, block, grid); ids are not
+(status ok) to the new ranking by (nest file name and line, mapping, block, grid; the mapping
+without hardware dimensions of extent 1, see trace_mapping; twins measured in one plan count as
+one candidate, the mean of their medians); ids are not
 used across the two, they may shift. Measured candidates that do not match are listed, not
 dropped silently.
 
@@ -22,7 +24,7 @@ Datasets (under --results, default validation/results/h100):
   run6    2026-11-22-reduction-combine/run6/  the same two examples, fresh plans of the model
           with the reduction-combine term (in "merged", with run5, replacing runs 1-4's)
   run7    2026-11-23-model-2108e9c/   seventh run, 787 candidates, all examples, with DRAM writes
-  merged  the union of all; a candidate measured in more than one run (same nest, pattern, block,
+  merged  the union of all; a candidate measured in more than one run (same nest, mapping, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
           first time is reported.
@@ -88,8 +90,25 @@ def die(msg, code=2):
     sys.exit(code)
 
 
+def trace_mapping(mapping, block, grid):
+    """cuda_mapping without the hardware dimensions of extent 1 ("i->tx+by" under gridDim.y = 1
+    is "i->tx"): schedules that differ only there run the same trace (sp_schedule_same_trace),
+    and the space keeps one of them, not always under the pattern name an older run measured."""
+    out = []
+    for tok in mapping.split():
+        var, _, dims = tok.partition("->")
+        kept = [d for d in dims.split("+") if d != "seq" and not
+                (len(d) == 2 and d[0] in "tb" and d[1] in "xyz" and
+                 (block if d[0] == "t" else grid)["xyz".index(d[1])] == 1)]
+        out.append(var + "->" + ("+".join(kept) or "seq"))
+    return " ".join(out)
+
+
 def cand_key(c):
-    return (c["pattern"], tuple(c["block"]), tuple(c["grid"]))
+    """(mapping as its trace runs, block, grid): the pattern name is left out (twins differ in
+    it) and shown by key_str from the plan that measured the candidate."""
+    return (trace_mapping(c["cuda_mapping"], c["block"], c["grid"]), tuple(c["block"]),
+            tuple(c["grid"]))
 
 
 def key_str(k):
@@ -151,9 +170,16 @@ def load_dataset(ddir, only):
                                   "status": mc.get("status")})
                     continue
                 key = cand_key(c)
-                if key in d:
-                    problems.append(f"{nest_str(nest)}: {key_str(key)} twice in one plan")
-                d[key] = {"time": mc["time_us"]["median"], "id": c["id"],
+                t = mc["time_us"]["median"]
+                if key in d:  # twins (one trace, two schedules: older spaces held both)
+                    x = d[key]
+                    x["time"] = (x["time"] * x["twins"] + t) / (x["twins"] + 1)
+                    x["twins"] += 1
+                    if c["model_rank"] < x["plan_rank"]:
+                        x.update({"id": c["id"], "plan_rank": c["model_rank"],
+                                  "plan_pred": c["predicted"]["time_us"], "openacc": c["openacc"]})
+                    continue
+                d[key] = {"time": t, "id": c["id"], "twins": 1,
                           "plan_rank": c["model_rank"], "plan_pred": c["predicted"]["time_us"],
                           "openacc": c["openacc"]}
             defaults = dict(k.get("defaults") or {})

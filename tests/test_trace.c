@@ -118,12 +118,15 @@ static void random_nest(tnest *t, int *nb_out, bool *inner_out) {
   *inner_out = inner;
 }
 
+/* The property tests' user-style space: odd block shapes (narrow, 3-D, below a warp) and
+ * grids capped at 1 and 2 blocks per SM of a 3-SM GPU. */
+static const int PROP_BLOCKS[][3] = {{32, 1, 1}, {8, 1, 1}, {64, 2, 1}, {4, 2, 1}, {2, 2, 2},
+                                     {32, 4, 1}, {8, 4, 2}, {128, 1, 1}};
+static const int64_t PROP_CAPS[] = {1, 2};
+
 static void test_every_iteration_once(void) {
   sp_arch small = H100;
   small.sm_count = 3;
-  static const int blocks[][3] = {{32, 1, 1}, {8, 1, 1}, {64, 2, 1}, {4, 2, 1}, {2, 2, 2},
-                                  {32, 4, 1}, {8, 4, 2}, {128, 1, 1}};
-  static const int64_t caps[] = {1, 2};
   int nschedules = 0, bad_nests = 0;
   int64_t total_iters = 0;
   for (int trial = 0; trial < 120; trial++) {
@@ -138,7 +141,7 @@ static void test_every_iteration_once(void) {
     int64_t idx[SP_MAX_LOOPS] = {0}, count = 0;
     if (inner) enumerate(&t.n, 0, nb + 1, idx, exp0, exp1, &count, nb > 1 ? 0 : -1);
     enumerate(&t.n, 0, nb, idx, exp0, exp1, &count, -1);
-    sp_space_options o = {blocks, 8, caps, 2, true, false, false};
+    sp_space_options o = {PROP_BLOCKS, 8, PROP_CAPS, 2, true, false, false};
     sp_space sp;
     char err[256];
     if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) {
@@ -183,6 +186,118 @@ static void test_every_iteration_once(void) {
   fprintf(stderr, "  %d schedules checked, %lld iterations\n", nschedules, (long long)total_iters);
   CHECK_EQ_INT(bad_nests, 0);
   CHECK(nschedules > 1000);
+}
+
+/* ---- one candidate per trace ----
+ * The space keeps one schedule of each class sp_schedule_same_trace forms (a loop's hardware
+ * dimensions of extent 1 dropped). The claim under that: adding or removing such a dimension
+ * changes nothing a candidate is judged by. For random nests, each schedule of the space and
+ * each legal variant of it one such dimension apart give the same warp instructions (every
+ * field, addresses of active lanes), the same per-SM work, working blocks and uneven lanes. */
+
+typedef struct stream_hash {
+  uint64_t h, n;
+} stream_hash;
+
+static void mix(stream_hash *c, uint64_t v) {
+  c->h = (c->h ^ v) * UINT64_C(0x100000001b3);
+}
+
+static int hash_sink(void *vctx, const sp_warp_instr *wi) {
+  stream_hash *c = vctx;
+  mix(c, (uint64_t)wi->sm);
+  mix(c, (uint64_t)wi->block);
+  mix(c, (uint64_t)wi->warp);
+  mix(c, (uint64_t)wi->ref);
+  mix(c, wi->active);
+  for (int l = 0; l < SP_WARP; l++)
+    if (wi->active >> l & 1) mix(c, wi->addr[l]);
+  c->n++;
+  return 0;
+}
+
+static int variants_one_dim_apart(const sp_schedule *s, sp_schedule *out) {
+  int n = 0;
+  bool bused[3] = {false}, tused[3] = {false};
+  for (int k = 0; k < s->nband; k++) {
+    if (s->map[k].block_dim >= 0) bused[s->map[k].block_dim] = true;
+    if (s->map[k].thread_dim >= 0) tused[s->map[k].thread_dim] = true;
+  }
+  for (int k = 0; k < s->nband; k++) {
+    sp_loop_map m = s->map[k];
+    if (m.block_dim >= 0 && s->grid[m.block_dim] == 1) {
+      out[n] = *s;
+      out[n++].map[k].block_dim = -1;
+    }
+    if (m.thread_dim >= 0 && s->block[m.thread_dim] == 1) {
+      out[n] = *s;
+      out[n++].map[k].thread_dim = -1;
+    }
+    for (int e = 0; e < 3 && m.block_dim < 0; e++)
+      if (!bused[e] && s->grid[e] == 1) {
+        out[n] = *s;
+        out[n++].map[k].block_dim = e;
+      }
+    for (int d = 0; d < 3 && m.thread_dim < 0; d++)
+      if (!tused[d] && s->block[d] == 1) {
+        out[n] = *s;
+        out[n++].map[k].thread_dim = d;
+      }
+  }
+  return n;
+}
+
+static void test_same_trace(void) {
+  sp_arch small = H100;
+  small.sm_count = 3;
+  int compared = 0, differ = 0, unequal = 0;
+  for (int trial = 0; trial < 120; trial++) {
+    tnest t;
+    int nb;
+    bool inner;
+    random_nest(&t, &nb, &inner);
+    sp_space_options o = {PROP_BLOCKS, 8, PROP_CAPS, 2, true, false, false};
+    sp_space sp;
+    char err[256];
+    if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) continue;
+    for (int i = 0; i < sp.n; i++)
+      for (int j = i + 1; j < sp.n; j++) unequal += sp_schedule_same_trace(&sp.items[i], &sp.items[j]);
+    for (int i = 0; i < sp.n; i++) {
+      const sp_schedule *s = &sp.items[i];
+      sp_schedule var[4 * SP_MAX_LOOPS];
+      int nv = variants_one_dim_apart(s, var);
+      stream_hash a = {UINT64_C(0xcbf29ce484222325), 0};
+      double wa[3], wb[3];
+      int rwa = sp_trace_sm_work(&t.n, s, small.sm_count, wa);
+      bool ran = false;
+      for (int v = 0; v < nv; v++) {
+        CHECK(sp_schedule_same_trace(s, &var[v]));
+        if (sp_schedule_check(&t.n, &var[v], &small, NULL, 0) != 0) continue;
+        if (!ran) CHECK_EQ_INT(sp_trace_run(&t.n, s, &small, NULL, hash_sink, &a, NULL), 0);
+        ran = true;
+        stream_hash b = {UINT64_C(0xcbf29ce484222325), 0};
+        CHECK_EQ_INT(sp_trace_run(&t.n, &var[v], &small, NULL, hash_sink, &b, NULL), 0);
+        bool same = a.h == b.h && a.n == b.n &&
+                    sp_trace_working_blocks(&t.n, s) == sp_trace_working_blocks(&t.n, &var[v]) &&
+                    sp_trace_lane_uneven_dims(&t.n, s) == sp_trace_lane_uneven_dims(&t.n, &var[v]);
+        int rwb = sp_trace_sm_work(&t.n, &var[v], small.sm_count, wb);
+        same &= rwa == rwb; /* work up to a factor all blocks share: compared as shares */
+        for (int k = 0; rwa == 0 && rwb == 0 && k < small.sm_count; k++)
+          same &= fabs(wa[k] / (wa[0] + wa[1] + wa[2]) - wb[k] / (wb[0] + wb[1] + wb[2])) < 1e-12;
+        if (!same && differ++ < 3)
+          fprintf(stderr, "trial %d: %s [%s] %dx%dx%d / %lldx%lldx%lld and a variant one "
+                  "dimension of extent 1 apart differ\n", trial, s->name, s->openacc, s->block[0],
+                  s->block[1], s->block[2], (long long)s->grid[0], (long long)s->grid[1],
+                  (long long)s->grid[2]);
+        compared++;
+      }
+    }
+    sp_space_free(&sp);
+  }
+  fprintf(stderr, "  %d schedule pairs one dimension of extent 1 apart compared\n", compared);
+  CHECK_EQ_INT(differ, 0);
+  CHECK_EQ_INT(unequal, 0); /* the space holds one schedule per trace */
+  CHECK(compared > 500);
 }
 
 /* ---- transpose by hand ---- */
@@ -584,5 +699,6 @@ int main(void) {
   SP_RUN(test_working_blocks);
   SP_RUN(test_sm_work);
   SP_RUN(test_every_iteration_once);
+  SP_RUN(test_same_trace);
   return SP_TEST_END();
 }

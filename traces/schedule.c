@@ -250,6 +250,38 @@ bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b) {
   return true;
 }
 
+/* Loop k's mapping without the hardware dimensions of extent 1: blockIdx.e is 0 when gridDim.e
+ * is 1, threadIdx.d is 0 when blockDim.d is 1, and either then adds 0 to the loop's start and a
+ * factor 1 to its stride (traces.h), so each thread runs the same iterations in the same order. */
+static sp_loop_map effective_map(const sp_schedule *s, int k) {
+  sp_loop_map m = s->map[k];
+  if (m.thread_dim >= 0 && s->block[m.thread_dim] == 1) m.thread_dim = -1;
+  if (m.block_dim >= 0 && s->grid[m.block_dim] == 1) m.block_dim = -1;
+  return m;
+}
+
+static int trivial_dims(const sp_schedule *s) {
+  int n = 0;
+  for (int k = 0; k < s->nband; k++) {
+    sp_loop_map e = effective_map(s, k);
+    n += (e.thread_dim != s->map[k].thread_dim) + (e.block_dim != s->map[k].block_dim);
+  }
+  return n;
+}
+
+bool sp_schedule_same_trace(const sp_schedule *a, const sp_schedule *b) {
+  if (a->nband != b->nband || a->collapse_first != b->collapse_first ||
+      a->collapse_count != b->collapse_count)
+    return false;
+  for (int d = 0; d < 3; d++)
+    if (a->block[d] != b->block[d] || a->grid[d] != b->grid[d]) return false;
+  for (int k = 0; k < a->nband; k++) {
+    sp_loop_map x = effective_map(a, k), y = effective_map(b, k);
+    if (x.thread_dim != y.thread_dim || x.block_dim != y.block_dim) return false;
+  }
+  return true;
+}
+
 static const char DIMC[3] = {'x', 'y', 'z'};
 
 static void name_schedule(sp_schedule *s, const unit *u, int n, const int *t, const int *b) {
@@ -685,7 +717,7 @@ static bool gcc_default_schedule(sp_schedule *s, const sp_nest *nest, const sp_a
 
 static int find_or_push(sp_space *sp, sp_schedule *s) {
   for (int i = 0; i < sp->n; i++)
-    if (sp_schedule_equal(&sp->items[i], s)) return i;
+    if (sp_schedule_same_trace(&sp->items[i], s)) return i;
   return push(sp, s) ? -2 : sp->n - 1;
 }
 
@@ -705,12 +737,24 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
   bool has_user_collapse = build_units(nest, nb, true, uc, &nc, &cf2, &cc2);
   if (add_maps(out, nest, arch, opt, nb, u, n, cf, cc)) goto oom;
   if (has_user_collapse && nc < n && add_maps(out, nest, arch, opt, nb, uc, nc, cf2, cc2)) goto oom;
-  /* drop duplicates (clamped grids can coincide), keeping the first */
+  /* One candidate per trace. Clamped grids coincide, and a capped grid of g blocks is (g, 1, 1),
+   * so a loop on tx+by then runs as on tx alone: a quarter of a 2-D space and a third of a 3-D
+   * one were simulated twice. Kept: the first that OpenACC can state, then the one with the
+   * fewest dimensions of extent 1 (the plainer description), then the first; it takes the
+   * place of the first of its class. */
   int w = 0;
   for (int i = 0; i < out->n; i++) {
-    bool dup = false;
-    for (int j = 0; j < w && !dup; j++) dup = sp_schedule_equal(&out->items[j], &out->items[i]);
-    if (!dup) out->items[w++] = out->items[i];
+    const sp_schedule *c = &out->items[i];
+    int j = 0;
+    while (j < w && !sp_schedule_same_trace(&out->items[j], c)) j++;
+    if (j == w) {
+      out->items[w++] = *c;
+      continue;
+    }
+    const sp_schedule *k = &out->items[j];
+    if (c->openacc_expressible != k->openacc_expressible ? c->openacc_expressible
+                                                          : trivial_dims(c) < trivial_dims(k))
+      out->items[j] = *c;
   }
   out->n = w;
   sp_schedule def;
@@ -732,9 +776,8 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
       (collapse_units ? gcc_default_schedule(&def, nest, arch, nb, uc, nc, cf2, cc2)
                       : gcc_default_schedule(&def, nest, arch, nb, u, n, cf, cc))) {
     dg = find_or_push(out, &def);
-    if (dg >= 0) { /* already in the space: it is named and described as what GCC does */
-      memcpy(out->items[dg].name, def.name, sizeof def.name);
-      memcpy(out->items[dg].openacc, def.openacc, sizeof def.openacc);
+    if (dg >= 0) { /* already in the space (this trace): it is what GCC does, so named */
+      out->items[dg] = def;
       out->items[dg].openacc_expressible = true;
     }
   }

@@ -121,6 +121,11 @@ int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *
 /* Same mapping and launch configuration (names and OpenACC text aside). */
 bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b);
 
+/* The same trace: the same launch configuration, and mappings that differ at most by hardware
+ * dimensions of extent 1 (a loop on threadIdx.x + blockIdx.y under gridDim.y = 1 runs as on
+ * threadIdx.x alone). The space holds one candidate of each. */
+bool sp_schedule_same_trace(const sp_schedule *a, const sp_schedule *b);
+
 /* Generates the candidate's warp instructions into sink. Returns 0, the sink's non-zero value,
  * or -1 on an invalid schedule or allocation failure. */
 int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
