@@ -69,8 +69,10 @@ static int sp_by_lo(const void *pa, const void *pb) {
 
 enum { SP_FOOT_READS = 1, SP_FOOT_WRITES = 2 };
 
-static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
-                                         unsigned accesses) {
+/* extent: iterations of each loop to count (the loop's trip where it is larger), NULL: the
+ * whole run (every loop's trip) */
+static double sp_array_footprint_in(const sp_nest *n, int array, int sector_bytes,
+                                    unsigned accesses, const double *extent) {
   sp_ref_range *rr = malloc((size_t)(n->nrefs ? n->nrefs : 1) * sizeof *rr);
   if (!rr) return (double)n->arrays[array].total_bytes / sector_bytes;
   int nr = 0;
@@ -87,14 +89,15 @@ static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector
       const sp_loop *L = &n->loops[l];
       int64_t a = ref->offset.coef[l];
       for (int o = 0; o < SP_MAX_LOOPS; o++) known &= !L->lower.coef[o] && !L->upper.coef[o];
-      if (!a || L->trip_max <= 0) continue;
+      double trip = extent ? fmin((double)L->trip_max, extent[l]) : (double)L->trip_max;
+      if (!a || trip <= 0) continue;
       double first = (double)a * (double)L->lower.constant;
-      double last = (double)a * ((double)L->lower.constant + (double)(L->trip_max - 1) * (double)L->step);
+      double last = (double)a * ((double)L->lower.constant + (trip - 1) * (double)L->step);
       lo += fmin(first, last);
       hi += fmax(first, last);
-      if (L->trip_max <= 1) continue;
+      if (trip <= 1) continue;
       stride[nt] = fabs((double)a);
-      trips[nt++] = (double)L->trip_max;
+      trips[nt++] = trip;
     }
     for (int i = 1; i < nt; i++) /* insertion sort by stride */
       for (int j = i; j > 0 && stride[j] < stride[j - 1]; j--) {
@@ -127,6 +130,48 @@ static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector
   free(rr);
   double declared = (double)n->arrays[array].total_bytes / sector_bytes;
   return total < declared ? total : declared;
+}
+
+static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
+                                         unsigned accesses) {
+  return sp_array_footprint_in(n, array, sector_bytes, accesses, NULL);
+}
+
+/* The bytes one block touches in one pass of loop `loop` run for `trip` iterations: its threads'
+ * share of the loops on thread dimensions, `trip` of the loop, one iteration of every other.
+ * A lower bound of what an SM's L1 holds through the pass (its other blocks may share data). */
+static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int loop, double trip,
+                                  int sector_bytes) {
+  double extent[SP_MAX_LOOPS];
+  for (int l = 0; l < SP_MAX_LOOPS; l++) extent[l] = 1;
+  for (int k = 0; k < s->nband && k < n->nloops; k++) {
+    int d = s->map[k].thread_dim;
+    bool collapsed = s->collapse_count >= 2 && k >= s->collapse_first &&
+                     k < s->collapse_first + s->collapse_count;
+    if (d >= 0 && !collapsed) extent[k] = s->block[d]; /* a collapsed group: 1, a lower bound */
+  }
+  extent[loop] = trip;
+  double bytes = 0;
+  for (int a = 0; a < n->narrays; a++)
+    bytes += sp_array_footprint_in(n, a, sector_bytes, SP_FOOT_READS | SP_FOOT_WRITES, extent) *
+             sector_bytes;
+  return bytes;
+}
+
+/* Whether shortening `loop` to `trip` keeps what the L1 does: a pass that overflows the L1 in
+ * the run must not fit it in the sample, or the data of one pass stays for the next (grid-stride
+ * iterations, the SM's next blocks) and hits where the run misses. 2mm.c:17 on 132 blocks of
+ * 1024 threads: k shortened from 1100 to 8 iterations made B's pass 58 KB, and the sample 99.8 %
+ * L1 hits where --exact and the H100 have 11.3 % (validation/results/h100/2026-11-23-model-d7c4d47).
+ * Where it does not, the L1 rates come from a few SMs that run the loop in full for as long as
+ * the budget lasts (sp_refine_l1, a prefix in time): the shortened run still reaches every
+ * reference (the store after the loop) and gives the L2 side. */
+static bool sp_shortening_keeps_l1(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
+                                   int loop, int64_t trip) {
+  if (!arch->l1_caches_global_loads) return true;
+  double l1 = (double)arch->l1_bytes, sector = arch->l1_sector_bytes;
+  double full = sp_block_pass_bytes(n, s, loop, (double)n->loops[loop].trip_max, (int)sector);
+  return full <= l1 || sp_block_pass_bytes(n, s, loop, (double)trip, (int)sector) > l1;
 }
 
 /* Loads a thread can have in flight: the reads of one iteration of the innermost body. */
@@ -536,8 +581,8 @@ static int64_t sp_gcd(int64_t a, int64_t b) {
 
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                         const sp_cm_options *cmo_all, double est_instr, int64_t l1_budget,
-                        bool prefix_ok, sp_model_cache *mc, const sp_cm_counters *main_ref,
-                        sp_cm_counters *per_array) {
+                        bool prefix_ok, bool main_l1_distorted, sp_model_cache *mc,
+                        const sp_cm_counters *main_ref, sp_cm_counters *per_array) {
   const int S = arch->sm_count;
   int64_t blocks = sched->grid[0] * sched->grid[1] * sched->grid[2];
   if (sched->grid[1] == 1 && sched->grid[2] == 1) /* blocks past the loops' end hold no work */
@@ -609,33 +654,71 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   double work_all = 0;
   for (int i = 0; by_work && i < S; i++) work_all += work[i];
   by_work &= work_all > 0;
-  for (int q = 0; q < ncls && rc == 0; q++) {
-    double work_cls = 0, work_run = 0;
-    for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) {
-      work_cls += work[i];
-      work_run += i < cls_first[q] + kq[q] ? work[i] : 0;
+  /* Pass 1, only where a reference is still unreached (the whole-grid run was shortened and
+   * cut, and these SMs' prefix stopped before it too: 2mm.c:17's store on 800 blocks of 1024
+   * threads counted 0 sectors): the same SMs again on the nest with its longest loop at its
+   * shortest, for those references' counts only (their L1 side is what coalescing gives; the
+   * shortened loop's L1 hits are not taken from it). */
+  sp_cm_counters *cov = NULL;
+  sp_nest brief;
+  for (int pass = 0; pass < 2 && rc == 0; pass++) {
+    const sp_nest *run = nest;
+    sp_cm_counters *rs = ref_sum;
+    if (pass == 1) {
+      bool missing = false;
+      for (int i = 0; i < nest->nrefs; i++)
+        missing |= !main_ref[i].ld_requests && !main_ref[i].st_requests &&
+                   !ref_sum[i].ld_requests && !ref_sum[i].st_requests &&
+                   sp_ref_executions(nest, i) > 0;
+      int sl = -1;
+      int64_t strip = 0;
+      if (missing) sp_shorten_choice(nest, 0, &sl, &strip);
+      if (sl < 0) break;
+      brief = *nest;
+      brief.loops[sl].upper.constant =
+          brief.loops[sl].lower.constant + (strip - 1) * brief.loops[sl].step;
+      brief.loops[sl].trip_min = brief.loops[sl].trip_max = strip;
+      run = &brief;
+      rs = cov = calloc(nr, sizeof *cov);
+      if (!cov) {
+        rc = -1;
+        break;
+      }
     }
-    sp_trace_options topt;
-    memset(&topt, 0, sizeof topt);
-    topt.sample_sms = kq[q];
-    topt.sample_sm_first = cls_first[q];
-    sp_cm_options cmo = *cmo_all;
-    if ((double)kq[q] / S < cmo.l2_fraction) cmo.l2_fraction = (double)kq[q] / S;
-    sp_trace_stats st;
-    bool sampled;
-    double scale, f = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
-    memset(l1, 0, na * sizeof *l1);
-    if (prefix) { /* extrapolated to the whole grid's executions: weighed by the class's share */
-      rc = sp_simulate(nest, nest, arch, sched, &topt, kq[q], &cmo, est_instr, l1_budget / ncls,
-                       false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
-      f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
-    } else { /* raw counts (est_instr 0 and not shortened keep them as simulated) */
-      rc = sp_simulate(nest, nest, arch, sched, &topt, kq[q], &cmo, 0, 0, false, true, mc, l1, ref,
-                       &st, &sampled, &scale, NULL);
+    for (int q = 0; q < ncls && rc == 0; q++) {
+      double work_cls = 0, work_run = 0;
+      for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) {
+        work_cls += work[i];
+        work_run += i < cls_first[q] + kq[q] ? work[i] : 0;
+      }
+      sp_trace_options topt;
+      memset(&topt, 0, sizeof topt);
+      topt.sample_sms = kq[q];
+      topt.sample_sm_first = cls_first[q];
+      sp_cm_options cmo = *cmo_all;
+      if ((double)kq[q] / S < cmo.l2_fraction) cmo.l2_fraction = (double)kq[q] / S;
+      sp_trace_stats st;
+      bool sampled;
+      double scale, f = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
+      memset(l1, 0, na * sizeof *l1);
+      /* a prefix (or a shortened run) is extrapolated to the whole grid's executions: weighed
+       * by the class's share */
+      if (prefix || run != nest) {
+        rc = sp_simulate(nest, run, arch, sched, &topt, kq[q], &cmo, est_instr, l1_budget / ncls,
+                         run != nest, false, mc, l1, ref, &st, &sampled, &scale, NULL);
+        f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
+      } else { /* raw counts (est_instr 0 and not shortened keep them as simulated) */
+        rc = sp_simulate(nest, nest, arch, sched, &topt, kq[q], &cmo, 0, 0, false, true, mc, l1,
+                         ref, &st, &sampled, &scale, NULL);
+      }
+      for (int a = 0; a < nest->narrays && rc == 0 && pass == 0; a++)
+        sp_counters_add_scaled(&sum[a], &l1[a], f);
+      for (int i = 0; i < nest->nrefs && rc == 0; i++) sp_counters_add_scaled(&rs[i], &ref[i], f);
     }
-    for (int a = 0; a < nest->narrays && rc == 0; a++) sp_counters_add_scaled(&sum[a], &l1[a], f);
-    for (int i = 0; i < nest->nrefs && rc == 0; i++) sp_counters_add_scaled(&ref_sum[i], &ref[i], f);
   }
+  for (int i = 0; cov && i < nest->nrefs; i++)
+    if (!ref_sum[i].ld_requests && !ref_sum[i].st_requests) ref_sum[i] = cov[i];
+  free(cov);
   /* A reference the whole-grid run never reached takes these SMs' L1-side counts; its L2 and
    * DRAM side follows the whole-grid run's rates (its array's, else all arrays'; a store where
    * no store ran writes each sector back once a run: 0 bytes for conv3d's and himeno's stores
@@ -703,11 +786,17 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     }
     if (sum[a].ld_sectors <= 0) continue;
     double hit = c->l2_read_sectors > 0 ? (double)c->l2_read_hit_sectors / (double)c->l2_read_sectors : 0;
+    int64_t misses = c->l2_read_sectors - c->l2_read_hit_sectors;
     double ld = (double)c->ld_sectors, per = 1.0 / (double)sum[a].ld_sectors;
     c->ld_l1_hit_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_hit_sectors * per);
     c->ld_l1_pending_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_pending_sectors * per);
     c->l2_read_sectors = (int64_t)llround(ld * (double)sum[a].l2_read_sectors * per);
-    c->l2_read_hit_sectors = (int64_t)llround(hit * (double)c->l2_read_sectors);
+    /* A whole-grid run whose L1 hit where the run misses sent the L2 only a few of its reads,
+     * so its hit ratio says nothing of the rest; its misses (the DRAM reads, from the array's
+     * footprint against the L2) stand, and the reads it lacked hit. */
+    c->l2_read_hit_sectors = main_l1_distorted
+                                 ? (c->l2_read_sectors > misses ? c->l2_read_sectors - misses : 0)
+                                 : (int64_t)llround(hit * (double)c->l2_read_sectors);
   }
   free(l1);
   free(sum);
@@ -743,13 +832,15 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
                        short_loop >= 0, false, &mc[0], c->per_array, main_ref, &c->stats,
                        &c->sampled, &c->scale, &cut);
-  if (rc == 0 && all_sms && short_loop >= 0 && budget > 0)
-    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, false, &mc[1], main_ref,
-                      c->per_array);
-  else if (rc == 0 && all_sms && cut && budget > 0)
+  if (rc == 0 && all_sms && short_loop >= 0 && budget > 0) {
+    bool distorted = !sp_shortening_keeps_l1(nest, arch, &c->schedule, short_loop, short_trip);
+    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, distorted, distorted,
+                      &mc[1], main_ref, c->per_array);
+  } else if (rc == 0 && all_sms && cut && budget > 0) {
     rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr,
-                      (int64_t)((double)budget * SP_L1_SAMPLE_SHARE), true, &mc[1], main_ref,
-                      c->per_array);
+                      (int64_t)((double)budget * SP_L1_SAMPLE_SHARE), true, false, &mc[1],
+                      main_ref, c->per_array);
+  }
   free(main_ref);
   if (rc == 0) {
     memset(&c->total, 0, sizeof c->total);
