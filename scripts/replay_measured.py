@@ -24,6 +24,8 @@ Datasets (under --results, default validation/results/h100):
   run6    2026-11-22-reduction-combine/run6/  the same two examples, fresh plans of the model
           with the reduction-combine term (in "merged", with run5, replacing runs 1-4's)
   run7    2026-11-23-model-2108e9c/   seventh run, 787 candidates, all examples, with DRAM writes
+  run8    2026-11-23-model-d7c4d47/   eighth run, 778 candidates, all examples: the plans of the
+          model with one candidate per trace and screening on as few SMs as its budget needs
   merged  the union of all; a candidate measured in more than one run (same nest, mapping, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
@@ -75,13 +77,15 @@ DATASETS = [("run1", "2026-11-22", "first run"),
             ("run5", "2026-11-22-reduction-combine", "reduction nests, one atomic per block"),
             ("run6", "2026-11-22-reduction-combine/run6",
              "reduction nests, fresh plans of the model with the combine term"),
-            ("run7", "2026-11-23-model-2108e9c", "seventh run, DRAM writes measured")]
+            ("run7", "2026-11-23-model-2108e9c", "seventh run, DRAM writes measured"),
+            ("run8", "2026-11-23-model-d7c4d47",
+             "eighth run, one candidate per trace, screening on one SM")]
 # Datasets whose nests replace the earlier runs' in "merged": run5 measured the two reduction
 # nests (jacobi.c:18, himeno.c:18) with the harness combining once per block; runs 1-4 combined
 # once per warp, which cost up to 4x their time (validation/results/h100/2026-11-22-atomic-probe.md).
 SUPERSEDING = {"run5", "run6"}
 # Datasets measured with that harness too, whose measurements of those nests are kept.
-SAME_HARNESS = SUPERSEDING | {"run7"}
+SAME_HARNESS = SUPERSEDING | {"run7", "run8"}
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -484,8 +488,8 @@ def main():
     fill_baselines(sets)
     merged = merge_datasets([sets[n] for n, _, _ in DATASETS],
                             [sets[n] for n in SUPERSEDING], [sets[n] for n in SAME_HARNESS])
-    merged["desc"] = ("run1 + ... + run7 (measured more than once: the median of the medians; "
-                      "of two, their mean; the reduction nests from runs 5, 6 and 7 only)")
+    merged["desc"] = ("run1 + ... + run8 (measured more than once: the median of the medians; "
+                      "of two, their mean; the reduction nests from runs 5 to 8 only)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:
             for comp, key in sets[n]["base"].get(nest, {}).items():
