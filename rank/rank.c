@@ -351,6 +351,19 @@ static void sp_shorten_choice(const sp_nest *n, double keep, int *loop, int64_t 
   *trip = t;
 }
 
+/* `out`: the nest with `loop` shortened to `trip` iterations (a shallow copy, its loops
+ * changed); returns out. */
+static const sp_nest *sp_nest_shortened(const sp_nest *nest, int loop, int64_t trip, sp_nest *out) {
+  *out = *nest;
+  sp_loop *L = &out->loops[loop];
+  L->upper.constant = L->lower.constant + (trip - 1) * L->step;
+  L->trip_min = L->trip_max = trip;
+  return out;
+}
+
+/* Whether a run's counts hold executions of this reference (it was reached). */
+static bool sp_reached(const sp_cm_counters *c) { return c->ld_requests || c->st_requests; }
+
 /* How a candidate is simulated: the trace sampling and the memory model's configuration.
  * all_sms: sample by waves and trace prefix only, so the L2 keeps its full size and every SM's
  * share of it (the refinement pass: shrinking the L2 misjudges data shared by all SMs). */
@@ -667,18 +680,13 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     if (pass == 1) {
       bool missing = false;
       for (int i = 0; i < nest->nrefs; i++)
-        missing |= !main_ref[i].ld_requests && !main_ref[i].st_requests &&
-                   !ref_sum[i].ld_requests && !ref_sum[i].st_requests &&
+        missing |= !sp_reached(&main_ref[i]) && !sp_reached(&ref_sum[i]) &&
                    sp_ref_executions(nest, i) > 0;
       int sl = -1;
       int64_t strip = 0;
       if (missing) sp_shorten_choice(nest, 0, &sl, &strip);
       if (sl < 0) break;
-      brief = *nest;
-      brief.loops[sl].upper.constant =
-          brief.loops[sl].lower.constant + (strip - 1) * brief.loops[sl].step;
-      brief.loops[sl].trip_min = brief.loops[sl].trip_max = strip;
-      run = &brief;
+      run = sp_nest_shortened(nest, sl, strip, &brief);
       rs = cov = calloc(nr, sizeof *cov);
       if (!cov) {
         rc = -1;
@@ -717,7 +725,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     }
   }
   for (int i = 0; cov && i < nest->nrefs; i++)
-    if (!ref_sum[i].ld_requests && !ref_sum[i].st_requests) ref_sum[i] = cov[i];
+    if (!sp_reached(&ref_sum[i])) ref_sum[i] = cov[i];
   free(cov);
   /* A reference the whole-grid run never reached takes these SMs' L1-side counts; its L2 and
    * DRAM side follows the whole-grid run's rates (its array's, else all arrays'; a store where
@@ -731,7 +739,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   if (!add) rc = -1;
   for (int i = 0; i < nest->nrefs && rc == 0; i++) {
     const sp_cm_counters *m = &main_ref[i];
-    if (m->ld_requests || m->st_requests || sp_ref_executions(nest, i) <= 0) continue;
+    if (sp_reached(m) || sp_ref_executions(nest, i) <= 0) continue;
     int a = nest->refs[i].array;
     sp_cm_counters x = ref_sum[i];
     sp_l2_side_from(&x, per_array[a].l2_read_sectors > 0 ? &per_array[a] : &all,
@@ -815,15 +823,9 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   int64_t short_trip;
   sp_candidate_config(nest, arch, opt, est_instr, budget, all_sms, &c->schedule, &topt, &nsms,
                       &cmo, &short_loop, &short_trip);
-  sp_nest shortened; /* the nest with one loop shortened: a shallow copy, loops changed */
-  const sp_nest *run = nest;
-  if (short_loop >= 0) {
-    shortened = *nest;
-    sp_loop *L = &shortened.loops[short_loop];
-    L->upper.constant = L->lower.constant + (short_trip - 1) * L->step;
-    L->trip_min = L->trip_max = short_trip;
-    run = &shortened;
-  }
+  sp_nest shortened;
+  const sp_nest *run = short_loop >= 0 ? sp_nest_shortened(nest, short_loop, short_trip, &shortened)
+                                       : nest;
   c->per_array = calloc((size_t)(nest->narrays ? nest->narrays : 1), sizeof *c->per_array);
   if (!c->per_array) return -1;
   bool cut = false;

@@ -172,20 +172,26 @@ static void test_threads_deterministic(void)
 
 /* C[i][j] (+)= A[i][k] * B[k][j] over n x n doubles, k < kk sequential; load_c: C is read
  * before the k loop (gemm's beta * C), else only stored after it (matmul). */
-static void tn_gemm(tnest *t, int64_t n, int64_t kk, bool load_c)
+/* C[i][j] (+)= A[i][k] * B[k][j] on doubles, ni x nj x nk, k sequential in every thread */
+static void tn_gemm_rect(tnest *t, int64_t ni, int64_t nj, int64_t kk, bool load_c)
 {
   tn_init(t);
-  tn_loop(t, -1, true, true, 0, 0, n - 1, 0, 1);
-  tn_loop(t, 0, true, true, 0, 0, n - 1, 0, 1);
+  tn_loop(t, -1, true, true, 0, 0, ni - 1, 0, 1);
+  tn_loop(t, 0, true, true, 0, 0, nj - 1, 0, 1);
   tn_loop(t, 1, false, false, 0, 0, kk - 1, 0, 1);
-  int a = tn_array(t, 8, n * kk * 8), b = tn_array(t, 8, kk * n * 8), c = tn_array(t, 8, n * n * 8);
+  int a = tn_array(t, 8, ni * kk * 8), b = tn_array(t, 8, kk * nj * 8), c = tn_array(t, 8, ni * nj * 8);
   int ch3[3] = {0, 1, 2}, ch2[2] = {0, 1};
-  int64_t ca[SP_MAX_LOOPS] = {kk * 8, 0, 8}, cb[SP_MAX_LOOPS] = {0, 8, n * 8},
-          cc[SP_MAX_LOOPS] = {n * 8, 8};
+  int64_t ca[SP_MAX_LOOPS] = {kk * 8, 0, 8}, cb[SP_MAX_LOOPS] = {0, 8, nj * 8},
+          cc[SP_MAX_LOOPS] = {nj * 8, 8};
   if (load_c) tn_ref(t, c, false, 8, ch2, 2, 0, cc);
   tn_ref(t, a, false, 8, ch3, 3, 0, ca);
   tn_ref(t, b, false, 8, ch3, 3, 0, cb);
   tn_ref(t, c, true, 8, ch2, 2, 0, cc);
+}
+
+static void tn_gemm(tnest *t, int64_t n, int64_t kk, bool load_c)
+{
+  tn_gemm_rect(t, n, n, kk, load_c);
 }
 
 /* Ranks t's nest twice with options o: exactly into ex, and sampled on `budget` warp
@@ -217,6 +223,26 @@ static sp_rank_options block_options(const int (*blocks)[3], int n)
   o.space.blocks = blocks;
   o.space.nblocks = n;
   return o;
+}
+
+/* Blocks of the one shape `block` (static), and grids of them capped at 132 blocks besides the
+ * covering ones. */
+static sp_rank_options capped_options(const int (*block)[3])
+{
+  static const int64_t caps[] = {132};
+  sp_rank_options o = block_options(block, 1);
+  o.space.gang_caps = caps;
+  o.space.ngang_caps = 1;
+  o.space.gang_caps_absolute = true;
+  return o;
+}
+
+/* Blocks of 256 threads, and grids of them capped at 132 (one wave on an H100) besides the
+ * covering ones. */
+static sp_rank_options one_wave_options(void)
+{
+  static const int blocks[][3] = {{256, 1, 1}};
+  return capped_options(blocks);
 }
 
 /* Sampling a gemm whose threads are long (one wave, k = 256 in every thread): the sample
@@ -254,28 +280,14 @@ static void test_sampling_long_threads(void)
  * on 132 blocks (threads looping over i) sampled 99.8 % L1 hits where the H100 and --exact have
  * 11.3 %. Here i = 300 rows over 132 blocks of 64 threads (j), k = 1024: a block's pass over B
  * is 512 KB, more than the 233 KB L1, and the sample (4,000 warp instructions of 1.2 M) keeps
- * only a few iterations of k. L1 hits, L2 reads and predicted time must stay near --exact's. */
+ * only a few iterations of k. L1 hits, L2 reads and predicted time must stay near --exact's.
+ * (The nest has no load of C before k: its store is the reference past the loop.) */
 static void test_sampling_shortened_pass(void)
 {
   tnest t;
-  tn_init(&t);
-  const int64_t ni = 300, nj = 64, nk = 1024;
-  tn_loop(&t, -1, true, true, 0, 0, ni - 1, 0, 1);
-  tn_loop(&t, 0, true, true, 0, 0, nj - 1, 0, 1);
-  tn_loop(&t, 1, false, false, 0, 0, nk - 1, 0, 1);
-  int a = tn_array(&t, 8, ni * nk * 8), b = tn_array(&t, 8, nk * nj * 8), c = tn_array(&t, 8, ni * nj * 8);
-  int ch3[3] = {0, 1, 2}, ch2[2] = {0, 1};
-  int64_t ca[SP_MAX_LOOPS] = {nk * 8, 0, 8}, cb[SP_MAX_LOOPS] = {0, 8, nj * 8},
-          cc[SP_MAX_LOOPS] = {nj * 8, 8};
-  tn_ref(&t, a, false, 8, ch3, 3, 0, ca);
-  tn_ref(&t, b, false, 8, ch3, 3, 0, cb);
-  tn_ref(&t, c, true, 8, ch2, 2, 0, cc);
+  tn_gemm_rect(&t, 300, 64, 1024, false);
   static const int blocks[][3] = {{64, 1, 1}};
-  static const int64_t caps[] = {132};
-  sp_rank_options o = block_options(blocks, 1);
-  o.space.gang_caps = caps;
-  o.space.ngang_caps = 1;
-  o.space.gang_caps_absolute = true;
+  sp_rank_options o = capped_options(blocks);
   sp_rank_result ex, sa;
   rank_exact_and_sampled(&t, o, 4000, &ex, &sa);
   CHECK(ex.n == sa.n && ex.n >= 2);
@@ -301,18 +313,6 @@ static void test_sampling_shortened_pass(void)
   sp_rank_result_free(&sa);
 }
 
-/* Blocks of 256 threads, and grids of them capped at 132 (one wave on an H100) besides the
- * covering ones. */
-static sp_rank_options one_wave_options(void)
-{
-  static const int blocks[][3] = {{256, 1, 1}};
-  static const int64_t caps[] = {132};
-  sp_rank_options o = block_options(blocks, 1);
-  o.space.gang_caps = caps;
-  o.space.ngang_caps = 1;
-  o.space.gang_caps_absolute = true;
-  return o;
-}
 
 /* out[i][j] = sum of in[i + di][j + dj] over a 3 x 3 window, n x n floats: the store follows
  * the window's loops (trip 3: too short to shorten). */
