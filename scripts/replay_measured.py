@@ -9,7 +9,7 @@ Runs `BIN --format json --top 100000 -q examples/NAME.c ARGS` (ARGS: the example
 `// schedpredict-args:` line, split as the shell would; scripts/emit_plans.sh) for every example
 that has measurements, at most --jobs (default 2) at a time, and matches each measured candidate
 (status ok) to the new ranking by (nest file name and line, mapping, block, grid; the mapping
-without hardware dimensions of extent 1, see trace_mapping; twins measured in one plan count as
+without hardware dimensions of extent 1, see scripts/trace_key.py; twins measured in one plan count as
 one candidate, the mean of their medians); ids are not
 used across the two, they may shift. Measured candidates that do not match are listed, not
 dropped silently.
@@ -69,6 +69,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_key import cand_key  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATASETS = [("run1", "2026-11-22", "first run"),
             ("run2", "2026-11-22-model-7aa0fc7", "second run"),
@@ -92,27 +95,6 @@ FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 def die(msg, code=2):
     print(f"replay_measured: {msg}", file=sys.stderr)
     sys.exit(code)
-
-
-def trace_mapping(mapping, block, grid):
-    """cuda_mapping without the hardware dimensions of extent 1 ("i->tx+by" under gridDim.y = 1
-    is "i->tx"): schedules that differ only there run the same trace (sp_schedule_same_trace),
-    and the space keeps one of them, not always under the pattern name an older run measured."""
-    out = []
-    for tok in mapping.split():
-        var, _, dims = tok.partition("->")
-        kept = [d for d in dims.split("+") if d != "seq" and not
-                (len(d) == 2 and d[0] in "tb" and d[1] in "xyz" and
-                 (block if d[0] == "t" else grid)["xyz".index(d[1])] == 1)]
-        out.append(var + "->" + ("+".join(kept) or "seq"))
-    return " ".join(out)
-
-
-def cand_key(c):
-    """(mapping as its trace runs, block, grid): the pattern name is left out (twins differ in
-    it) and shown by key_str from the plan that measured the candidate."""
-    return (trace_mapping(c["cuda_mapping"], c["block"], c["grid"]), tuple(c["block"]),
-            tuple(c["grid"]))
 
 
 def key_str(k):
