@@ -50,93 +50,6 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
   return total / 32;
 }
 
-/* Distinct L2 sectors of an array the whole run reads (its compulsory misses; accesses:
- * SP_FOOT_READS) or writes (SP_FOOT_WRITES), estimated from its references: each reference's
- * affine footprint as rows of contiguous bytes (terms sorted by stride; a stride within the
- * current row extends it, a larger one repeats it). References whose
- * byte ranges overlap (a stencil's neighbours) share their data: the largest of them counts.
- * Ranges apart (himeno's a[0][i][j][k] .. a[3][i][j][k], four slabs of one array) add up. A
- * reference whose range is not known (bounds that depend on other indices) overlaps all. At most
- * the declared size. */
-typedef struct sp_ref_range {
-  double lo, hi, sectors;
-} sp_ref_range;
-
-static int sp_by_lo(const void *pa, const void *pb) {
-  const sp_ref_range *x = pa, *y = pb;
-  return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-enum { SP_FOOT_READS = 1, SP_FOOT_WRITES = 2 };
-
-/* extent: iterations of each loop to count (the loop's trip where it is larger), NULL: the
- * whole run (every loop's trip) */
-static double sp_array_footprint_in(const sp_nest *n, int array, int sector_bytes,
-                                    unsigned accesses, const double *extent) {
-  sp_ref_range *rr = malloc((size_t)(n->nrefs ? n->nrefs : 1) * sizeof *rr);
-  if (!rr) return (double)n->arrays[array].total_bytes / sector_bytes;
-  int nr = 0;
-  bool known = true;
-  for (int r = 0; r < n->nrefs; r++) {
-    const sp_ref *ref = &n->refs[r];
-    unsigned kind = ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES;
-    if (ref->array != array || !(accesses & kind) || ref->irregular) continue;
-    double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
-    double lo = (double)ref->offset.constant, hi = lo + (double)ref->size;
-    int nt = 0;
-    for (int k = 0; k < ref->nloops; k++) {
-      int l = ref->loops[k];
-      const sp_loop *L = &n->loops[l];
-      int64_t a = ref->offset.coef[l];
-      for (int o = 0; o < SP_MAX_LOOPS; o++) known &= !L->lower.coef[o] && !L->upper.coef[o];
-      double trip = extent ? fmin((double)L->trip_max, extent[l]) : (double)L->trip_max;
-      if (!a || trip <= 0) continue;
-      double first = (double)a * (double)L->lower.constant;
-      double last = (double)a * ((double)L->lower.constant + (trip - 1) * (double)L->step);
-      lo += fmin(first, last);
-      hi += fmax(first, last);
-      if (trip <= 1) continue;
-      stride[nt] = fabs((double)a);
-      trips[nt++] = trip;
-    }
-    for (int i = 1; i < nt; i++) /* insertion sort by stride */
-      for (int j = i; j > 0 && stride[j] < stride[j - 1]; j--) {
-        double t = stride[j]; stride[j] = stride[j - 1]; stride[j - 1] = t;
-        t = trips[j]; trips[j] = trips[j - 1]; trips[j - 1] = t;
-      }
-    double row = (double)ref->size, rows = 1;
-    for (int i = 0; i < nt; i++) {
-      if (stride[i] <= row) row += stride[i] * (trips[i] - 1);
-      else rows *= trips[i];
-    }
-    rr[nr++] = (sp_ref_range){lo, hi, rows * ceil(row / sector_bytes)};
-  }
-  double total = 0;
-  if (!known) { /* one group: the largest */
-    for (int i = 0; i < nr; i++) total = fmax(total, rr[i].sectors);
-  } else { /* groups of overlapping ranges, each its largest */
-    qsort(rr, (size_t)nr, sizeof *rr, sp_by_lo);
-    for (int i = 0; i < nr;) {
-      double end = rr[i].hi, group = rr[i].sectors;
-      int j = i + 1;
-      for (; j < nr && rr[j].lo < end; j++) {
-        end = fmax(end, rr[j].hi);
-        group = fmax(group, rr[j].sectors);
-      }
-      total += group;
-      i = j;
-    }
-  }
-  free(rr);
-  double declared = (double)n->arrays[array].total_bytes / sector_bytes;
-  return total < declared ? total : declared;
-}
-
-static double sp_array_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
-                                         unsigned accesses) {
-  return sp_array_footprint_in(n, array, sector_bytes, accesses, NULL);
-}
-
 /* The bytes one block touches in one pass of loop `loop` run for `trip` iterations: its threads'
  * share of the loops on thread dimensions, `trip` of the loop, one iteration of every other.
  * A lower bound of what an SM's L1 holds through the pass (its other blocks may share data). */
@@ -153,7 +66,7 @@ static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int lo
   extent[loop] = trip;
   double bytes = 0;
   for (int a = 0; a < n->narrays; a++)
-    bytes += sp_array_footprint_in(n, a, sector_bytes, SP_FOOT_READS | SP_FOOT_WRITES, extent) *
+    bytes += sp_rank_footprint_sectors(n, a, sector_bytes, SP_FOOT_READS | SP_FOOT_WRITES, extent) *
              sector_bytes;
   return bytes;
 }
@@ -520,7 +433,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     for (int a = 0; a < nest->narrays && rc == 0; a++)
       if (extrapolate && ex[2 * a + 1] > 0)
         sp_cap_cold(&per_array[a], cold_seen[2 * a], cold_seen[2 * a + 1],
-                    ex[2 * a] / ex[2 * a + 1], sp_array_footprint_sectors(nest, a, fill, SP_FOOT_READS) * fill,
+                    ex[2 * a] / ex[2 * a + 1], sp_rank_footprint_sectors(nest, a, fill, SP_FOOT_READS, NULL) * fill,
                     arch->l2_sector_bytes, fill);
     /* A written sector is dirty under its last writer, and its write-back is charged to it,
      * so with two stores to one array (the branches of a guard) these bytes move between
@@ -533,7 +446,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       const double *w = &written[3 * a];
       if (!extrapolate || w[2] <= 0 || w[0] <= 0) continue;
       double all = w[0] * (double)c->l2_write_sectors / w[2];
-      double foot = sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES) *
+      double foot = sp_rank_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES, NULL) *
                     arch->l2_sector_bytes;
       c->dram_write_bytes = llround(all * w[1] / w[0]);
       c->l2_dirty_bytes = llround(fmin(all - (double)c->dram_write_bytes, foot));
@@ -751,7 +664,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     double x_written = (double)(x.dram_write_bytes + x.l2_dirty_bytes);
     if (x_written > 0) {
       const sp_cm_counters *p = &per_array[a], *q = &add[a];
-      double room = sp_array_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES) *
+      double room = sp_rank_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES, NULL) *
                         arch->l2_sector_bytes -
                     (double)(p->dram_write_bytes + p->l2_dirty_bytes + q->dram_write_bytes +
                              q->l2_dirty_bytes);
@@ -768,7 +681,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     if (!add[a].ld_requests && !add[a].st_requests) continue;
     sp_counters_add(&per_array[a], &add[a]);
     sp_cm_counters *c = &per_array[a];
-    double foot = sp_array_footprint_sectors(nest, a, fill, SP_FOOT_READS) * fill;
+    double foot = sp_rank_footprint_sectors(nest, a, fill, SP_FOOT_READS, NULL) * fill;
     double excess = (double)c->dram_read_cold_bytes - fmax(foot, 0);
     if (excess <= 0) continue;
     double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);

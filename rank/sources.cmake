@@ -1,6 +1,7 @@
 # Sources of the ranking stage (cost, time model, reports), added to the one library.
 list(APPEND SP_CORE_SOURCES
   rank/time.c
+  rank/footprint.c
   rank/rank.c
   rank/report.c
 )

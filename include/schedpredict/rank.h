@@ -123,6 +123,18 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
  * timed run), which it evicts while it runs: in a loop of kernels the two balance. The time
  * model's DRAM writes and the reported dram_write_bytes. */
 double sp_rank_dram_write_bytes(const sp_cm_counters *c);
+/* Distinct sectors of sector_bytes of an array that the nest reads (accesses SP_FOOT_READS),
+ * writes (SP_FOOT_WRITES) or both, estimated from its references' affine forms
+ * (rank/footprint.c): each reference's footprint is a box, a contiguous row repeated over its
+ * larger strides, each row counted in whole sectors. References whose byte ranges overlap form
+ * a group; within it, translates of one box (a stencil's neighbours) count their union, other
+ * references overlap. A group counts its largest union, groups apart (himeno's a[0..3], slabs of
+ * one array) add up. A reference whose loop bounds depend on other indices overlaps all. At most
+ * the declared size. extent: iterations of each loop to count (its trip where smaller), NULL:
+ * every loop's trip. */
+enum { SP_FOOT_READS = 1, SP_FOOT_WRITES = 2 };
+double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
+                                 const double *extent);
 /* The reductions of a nest, counted for the time model. */
 sp_rank_combine sp_rank_combine_of(const sp_nest *nest);
 const char *sp_rank_bound_name(sp_rank_bound b);

@@ -1,0 +1,222 @@
+/* How many distinct sectors of an array a nest reads or writes, from its references' affine
+ * forms alone (no trace): the sampled ranking caps a short sample's compulsory misses with it,
+ * and sizes a block's pass against the L1. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedpredict/rank.h"
+
+/* A reference's footprint as a box: `row` contiguous bytes from byte `lo`, repeated over the
+ * outer dimensions (strides larger than the row, ascending) with their trips. */
+typedef struct fp_box {
+  double lo, hi; /* byte range */
+  double row;
+  int nouter;
+  double stride[SP_MAX_LOOPS], trip[SP_MAX_LOOPS];
+  double q[SP_MAX_LOOPS]; /* its start in whole steps of each outer stride */
+  double shift;           /* and the rest of its start, in bytes within the row */
+} fp_box;
+
+static double fp_box_sectors(const fp_box *b, int sector_bytes) {
+  double rows = 1;
+  for (int d = 0; d < b->nouter; d++) rows *= b->trip[d];
+  return rows * ceil(b->row / sector_bytes);
+}
+
+/* Boxes that differ only by where they start (a stencil's neighbours): same row, same outer
+ * strides and trips. */
+static bool fp_translates(const fp_box *a, const fp_box *b) {
+  if (a->row != b->row || a->nouter != b->nouter) return false;
+  for (int d = 0; d < a->nouter; d++)
+    if (a->stride[d] != b->stride[d] || a->trip[d] != b->trip[d]) return false;
+  return true;
+}
+
+static int fp_by_double(const void *pa, const void *pb) {
+  double x = *(const double *)pa, y = *(const double *)pb;
+  return x < y ? -1 : x > y;
+}
+
+static int fp_by_box_lo(const void *pa, const void *pb) {
+  return fp_by_double(&((const fp_box *)pa)->lo, &((const fp_box *)pb)->lo);
+}
+
+typedef struct fp_seg {
+  double lo, hi;
+} fp_seg;
+
+static int fp_by_seg_lo(const void *pa, const void *pb) {
+  const fp_seg *x = pa, *y = pb;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Cells of the union's grid beyond which a class counts as its largest box. */
+#define FP_MAX_CELLS 65536
+
+/* The union of n translated boxes in sectors, or -1 where it cannot be counted this way: each
+ * box's start, split into whole steps of the outer strides (largest first) and a rest within
+ * the row, as an index into a multidimensional array is, must place every byte of the union at
+ * one position of the grid (the rows' spread within one step of the smallest outer stride, and
+ * so on up: what references within the array's bounds do), and the grid must stay under
+ * FP_MAX_CELLS cells. The grid's cells are the intervals between the
+ * boxes' starts and ends in each outer dimension; in each, the rows of the boxes that cover it
+ * merge into segments, each counted in whole sectors. */
+static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
+  const int D = b[0].nouter;
+  double rlo = INFINITY, rhi = -INFINITY;
+  for (int i = 0; i < n; i++) {
+    double delta = b[i].lo;
+    for (int d = D - 1; d >= 0; d--) {
+      b[i].q[d] = floor(delta / b[0].stride[d]);
+      delta -= b[i].q[d] * b[0].stride[d];
+    }
+    b[i].shift = delta;
+    rlo = fmin(rlo, delta);
+    rhi = fmax(rhi, delta + b[0].row);
+  }
+  double span = rhi - rlo, cells = 1;
+  double *cuts = malloc((size_t)D * 2 * (size_t)n * sizeof *cuts);
+  int ncut[SP_MAX_LOOPS];
+  if (!cuts) return -1;
+  for (int d = 0; d < D; d++) {
+    if (span > b[0].stride[d]) {
+      free(cuts);
+      return -1;
+    }
+    double *c = cuts + (size_t)d * 2 * (size_t)n, qlo = INFINITY, qhi = -INFINITY;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+      c[m++] = b[i].q[d];
+      c[m++] = b[i].q[d] + b[0].trip[d];
+      qlo = fmin(qlo, b[i].q[d]);
+      qhi = fmax(qhi, b[i].q[d]);
+    }
+    qsort(c, (size_t)m, sizeof *c, fp_by_double);
+    int u = 0;
+    for (int k = 0; k < m; k++)
+      if (u == 0 || c[k] != c[u - 1]) c[u++] = c[k];
+    ncut[d] = u;
+    cells *= u - 1;
+    span += (b[0].trip[d] - 1 + qhi - qlo) * b[0].stride[d];
+  }
+  fp_seg *seg = malloc((size_t)n * sizeof *seg);
+  if (!seg || cells > FP_MAX_CELLS) {
+    free(cuts);
+    free(seg);
+    return -1;
+  }
+  double total = 0;
+  int at[SP_MAX_LOOPS] = {0};
+  for (long cell = 0; cell < (long)cells; cell++) {
+    double volume = 1;
+    int ns = 0;
+    for (int d = 0; d < D; d++) {
+      const double *c = cuts + (size_t)d * 2 * (size_t)n;
+      volume *= c[at[d] + 1] - c[at[d]];
+    }
+    for (int i = 0; i < n; i++) {
+      bool covers = true;
+      for (int d = 0; d < D && covers; d++) {
+        const double *c = cuts + (size_t)d * 2 * (size_t)n;
+        covers = b[i].q[d] <= c[at[d]] && c[at[d] + 1] <= b[i].q[d] + b[0].trip[d];
+      }
+      if (covers) seg[ns++] = (fp_seg){b[i].shift, b[i].shift + b[0].row};
+    }
+    qsort(seg, (size_t)ns, sizeof *seg, fp_by_seg_lo);
+    for (int k = 0; k < ns;) {
+      double hi = seg[k].hi, lo = seg[k].lo;
+      int j = k + 1;
+      while (j < ns && seg[j].lo <= hi) hi = fmax(hi, seg[j++].hi);
+      total += volume * ceil((hi - lo) / sector_bytes);
+      k = j;
+    }
+    for (int d = 0; d < D && ++at[d] == ncut[d] - 1; d++) at[d] = 0;
+  }
+  free(cuts);
+  free(seg);
+  return total;
+}
+
+double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
+                                 const double *extent) {
+  double declared = (double)n->arrays[array].total_bytes / sector_bytes;
+  fp_box *box = malloc((size_t)(n->nrefs ? n->nrefs : 1) * sizeof *box);
+  if (!box) return declared;
+  int nb = 0;
+  bool known = true;
+  for (int r = 0; r < n->nrefs; r++) {
+    const sp_ref *ref = &n->refs[r];
+    unsigned kind = ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES;
+    if (ref->array != array || !(accesses & kind) || ref->irregular) continue;
+    double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
+    fp_box *b = &box[nb++];
+    memset(b, 0, sizeof *b);
+    b->lo = (double)ref->offset.constant;
+    b->hi = b->lo + (double)ref->size;
+    int nt = 0;
+    for (int k = 0; k < ref->nloops; k++) {
+      int l = ref->loops[k];
+      const sp_loop *L = &n->loops[l];
+      int64_t a = ref->offset.coef[l];
+      for (int o = 0; o < SP_MAX_LOOPS; o++) known &= !L->lower.coef[o] && !L->upper.coef[o];
+      double trip = extent ? fmin((double)L->trip_max, extent[l]) : (double)L->trip_max;
+      if (!a || trip <= 0) continue;
+      double first = (double)a * (double)L->lower.constant;
+      double last = (double)a * ((double)L->lower.constant + (trip - 1) * (double)L->step);
+      b->lo += fmin(first, last);
+      b->hi += fmax(first, last);
+      if (trip <= 1) continue;
+      stride[nt] = fabs((double)a);
+      trips[nt++] = trip;
+    }
+    for (int i = 1; i < nt; i++) /* insertion sort by stride */
+      for (int j = i; j > 0 && stride[j] < stride[j - 1]; j--) {
+        double t = stride[j]; stride[j] = stride[j - 1]; stride[j - 1] = t;
+        t = trips[j]; trips[j] = trips[j - 1]; trips[j - 1] = t;
+      }
+    b->row = (double)ref->size;
+    for (int i = 0; i < nt; i++) {
+      if (stride[i] <= b->row) {
+        b->row += stride[i] * (trips[i] - 1);
+      } else {
+        b->stride[b->nouter] = stride[i];
+        b->trip[b->nouter++] = trips[i];
+      }
+    }
+  }
+  double total = 0;
+  if (!known) { /* one group: the largest */
+    for (int i = 0; i < nb; i++) total = fmax(total, fp_box_sectors(&box[i], sector_bytes));
+  } else { /* groups of overlapping ranges */
+    qsort(box, (size_t)nb, sizeof *box, fp_by_box_lo);
+    fp_box *cls = malloc((size_t)(nb ? nb : 1) * sizeof *cls);
+    bool *taken = calloc((size_t)(nb ? nb : 1), sizeof *taken);
+    for (int i = 0; i < nb;) {
+      double end = box[i].hi;
+      int j = i + 1;
+      while (j < nb && box[j].lo < end) end = fmax(end, box[j++].hi);
+      /* each class of translates counts its union (else its largest box); the group, its
+       * largest class */
+      double group = 0;
+      for (int k = i; k < j; k++) {
+        if (cls && taken && taken[k]) continue;
+        int nc = 0;
+        double largest = fp_box_sectors(&box[k], sector_bytes);
+        for (int m = k; m < j && cls && taken; m++)
+          if (!taken[m] && fp_translates(&box[k], &box[m])) {
+            taken[m] = true;
+            cls[nc++] = box[m];
+          }
+        double u = nc > 1 ? fp_union_sectors(cls, nc, sector_bytes) : -1;
+        group = fmax(group, u >= 0 ? u : largest);
+      }
+      total += group;
+      i = j;
+    }
+    free(cls);
+    free(taken);
+  }
+  free(box);
+  return total < declared ? total : declared;
+}

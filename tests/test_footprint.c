@@ -1,0 +1,162 @@
+/* The footprint estimate (rank/footprint.c) against counting every touched sector. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "schedpredict/rank.h"
+#include "tests/sp_nestbuild.h"
+#include "tests/sp_test.h"
+
+static uint64_t rng_state = 777;
+static int64_t rnd(int64_t n) {
+  rng_state = rng_state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+  return (int64_t)((rng_state >> 33) % (uint64_t)n);
+}
+
+/* Distinct sectors of `array` the references of `accesses` touch over every iteration (loops
+ * with constant bounds, each nested in the previous one). */
+static int64_t brute_sectors(const sp_nest *n, int array, int sector, unsigned accesses) {
+  int64_t total = n->arrays[array].total_bytes, nsec = (total + sector - 1) / sector;
+  uint8_t *seen = calloc((size_t)nsec, 1);
+  int64_t idx[SP_MAX_LOOPS] = {0}, count = 0;
+  for (int r = 0; r < n->nrefs; r++) {
+    const sp_ref *ref = &n->refs[r];
+    unsigned kind = ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES;
+    if (ref->array != array || !(accesses & kind)) continue;
+    for (int k = 0; k < ref->nloops; k++) idx[k] = n->loops[ref->loops[k]].lower.constant;
+    for (;;) {
+      int64_t at = ref->offset.constant;
+      for (int k = 0; k < ref->nloops; k++) at += ref->offset.coef[ref->loops[k]] * idx[k];
+      for (int64_t s = at / sector; s <= (at + ref->size - 1) / sector; s++)
+        if (s >= 0 && s < nsec && !seen[s]) seen[s] = 1, count++;
+      int k = ref->nloops - 1;
+      for (; k >= 0; k--) {
+        const sp_loop *L = &n->loops[ref->loops[k]];
+        idx[k] += L->step;
+        if (idx[k] <= L->upper.constant) break;
+        idx[k] = L->lower.constant;
+      }
+      if (k < 0) break;
+    }
+  }
+  free(seen);
+  return count;
+}
+
+/* The 5-point stencil over the interior of an n x n array of elem-byte elements; returns it. */
+static int tn_stencil5(tnest *t, int64_t n, int64_t elem) {
+  tn_2d(t, n, n);
+  for (int l = 0; l < 2; l++) t->n.loops[l].lower.constant = 1, t->n.loops[l].upper.constant = n - 2,
+                               t->n.loops[l].trip_min = t->n.loops[l].trip_max = n - 2;
+  int in = tn_array(t, elem, n * n * elem);
+  int ch[2] = {0, 1};
+  int64_t c[SP_MAX_LOOPS] = {n * elem, elem};
+  const int64_t shift[5] = {0, -elem, elem, -n * elem, n * elem};
+  for (int q = 0; q < 5; q++) tn_ref(t, in, false, elem, ch, 2, shift[q], c);
+  return in;
+}
+
+/* It reads every element but the 4 corners. */
+static void test_footprint_stencil_hand(void) {
+  tnest t;
+  const int64_t n = 10;
+  int in = tn_stencil5(&t, n, 8);
+  CHECK(sp_rank_footprint_sectors(&t.n, in, 8, SP_FOOT_READS, NULL) == (double)(n * n - 4));
+  CHECK(brute_sectors(&t.n, in, 8, SP_FOOT_READS) == n * n - 4);
+  /* in 16-byte sectors: rows of 80 bytes, the first and last rows 64 (elements 1..8) */
+  CHECK(sp_rank_footprint_sectors(&t.n, in, 16, SP_FOOT_READS, NULL) == 8 * 5 + 2 * 4);
+  /* writes only: no write reference */
+  CHECK(sp_rank_footprint_sectors(&t.n, in, 8, SP_FOOT_WRITES, NULL) == 0);
+}
+
+/* Random nests of 1-3 loops over arrays of 1-3 dimensions, the loops in any order of the
+ * array's dimensions, with references that are translates of one another (a stencil's
+ * neighbours) and, in half the nests, others that are not (a transposed read, a slab far
+ * away). In sectors of one element the estimate must be exact for translates alone and never
+ * above the truth otherwise (it counts overlapping references that are not translates as
+ * their largest). */
+static void test_footprint_random(void) {
+  int exact_cases = 0, mixed_cases = 0, exact_ok = 0, below_ok = 0;
+  for (int iter = 0; iter < 3000; iter++) {
+    tnest t;
+    tn_init(&t);
+    int dims = 1 + (int)rnd(3);
+    int64_t ext[3], elem = rnd(2) ? 8 : 4;
+    for (int d = 0; d < dims; d++) ext[d] = 6 + rnd(12);
+    int64_t dstride[3];
+    dstride[dims - 1] = elem;
+    for (int d = dims - 2; d >= 0; d--) dstride[d] = dstride[d + 1] * ext[d + 1];
+    bool slab = rnd(4) == 0; /* the array holds two slabs, one read per slab */
+    int64_t total = dstride[0] * ext[0] * (slab ? 2 : 1);
+    int perm[3] = {0, 1, 2}; /* loop l runs over array dimension perm[l] */
+    for (int d = dims - 1; d > 0; d--) {
+      int e = (int)rnd(d + 1), x = perm[d];
+      perm[d] = perm[e], perm[e] = x;
+    }
+    int chain[3];
+    for (int l = 0; l < dims; l++) {
+      int64_t e = ext[perm[l]], lo = rnd(3), hi = e - 1 - rnd(3);
+      chain[l] = tn_loop(&t, l - 1, true, true, lo, 0, hi, 0, 1);
+    }
+    int a = tn_array(&t, elem, total);
+    int64_t coef[SP_MAX_LOOPS] = {0};
+    for (int l = 0; l < dims; l++) coef[l] = dstride[perm[l]];
+    int nrefs = 1 + (int)rnd(7);
+    bool mixed = rnd(2) == 0;
+    for (int r = 0; r < nrefs; r++) {
+      int64_t off = 0;
+      for (int d = 0; d < dims; d++) { /* shifts that keep every index inside the array */
+        int l = 0;
+        while (perm[l] != d) l++;
+        const sp_loop *L = &t.n.loops[l];
+        int64_t s = rnd(5) - 2;
+        if (L->lower.constant + s < 0) s = -L->lower.constant;
+        if (L->upper.constant + s > ext[d] - 1) s = ext[d] - 1 - L->upper.constant;
+        off += s * dstride[d];
+      }
+      tn_ref(&t, a, false, elem, chain, dims, off, coef);
+    }
+    if (slab) tn_ref(&t, a, false, elem, chain, dims, dstride[0] * ext[0], coef);
+    if (mixed && dims >= 2) { /* the same box read along another order of the dimensions */
+      int64_t other[SP_MAX_LOOPS] = {0};
+      for (int l = 0; l < dims; l++) other[l] = coef[dims - 1 - l];
+      for (int l = 0; l < dims; l++) /* its loops must still stay inside the array */
+        if (t.n.loops[l].upper.constant >= ext[perm[dims - 1 - l]]) other[0] = 0;
+      if (other[0]) tn_ref(&t, a, false, elem, chain, dims, 0, other);
+    }
+    mixed &= t.n.nrefs > nrefs + (slab ? 1 : 0);
+    double est = sp_rank_footprint_sectors(&t.n, a, (int)elem, SP_FOOT_READS, NULL);
+    int64_t truth = brute_sectors(&t.n, a, (int)elem, SP_FOOT_READS);
+    if (!mixed) {
+      exact_cases++;
+      exact_ok += est == (double)truth;
+      if (est != (double)truth)
+        fprintf(stderr, "  case %d: %d dims, %d refs, estimate %.0f, truth %lld\n", iter, dims,
+                t.n.nrefs, est, (long long)truth);
+    } else {
+      mixed_cases++;
+      below_ok += est <= (double)truth;
+    }
+  }
+  fprintf(stderr, "  %d nests of translates: %d exact; %d with other references: %d not above\n",
+          exact_cases, exact_ok, mixed_cases, below_ok);
+  CHECK(exact_cases > 1000);
+  CHECK(exact_ok == exact_cases);
+  CHECK(mixed_cases > 150);
+  CHECK(below_ok == mixed_cases);
+}
+
+/* An extent limits each loop to that many iterations (a block's pass): the 5-point stencil over
+ * 3 rows of j and 4 of i reads 5 x 6 elements minus the 4 corners. */
+static void test_footprint_extent(void) {
+  tnest t;
+  int in = tn_stencil5(&t, 20, 4);
+  double extent[SP_MAX_LOOPS] = {3, 4};
+  CHECK(sp_rank_footprint_sectors(&t.n, in, 4, SP_FOOT_READS, extent) == 5 * 6 - 4);
+}
+
+int main(void) {
+  SP_RUN(test_footprint_stencil_hand);
+  SP_RUN(test_footprint_random);
+  SP_RUN(test_footprint_extent);
+  return SP_TEST_END();
+}
