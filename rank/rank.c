@@ -839,6 +839,20 @@ static void sp_pass_free_models(sp_pass *p, int from_slot) {
     }
 }
 
+/* A refined candidate's budget in warp instructions, from its screened counts: the budget
+ * holds for instructions of up to SP_REFINE_SECTORS_PER_INSTR sectors each (a warp's coalesced
+ * access to doubles), and shrinks for those of more in proportion, down to a quarter: what a
+ * candidate costs to simulate is its sector lookups, and transpose's uncoalesced compiler
+ * defaults (20 sectors an instruction) took 3x a coalesced candidate's time each. */
+#define SP_REFINE_SECTORS_PER_INSTR 8.0
+static int64_t sp_refine_budget(int64_t budget, const sp_cm_counters *screened) {
+  double req = (double)(screened->ld_requests + screened->st_requests);
+  double sec = (double)(screened->ld_sectors + screened->st_sectors);
+  if (budget <= 0 || req <= 0 || sec <= req * SP_REFINE_SECTORS_PER_INSTR) return budget;
+  double f = fmax(0.25, req * SP_REFINE_SECTORS_PER_INSTR / sec);
+  return (int64_t)((double)budget * f);
+}
+
 static void *sp_pass_worker(void *arg) {
   sp_pass *p = arg;
   pthread_mutex_lock(&p->lock);
@@ -848,12 +862,14 @@ static void *sp_pass_worker(void *arg) {
     pthread_mutex_unlock(&p->lock);
     if (k >= p->n) break;
     sp_rank_candidate *c = &p->out->candidates[p->idx[k]];
+    int64_t budget = p->budget;
     if (p->refine) {
+      budget = sp_refine_budget(p->budget, &c->total);
       free(c->per_array);
       c->per_array = NULL;
       c->screened_s = c->time.total_s;
     }
-    int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, p->budget, p->all_sms, mc, c);
+    int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, budget, p->all_sms, mc, c);
     if (p->refine) c->refined = true;
     pthread_mutex_lock(&p->lock);
     if (rc && k < p->failed) p->failed = k;

@@ -696,6 +696,55 @@ static void test_refine_also(void)
   sp_rank_result_free(&with);
 }
 
+/* A refined candidate whose instructions touch more than 8 sectors each (an uncoalesced side)
+ * is simulated on proportionally fewer of them: a transpose of 1024^2 doubles (every candidate
+ * has one side of 32 sectors an instruction, 20 on average) on a budget of 20,000 of its 65,536
+ * instructions is refined on 8,000, and the counts the reports show must still be within 1 % of
+ * exact. */
+static void test_refine_budget_by_sectors(void)
+{
+  tnest t;
+  tn_transpose(&t, 1024);
+  static const int blocks[][3] = {{32, 8, 1}};
+  sp_rank_options o = block_options(blocks, 1);
+  char err[256];
+  sp_rank_result ex, sa;
+  o.threads = 2;
+  o.exact = true;
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &ex, err, sizeof err), 0);
+  o.exact = false;
+  o.sample_budget = 20000;
+  o.screen_total = 40000;
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &sa, err, sizeof err), 0);
+  CHECK(ex.n == sa.n);
+  int refined = 0, within = 0;
+  double worst = 0;
+  for (int i = 0; i < ex.n && ex.n == sa.n; i++) {
+    const sp_rank_candidate *e = &ex.candidates[i], *x = &sa.candidates[i];
+    if (!x->refined) continue;
+    refined++;
+    within += x->stats.warp_instructions <= 8000 * 5 / 4;
+    const sp_cm_counters *ec = &e->total, *xc = &x->total;
+    const double pairs[][2] = {
+        {(double)xc->ld_requests, (double)ec->ld_requests},
+        {(double)xc->ld_sectors, (double)ec->ld_sectors},
+        {(double)xc->ld_l1_hit_sectors, (double)ec->ld_l1_hit_sectors},
+        {(double)xc->st_sectors, (double)ec->st_sectors},
+        {(double)xc->l2_read_sectors, (double)ec->l2_read_sectors},
+        {(double)xc->dram_read_bytes, (double)ec->dram_read_bytes},
+        {sp_rank_dram_write_bytes(xc), sp_rank_dram_write_bytes(ec)}};
+    for (size_t f = 0; f < sizeof pairs / sizeof *pairs; f++)
+      if (pairs[f][1] > 0) worst = fmax(worst, fabs(pairs[f][0] / pairs[f][1] - 1));
+  }
+  fprintf(stderr, "  transpose 1024, %d refined candidates, %d on at most 10,000 instructions: "
+          "counts within %.2f %% of exact\n", refined, within, 100 * worst);
+  CHECK(refined >= 2);
+  CHECK_EQ_INT(within, refined);
+  CHECK(worst <= 0.01);
+  sp_rank_result_free(&ex);
+  sp_rank_result_free(&sa);
+}
+
 int main(void)
 {
   char err[512];
@@ -717,5 +766,6 @@ int main(void)
   SP_RUN(test_sampling_two_stores);
   SP_RUN(test_refine_rounds);
   SP_RUN(test_refine_also);
+  SP_RUN(test_refine_budget_by_sectors);
   return SP_TEST_END();
 }
