@@ -47,16 +47,15 @@ fields = ["global_load_requests", "gld_transactions", "ld_l1_hit_sectors",
 for ns, ne in zip(sampled, exact):
     # by trace: an exact run of an older model may hold twins (same trace, another name) and
     # name a class by another of them; they count once
-    key = cand_key
     exact_by = {}
     for c in ne["ranking"]:
-        exact_by.setdefault(key(c), c)
+        exact_by.setdefault(cand_key(c), c)
     exact_ranking = list(exact_by.values())
     worst = {f: 0.0 for f in fields}
     worst_time = 0.0
     top8 = ns["ranking"][:8]
     for c in top8:
-        e = exact_by[key(c)]
+        e = exact_by[cand_key(c)]
         worst_time = max(worst_time, abs(c["time"]["total_us"] / e["time"]["total_us"] - 1))
         for f in fields:
             a, b = c["counters"][f], e["counters"][f]
@@ -64,8 +63,8 @@ for ns, ne in zip(sampled, exact):
                 worst[f] = max(worst[f], abs(a - b) / b)
             elif a:
                 worst[f] = float("inf")
-    top_s = [key(c) for c in ns["ranking"][:3]]
-    top_e = [key(c) for c in exact_ranking[:3]]
+    top_s = [cand_key(c) for c in ns["ranking"][:3]]
+    top_e = [cand_key(c) for c in exact_ranking[:3]]
     # Candidates whose exact predictions are equal (mirror-image mappings, grids the same up to
     # a transposition) cannot be told apart, and the tie rule may order them either way: the top
     # 3 is also identical "up to ties" when its exact times are the 3 fastest exact times.
@@ -75,7 +74,7 @@ for ns, ne in zip(sampled, exact):
     print(f"{ns['location']}: {ns['candidates_evaluated']} candidates, {nsampled} of the top 8 "
           f"sampled; top 3 identical: {top_s == top_e}, up to exact ties: "
           f"{sorted(t(c) for c in top_s) == best_e}; best sampled is exact rank "
-          f"{[key(c) for c in exact_ranking].index(top_s[0]) + 1}")
+          f"{[cand_key(c) for c in exact_ranking].index(top_s[0]) + 1}")
     print("  exact time of the sampled top 3 (us): " +
           ", ".join(f"{t(c):.1f}" for c in top_s) + "; exact top 3: " +
           ", ".join(f"{x:.1f}" for x in best_e))

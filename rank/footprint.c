@@ -138,85 +138,98 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
   return total;
 }
 
+/* The box of one reference over the loops' trips (or extent); clears *known where a bound of
+ * one of its loops depends on another index. */
+static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent, fp_box *b,
+                      bool *known) {
+  double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
+  memset(b, 0, sizeof *b);
+  b->lo = (double)ref->offset.constant;
+  b->hi = b->lo + (double)ref->size;
+  int nt = 0;
+  for (int k = 0; k < ref->nloops; k++) {
+    int l = ref->loops[k];
+    const sp_loop *L = &n->loops[l];
+    int64_t a = ref->offset.coef[l];
+    for (int o = 0; o < SP_MAX_LOOPS; o++) *known &= !L->lower.coef[o] && !L->upper.coef[o];
+    double trip = extent ? fmin((double)L->trip_max, extent[l]) : (double)L->trip_max;
+    if (!a || trip <= 0) continue;
+    double first = (double)a * (double)L->lower.constant;
+    double last = (double)a * ((double)L->lower.constant + (trip - 1) * (double)L->step);
+    b->lo += fmin(first, last);
+    b->hi += fmax(first, last);
+    if (trip <= 1) continue;
+    stride[nt] = fabs((double)a);
+    trips[nt++] = trip;
+  }
+  for (int i = 1; i < nt; i++) /* insertion sort by stride */
+    for (int j = i; j > 0 && stride[j] < stride[j - 1]; j--) {
+      double t = stride[j]; stride[j] = stride[j - 1]; stride[j - 1] = t;
+      t = trips[j]; trips[j] = trips[j - 1]; trips[j - 1] = t;
+    }
+  b->row = (double)ref->size;
+  for (int i = 0; i < nt; i++) {
+    if (stride[i] <= b->row) {
+      b->row += stride[i] * (trips[i] - 1);
+    } else {
+      b->stride[b->nouter] = stride[i];
+      b->trip[b->nouter++] = trips[i];
+    }
+  }
+}
+
+/* A group of n overlapping boxes: each class of translates counts its union (else its largest
+ * box), the group its largest class. cls, taken: room for n. */
+static double fp_group_sectors(const fp_box *box, int n, int sector_bytes, fp_box *cls,
+                               bool *taken) {
+  double group = 0;
+  memset(taken, 0, (size_t)n * sizeof *taken);
+  for (int k = 0; k < n; k++) {
+    if (taken[k]) continue;
+    int nc = 0;
+    for (int m = k; m < n; m++)
+      if (!taken[m] && fp_translates(&box[k], &box[m])) {
+        taken[m] = true;
+        cls[nc++] = box[m];
+      }
+    double u = nc > 1 ? fp_union_sectors(cls, nc, sector_bytes) : -1;
+    group = fmax(group, u >= 0 ? u : fp_box_sectors(&box[k], sector_bytes));
+  }
+  return group;
+}
+
 double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
                                  const double *extent) {
   double declared = (double)n->arrays[array].total_bytes / sector_bytes;
-  fp_box *box = malloc((size_t)(n->nrefs ? n->nrefs : 1) * sizeof *box);
-  if (!box) return declared;
+  size_t room = (size_t)(n->nrefs ? n->nrefs : 1);
+  fp_box *box = malloc(room * sizeof *box), *cls = malloc(room * sizeof *cls);
+  bool *taken = malloc(room * sizeof *taken);
   int nb = 0;
   bool known = true;
-  for (int r = 0; r < n->nrefs; r++) {
+  for (int r = 0; r < n->nrefs && box; r++) {
     const sp_ref *ref = &n->refs[r];
     unsigned kind = ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES;
-    if (ref->array != array || !(accesses & kind) || ref->irregular) continue;
-    double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
-    fp_box *b = &box[nb++];
-    memset(b, 0, sizeof *b);
-    b->lo = (double)ref->offset.constant;
-    b->hi = b->lo + (double)ref->size;
-    int nt = 0;
-    for (int k = 0; k < ref->nloops; k++) {
-      int l = ref->loops[k];
-      const sp_loop *L = &n->loops[l];
-      int64_t a = ref->offset.coef[l];
-      for (int o = 0; o < SP_MAX_LOOPS; o++) known &= !L->lower.coef[o] && !L->upper.coef[o];
-      double trip = extent ? fmin((double)L->trip_max, extent[l]) : (double)L->trip_max;
-      if (!a || trip <= 0) continue;
-      double first = (double)a * (double)L->lower.constant;
-      double last = (double)a * ((double)L->lower.constant + (trip - 1) * (double)L->step);
-      b->lo += fmin(first, last);
-      b->hi += fmax(first, last);
-      if (trip <= 1) continue;
-      stride[nt] = fabs((double)a);
-      trips[nt++] = trip;
-    }
-    for (int i = 1; i < nt; i++) /* insertion sort by stride */
-      for (int j = i; j > 0 && stride[j] < stride[j - 1]; j--) {
-        double t = stride[j]; stride[j] = stride[j - 1]; stride[j - 1] = t;
-        t = trips[j]; trips[j] = trips[j - 1]; trips[j - 1] = t;
-      }
-    b->row = (double)ref->size;
-    for (int i = 0; i < nt; i++) {
-      if (stride[i] <= b->row) {
-        b->row += stride[i] * (trips[i] - 1);
-      } else {
-        b->stride[b->nouter] = stride[i];
-        b->trip[b->nouter++] = trips[i];
-      }
-    }
+    if (ref->array == array && (accesses & kind) && !ref->irregular)
+      fp_box_of(n, ref, extent, &box[nb++], &known);
   }
-  double total = 0;
-  if (!known) { /* one group: the largest */
-    for (int i = 0; i < nb; i++) total = fmax(total, fp_box_sectors(&box[i], sector_bytes));
-  } else { /* groups of overlapping ranges */
-    qsort(box, (size_t)nb, sizeof *box, fp_by_box_lo);
-    fp_box *cls = malloc((size_t)(nb ? nb : 1) * sizeof *cls);
-    bool *taken = calloc((size_t)(nb ? nb : 1), sizeof *taken);
-    for (int i = 0; i < nb;) {
-      double end = box[i].hi;
-      int j = i + 1;
-      while (j < nb && box[j].lo < end) end = fmax(end, box[j++].hi);
-      /* each class of translates counts its union (else its largest box); the group, its
-       * largest class */
-      double group = 0;
-      for (int k = i; k < j; k++) {
-        if (cls && taken && taken[k]) continue;
-        int nc = 0;
-        double largest = fp_box_sectors(&box[k], sector_bytes);
-        for (int m = k; m < j && cls && taken; m++)
-          if (!taken[m] && fp_translates(&box[k], &box[m])) {
-            taken[m] = true;
-            cls[nc++] = box[m];
-          }
-        double u = nc > 1 ? fp_union_sectors(cls, nc, sector_bytes) : -1;
-        group = fmax(group, u >= 0 ? u : largest);
+  double total = declared;
+  if (box && cls && taken) {
+    total = 0;
+    if (!known) { /* one group: the largest */
+      for (int i = 0; i < nb; i++) total = fmax(total, fp_box_sectors(&box[i], sector_bytes));
+    } else { /* groups of overlapping ranges, apart from each other */
+      qsort(box, (size_t)nb, sizeof *box, fp_by_box_lo);
+      for (int i = 0; i < nb;) {
+        double end = box[i].hi;
+        int j = i + 1;
+        while (j < nb && box[j].lo < end) end = fmax(end, box[j++].hi);
+        total += fp_group_sectors(box + i, j - i, sector_bytes, cls, taken);
+        i = j;
       }
-      total += group;
-      i = j;
     }
-    free(cls);
-    free(taken);
   }
   free(box);
+  free(cls);
+  free(taken);
   return total < declared ? total : declared;
 }

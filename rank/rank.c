@@ -488,22 +488,6 @@ static void sp_l2_side_from(sp_cm_counters *x, const sp_cm_counters *rd, const s
   sp_counters_sane(x);
 }
 
-/* The refinement's whole-grid run sees the L1 through a window that can be too short: a
- * shortened loop shrinks the data a thread touches between its grid-stride iterations, so the
- * L1 keeps what the whole loop would have pushed out (gemm 256^3's B panel: L1 misses 2.6 %
- * off); a trace cut after a few instructions per warp (one wave of long threads) sees each
- * warp's first iteration only, with a cold L1 (conv3d's GCC default: L2 reads 53 % high), and
- * may not reach a store that follows the body's loops at all (then counted as no store). The
- * L1 is private to its SM, so a few SMs run on their own count what their L1s see: in full
- * (every thread from start to end, no loop shortened) where the budget affords it, else as a
- * prefix, 1/S-th as wide and so S times deeper into each warp's work, extrapolated at the rate
- * of its second part. SMs that hold as many blocks behave alike; with B blocks on S SMs the
- * first B mod S hold one more than the others, so each of the (at most two) classes is sampled
- * and scaled by its number of SMs. These SMs' L1 hit and miss rates per load sector replace
- * the whole-grid run's, and its L2 hit rate is applied to the L1 misses; a reference the
- * whole-grid run never reached takes these SMs' counts. The L2 and DRAM otherwise keep the
- * whole-grid run's figures. l1_budget: instructions for these SMs; prefix: whether a prefix
- * may do when whole SMs do not fit. main_ref: the whole-grid run's counts per reference. */
 /* The L2 read side of an array that only a reference the whole-grid run never reached reads:
  * its first touches are its footprint (foot bytes, at most a fill per read), which the other
  * arrays' rates do not tell (himeno's wrk1 and bnd, read once each at the end of the body: 19 %
@@ -533,6 +517,23 @@ static int64_t sp_gcd(int64_t a, int64_t b) {
   }
   return a;
 }
+
+/* The refinement's whole-grid run sees the L1 through a window that can be too short: a
+ * shortened loop shrinks the data a thread touches between its grid-stride iterations, so the
+ * L1 keeps what the whole loop would have pushed out (gemm 256^3's B panel: L1 misses 2.6 %
+ * off); a trace cut after a few instructions per warp (one wave of long threads) sees each
+ * warp's first iteration only, with a cold L1 (conv3d's GCC default: L2 reads 53 % high), and
+ * may not reach a store that follows the body's loops at all (then counted as no store). The
+ * L1 is private to its SM, so a few SMs run on their own count what their L1s see: in full
+ * (every thread from start to end, no loop shortened) where the budget affords it, else as a
+ * prefix, 1/S-th as wide and so S times deeper into each warp's work, extrapolated at the rate
+ * of its second part. SMs that hold as many blocks behave alike; with B blocks on S SMs the
+ * first B mod S hold one more than the others, so each of the (at most two) classes is sampled
+ * and scaled by its number of SMs. These SMs' L1 hit and miss rates per load sector replace
+ * the whole-grid run's, and its L2 hit rate is applied to the L1 misses; a reference the
+ * whole-grid run never reached takes these SMs' counts. The L2 and DRAM otherwise keep the
+ * whole-grid run's figures. l1_budget: instructions for these SMs; prefix: whether a prefix
+ * may do when whole SMs do not fit. main_ref: the whole-grid run's counts per reference. */
 
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                         const sp_cm_options *cmo_all, double est_instr, int64_t l1_budget,
@@ -749,7 +750,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     c->l2_read_hit_sectors = main_l1_distorted
                                  ? (c->l2_read_sectors > misses ? c->l2_read_sectors - misses : 0)
                                  : (int64_t)llround(hit * (double)c->l2_read_sectors);
-    if (main_l1_distorted && misses > c->l2_read_sectors && misses > 0) { /* but no more than read */
+    if (main_l1_distorted && misses > c->l2_read_sectors) { /* but no more than read */
       double keep = (double)c->l2_read_sectors / (double)misses;
       c->dram_read_bytes = llround((double)c->dram_read_bytes * keep);
       c->dram_read_cold_bytes = llround((double)c->dram_read_cold_bytes * keep);
@@ -955,16 +956,18 @@ static double sp_screen_calibration(const sp_rank_result *out) {
   return n ? fmax(1.0, exp(log_sum / n)) : 1;
 }
 
-/* The memory model's work per warp instruction of a screened candidate, relative: its L1
- * lookups (sectors) and, weighted double, its L2 lookups (an L1 miss's L2 read with its fill
- * probes costs about as much again: transpose's uncoalesced baselines refine 3x slower than
- * its other candidates for 1.4x the sectors). */
-static double sp_refine_work(const sp_rank_candidate *c) {
+/* The memory model's work to refine a screened candidate on `budget`, relative: per warp
+ * instruction its L1 lookups (sectors) and, weighted double, its L2 lookups (an L1 miss's L2
+ * read with its fill probes costs about as much again: transpose's uncoalesced baselines took
+ * 3x its other candidates' time per instruction for 1.4x the sectors), times the instructions
+ * it runs (sp_refine_budget). */
+static double sp_refine_work(const sp_rank_candidate *c, int64_t budget) {
   const sp_cm_counters *t = &c->total;
   double req = (double)(t->ld_requests + t->st_requests);
   if (!(req > 0)) return 0;
-  return (double)(t->ld_sectors + t->st_sectors) / req +
-         2.0 * (double)(t->l2_read_sectors + t->l2_write_sectors) / req;
+  return ((double)(t->ld_sectors + t->st_sectors) / req +
+          2.0 * (double)(t->l2_read_sectors + t->l2_write_sectors) / req) *
+         (double)sp_refine_budget(budget, t);
 }
 
 typedef struct sp_work_key {
@@ -980,10 +983,10 @@ static int sp_by_work_desc(const void *pa, const void *pb) {
 
 /* A round's candidates, the most work first, so that the round does not end on one long
  * candidate while the other workers wait (the results do not depend on the order). */
-static void sp_order_longest_first(const sp_rank_result *out, int *idx, int n) {
+static void sp_order_longest_first(const sp_rank_result *out, int *idx, int n, int64_t budget) {
   sp_work_key *keys = malloc((size_t)(n > 0 ? n : 1) * sizeof *keys);
   if (!keys) return; /* the order is only a matter of speed */
-  for (int i = 0; i < n; i++) keys[i] = (sp_work_key){sp_refine_work(&out->candidates[idx[i]]), idx[i]};
+  for (int i = 0; i < n; i++) keys[i] = (sp_work_key){sp_refine_work(&out->candidates[idx[i]], budget), idx[i]};
   qsort(keys, (size_t)n, sizeof *keys, sp_by_work_desc);
   for (int i = 0; i < n; i++) idx[i] = keys[i].index;
   free(keys);
@@ -1051,7 +1054,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
       if (!def_in) idx[nref++] = defs[d];
     }
     if (nref == 0) break;
-    sp_order_longest_first(out, idx, nref);
+    sp_order_longest_first(out, idx, nref, budget);
     pass->idx = idx;
     pass->n = nref;
     if (sp_run_pass(pass) < nref) rc = -1;

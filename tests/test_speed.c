@@ -195,9 +195,10 @@ static void tn_gemm(tnest *t, int64_t n, int64_t kk, bool load_c)
 }
 
 /* Ranks t's nest twice with options o: exactly into ex, and sampled on `budget` warp
- * instructions per candidate with no screening (every candidate on the sample) into sa. */
-static void rank_exact_and_sampled_on(const sp_arch *arch, const tnest *t, sp_rank_options o,
-                                      int64_t budget, sp_rank_result *ex, sp_rank_result *sa)
+ * instructions per refined candidate, screened on screen_total in all, into sa. */
+static void rank_exact_and_screened(const sp_arch *arch, const tnest *t, sp_rank_options o,
+                                    int64_t budget, int64_t screen_total, sp_rank_result *ex,
+                                    sp_rank_result *sa)
 {
   char err[256];
   o.threads = 2;
@@ -205,8 +206,15 @@ static void rank_exact_and_sampled_on(const sp_arch *arch, const tnest *t, sp_ra
   CHECK_EQ_INT(sp_rank_nest(&t->n, arch, &o, ex, err, sizeof err), 0);
   o.exact = false;
   o.sample_budget = budget;
-  o.screen_total = INT64_C(1) << 40;
+  o.screen_total = screen_total;
   CHECK_EQ_INT(sp_rank_nest(&t->n, arch, &o, sa, err, sizeof err), 0);
+}
+
+/* The same with no screening (every candidate on the sample). */
+static void rank_exact_and_sampled_on(const sp_arch *arch, const tnest *t, sp_rank_options o,
+                                      int64_t budget, sp_rank_result *ex, sp_rank_result *sa)
+{
+  rank_exact_and_screened(arch, t, o, budget, INT64_C(1) << 40, ex, sa);
 }
 
 static void rank_exact_and_sampled(const tnest *t, sp_rank_options o, int64_t budget,
@@ -437,19 +445,23 @@ static void test_sampling_footprint_union(void)
 }
 
 /* out[i][j][k] = the 7-point stencil of in at (i, j, k), n^3 floats, 1 <= i, j, k <= n - 2: the
- * store is the last of 8 references. */
-static void tn_stencil7(tnest *t, int64_t n)
+ * store is the last of 8 references. tail: also + w[i][j][k], a third array read just before
+ * the store; returns w, or -1. */
+static int tn_stencil7(tnest *t, int64_t n, bool tail)
 {
   tn_init(t);
   tn_loop(t, -1, true, true, 1, 0, n - 2, 0, 1);
   tn_loop(t, 0, true, true, 1, 0, n - 2, 0, 1);
   tn_loop(t, 1, true, true, 1, 0, n - 2, 0, 1);
-  int in = tn_array(t, 4, n * n * n * 4), out = tn_array(t, 4, n * n * n * 4);
+  int in = tn_array(t, 4, n * n * n * 4), w = tail ? tn_array(t, 4, n * n * n * 4) : -1;
+  int out = tn_array(t, 4, n * n * n * 4);
   int ch3[3] = {0, 1, 2};
   int64_t c[SP_MAX_LOOPS] = {n * n * 4, n * 4, 4};
   const int64_t nb[7] = {0, -4, 4, -n * 4, n * 4, -n * n * 4, n * n * 4};
   for (int q = 0; q < 7; q++) tn_ref(t, in, false, 4, ch3, 3, nb[q], c);
+  if (tail) tn_ref(t, w, false, 4, ch3, 3, 0, c);
   tn_ref(t, out, true, 4, ch3, 3, 0, c);
+  return w;
 }
 
 /* The few SMs that run on their own for a cut trace's L1 rates must see every block position:
@@ -460,7 +472,7 @@ static void tn_stencil7(tnest *t, int64_t n)
 static void test_sampling_sm_period(void)
 {
   tnest t;
-  tn_stencil7(&t, 64);
+  tn_stencil7(&t, 64, false);
   static const int blocks[][3] = {{32, 4, 2}};
   sp_rank_result ex, sa;
   rank_exact_and_sampled(&t, block_options(blocks, 1), 20000, &ex, &sa); /* of 59.6 k warp instructions */
@@ -498,18 +510,7 @@ static void test_sampling_unreached_array(void)
 {
   tnest t;
   const int64_t n = 128;
-  tn_init(&t);
-  tn_loop(&t, -1, true, true, 1, 0, n - 2, 0, 1);
-  tn_loop(&t, 0, true, true, 1, 0, n - 2, 0, 1);
-  tn_loop(&t, 1, true, true, 1, 0, n - 2, 0, 1);
-  int in = tn_array(&t, 4, n * n * n * 4), w = tn_array(&t, 4, n * n * n * 4);
-  int out = tn_array(&t, 4, n * n * n * 4);
-  int ch3[3] = {0, 1, 2};
-  int64_t c[SP_MAX_LOOPS] = {n * n * 4, n * 4, 4};
-  const int64_t nb[7] = {0, -4, 4, -n * 4, n * 4, -n * n * 4, n * n * 4};
-  for (int q = 0; q < 7; q++) tn_ref(&t, in, false, 4, ch3, 3, nb[q], c);
-  tn_ref(&t, w, false, 4, ch3, 3, 0, c);
-  tn_ref(&t, out, true, 4, ch3, 3, 0, c);
+  int w = tn_stencil7(&t, n, true);
   static const int blocks[][3] = {{32, 4, 2}};
   sp_rank_result ex, sa;
   rank_exact_and_sampled(&t, block_options(blocks, 1), 20000, &ex, &sa); /* of 563 k warp instructions */
@@ -706,16 +707,8 @@ static void test_refine_budget_by_sectors(void)
   tnest t;
   tn_transpose(&t, 1024);
   static const int blocks[][3] = {{32, 8, 1}};
-  sp_rank_options o = block_options(blocks, 1);
-  char err[256];
   sp_rank_result ex, sa;
-  o.threads = 2;
-  o.exact = true;
-  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &ex, err, sizeof err), 0);
-  o.exact = false;
-  o.sample_budget = 20000;
-  o.screen_total = 40000;
-  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &sa, err, sizeof err), 0);
+  rank_exact_and_screened(&H100, &t, block_options(blocks, 1), 20000, 40000, &ex, &sa);
   CHECK(ex.n == sa.n);
   int refined = 0, within = 0;
   double worst = 0;
