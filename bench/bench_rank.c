@@ -4,6 +4,7 @@
  * reference; the pick is the plateau rule's, so up to SP_RANK_PLATEAU - 1 is the rule's choice).
  *
  *   bench_rank [--reference] [--screen-total N] [--screen-min N] [--budget N] [--threads N]
+ *              [--unshared]
  *              [--param NAME=VALUE]...
  *              [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- CLANG-ARGS]
  *
@@ -79,6 +80,7 @@ int main(int argc, char **argv) {
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--reference") == 0) reference = true;
+    else if (strcmp(a, "--unshared") == 0) o.unshared_samples = true;
     else if (i + 1 < argc && strcmp(a, "--screen-total") == 0) o.screen_total = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--screen-min") == 0) o.screen_min = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--budget") == 0) o.sample_budget = parse_long(argv[++i], a);
@@ -110,7 +112,7 @@ int main(int argc, char **argv) {
     else if (a[0] != '-' && !file) file = a;
     else {
       fprintf(stderr, "usage: bench_rank [--reference] [--screen-total N] [--screen-min N] "
-                      "[--budget N] [--threads N] [--param NAME=VALUE]\n"
+                      "[--budget N] [--threads N] [--unshared] [--param NAME=VALUE]\n"
                       "       [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- ARGS]\n");
       return 2;
     }
@@ -143,7 +145,7 @@ int main(int argc, char **argv) {
     sp_program_free(&prog);
     return rc;
   }
-  printf("%-28s %6s %7s %8s %8s %-34s %10s", "nest", "cands", "refined", "wall_s", "cpu_s", "pick",
+  printf("%-28s %6s %7s %6s %8s %8s %-34s %10s", "nest", "cands", "refined", "shared", "wall_s", "cpu_s", "pick",
          "pred_us");
   if (reference) printf(" %8s %8s %7s", "ref_wall", "regret%", "top3");
   printf("\n");
@@ -210,7 +212,7 @@ int main(int argc, char **argv) {
       if (t < 0) snprintf(label, sizeof label, "%s", where);
       else snprintf(label, sizeof label, "  try %ld,%ld,%ld,%ld,%ld", tries[t][0], tries[t][1],
                     tries[t][2], tries[t][3], tries[t][4]);
-      printf("%-28s %6d %7d %8.2f %8.2f %-34s %10.1f", label, r.n, refined, wall, cpu,
+      printf("%-28s %6d %7d %6d %8.2f %8.2f %-34s %10.1f", label, r.n, refined, r.samples_shared, wall, cpu,
              pick->schedule.name, 1e6 * pick->time.total_s);
       if (reference && ref && nref == r.n) {
         int best = 0; /* the fastest, before the plateau rule */

@@ -8,6 +8,8 @@
 
 #include "schedpredict/rank.h"
 
+#include "rank/sample_cache.h"
+
 /* Ranking runs in two passes: every candidate on a small sample of the trace (screening), then
  * the best of those and the compiler defaults again on a larger sample (refinement, in rounds
  * until no screened-only candidate is predicted faster than the best refined one); the final
@@ -245,7 +247,16 @@ typedef struct sp_model_cache {
   sp_cm_memsys *m;
   int nsms;
   sp_cm_options cmo;
+  /* the pass's shared screening samples (NULL: none), and this worker's trace recording */
+  sp_sample_cache *samples;
+  sp_trace_record rec;
 } sp_model_cache;
+
+/* Samples of at most this many instructions go through the sample cache (sample_cache.c): a
+ * recording takes 2.4 MB a worker at most, and the screening's are 1,250 instructions on the
+ * default spaces of 3-D nests. */
+#define SP_SAMPLE_RECORD_MAX 8192
+#define SP_SAMPLE_CACHE_BYTES ((size_t)32 << 20)
 
 /* Threads too long for the budget even on one wave (a few blocks, or a long sequential loop
  * in every thread: gemm's k) are sampled by running the whole grid with the longest
@@ -365,6 +376,92 @@ static sp_cm_memsys *sp_model_get(sp_model_cache *mc, const sp_arch *arch, int n
   return mc->m;
 }
 
+/* The model for this configuration, reset, tracking the footprints of the nest's arrays. */
+static sp_cm_memsys *sp_model_ready(sp_model_cache *mc, const sp_nest *nest, const sp_arch *arch,
+                                    int nsms, const sp_cm_options *cmo) {
+  sp_cm_memsys *m = sp_model_get(mc, arch, nest->narrays, nsms, cmo);
+  if (!m) return NULL;
+  uint64_t *bases = malloc((size_t)(nest->narrays ? nest->narrays : 1) * sizeof *bases);
+  if (!bases) return NULL;
+  sp_trace_array_bases(nest, bases);
+  for (int a = 0; a < nest->narrays; a++) /* at most 32 MB of bitmaps per array */
+    sp_cm_memsys_track_footprint(m, a, bases[a], nest->arrays[a].total_bytes, 32 << 20);
+  free(bases);
+  return m;
+}
+
+/* A simulated sample as the sample cache keeps it: the sink's state after the run and each
+ * reference's counts (the trace's statistics and where it was cut come from the recording). */
+typedef struct sp_sample_head {
+  int64_t seen, snap_at, snap_seen[2];
+  double lanes;
+} sp_sample_head;
+
+static size_t sp_sample_bytes(int nrefs) {
+  size_t nr = (size_t)(nrefs ? nrefs : 1);
+  return sizeof(sp_sample_head) + 3 * nr * (sizeof(sp_cm_counters) + sizeof(double));
+}
+
+/* pack: sink and raw into blob; else blob into sink and raw */
+static void sp_sample_copy(sp_capped_sink *k, sp_cm_counters *raw, void *blob, bool pack) {
+  size_t nr = (size_t)(k->nrefs ? k->nrefs : 1);
+  sp_sample_head h = {k->seen, k->snap_at, {k->snap_seen[0], k->snap_seen[1]}, k->lanes};
+  char *p = blob;
+  void *part[6] = {raw, k->snap[0], k->snap[1], k->ref_lanes, k->snap_lanes[0], k->snap_lanes[1]};
+  size_t size[6] = {sizeof *raw, sizeof *raw, sizeof *raw, sizeof(double), sizeof(double), sizeof(double)};
+  if (pack) memcpy(p, &h, sizeof h);
+  else memcpy(&h, p, sizeof h);
+  p += sizeof h;
+  for (int i = 0; i < 6; p += nr * size[i], i++)
+    if (pack) memcpy(p, part[i], nr * size[i]);
+    else memcpy(part[i], p, nr * size[i]);
+  k->seen = h.seen, k->snap_at = h.snap_at, k->lanes = h.lanes;
+  k->snap_seen[0] = h.snap_seen[0], k->snap_seen[1] = h.snap_seen[1];
+}
+
+/* Runs the trace of `run` under topt through the sink's memory model (a model of nsms SMs
+ * configured by cmo, taken from mc), leaving in raw[] each reference's counts; through the
+ * worker's sample cache where it has one and the sample is short. 0, or -1; *truncated:
+ * whether the sink cut the trace. */
+static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch *arch,
+                         const sp_schedule *sched, const sp_trace_options *topt, int nsms,
+                         const sp_cm_options *cmo, sp_model_cache *mc, sp_capped_sink *sink,
+                         sp_cm_counters *raw, sp_trace_stats *stats, bool *truncated) {
+  sp_sample_cache *sc = mc->samples;
+  bool record = sc && sink->cap > 0 && sink->cap <= SP_SAMPLE_RECORD_MAX;
+  int rc;
+  void *blob = NULL;
+  if (record) {
+    blob = malloc(sp_sample_bytes(nest->nrefs));
+    rc = blob ? sp_trace_record_start(&mc->rec, sink->cap) : -1;
+    if (rc == 0) rc = sp_trace_run(run, sched, arch, topt, sp_trace_record_access, &mc->rec, stats);
+    *truncated = rc == 1;
+    if (rc == 1) rc = 0;
+    if (rc == 0 &&
+        sp_sample_cache_get(sc, mc->rec.hash, nsms, cmo, blob, sp_sample_bytes(nest->nrefs))) {
+      sp_sample_copy(sink, raw, blob, false);
+      free(blob);
+      return 0;
+    }
+  }
+  sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo);
+  if (!sink->memsys) rc = -1;
+  else if (!record) {
+    rc = sp_trace_run(run, sched, arch, topt, sp_capped_access, sink, stats);
+    *truncated = rc == 1;
+    if (rc == 1) rc = 0;
+  }
+  for (int64_t i = 0; record && rc == 0 && i < mc->rec.n; i++)
+    if (sp_capped_access(sink, &mc->rec.instr[i]) < 0) rc = -1;
+  for (int r = 0; r < nest->nrefs && rc == 0; r++) sp_cm_memsys_counters(sink->memsys, r, &raw[r]);
+  if (record && rc == 0) {
+    sp_sample_copy(sink, raw, blob, true);
+    sp_sample_cache_put(sc, mc->rec.hash, nsms, cmo, blob, sp_sample_bytes(nest->nrefs));
+  }
+  free(blob);
+  return rc;
+}
+
 /* One simulation of a candidate: the trace of `run` (the nest, or the nest with a loop
  * shortened) under topt through a model of nsms SMs configured by cmo, extrapolated to the
  * whole run of `nest` per reference (raw: as simulated) and summed per array into
@@ -375,29 +472,23 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
                        bool l1_replaced, bool raw, sp_model_cache *mc, sp_cm_counters *per_array,
                        sp_cm_counters *per_ref, sp_trace_stats *stats, bool *sampled,
                        double *scale, bool *cut) {
-  sp_cm_memsys *m = sp_model_get(mc, arch, nest->narrays, nsms, cmo);
-  if (!m) return -1;
-  uint64_t *bases = malloc((size_t)(nest->narrays ? nest->narrays : 1) * sizeof *bases);
-  if (!bases) return -1;
-  sp_trace_array_bases(nest, bases);
-  for (int a = 0; a < nest->narrays; a++) /* at most 32 MB of bitmaps per array */
-    sp_cm_memsys_track_footprint(m, a, bases[a], nest->arrays[a].total_bytes, 32 << 20);
-  free(bases);
   size_t nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
-  sp_capped_sink sink = {.memsys = m, .cap = budget > 0 ? budget + budget / 4 : 0,
+  sp_capped_sink sink = {.cap = budget > 0 ? budget + budget / 4 : 0,
                          .nrefs = nest->nrefs, .snap_at = 256,
                          .ref_lanes = calloc(nr, sizeof(double))};
   for (int i = 0; i < 2; i++) {
     sink.snap[i] = calloc(nr, sizeof(sp_cm_counters));
     sink.snap_lanes[i] = calloc(nr, sizeof(double));
   }
-  if (!sink.ref_lanes || !sink.snap[0] || !sink.snap[1] || !sink.snap_lanes[0] || !sink.snap_lanes[1]) {
+  sp_cm_counters *ref_raw = calloc(nr, sizeof *ref_raw);
+  if (!ref_raw || !sink.ref_lanes || !sink.snap[0] || !sink.snap[1] || !sink.snap_lanes[0] ||
+      !sink.snap_lanes[1]) {
+    free(ref_raw);
     sp_sink_free(&sink);
     return -1;
   }
-  int rc = sp_trace_run(run, sched, arch, topt, sp_capped_access, &sink, stats);
-  bool truncated = rc == 1;
-  if (truncated) rc = 0;
+  bool truncated = false;
+  int rc = sp_sample_run(nest, run, arch, sched, topt, nsms, cmo, mc, &sink, ref_raw, stats, &truncated);
   if (cut) *cut = truncated;
   if (rc == 0) {
     bool extrapolate = !raw && (topt->sample_sms > 0 || topt->sample_waves > 0 || truncated || shortened);
@@ -416,8 +507,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
                                                           back, L2 write sectors */
     if (!cold_seen || !ex || !written) rc = -1; /* cold_seen: per array, cold misses and their DRAM bytes */
     for (int r = 0; r < nest->nrefs && rc == 0; r++) {
-      sp_cm_counters cur, out;
-      sp_cm_memsys_counters(m, r, &cur);
+      sp_cm_counters cur = ref_raw[r], out;
       int a = nest->refs[r].array;
       cold_seen[2 * a] += (double)cur.l2_read_cold_sectors;
       cold_seen[2 * a + 1] += (double)cur.dram_read_cold_bytes;
@@ -464,6 +554,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     free(ex);
     free(written);
   }
+  free(ref_raw);
   sp_sink_free(&sink);
   return rc;
 }
@@ -821,6 +912,7 @@ typedef struct sp_pass {
   int64_t budget;
   bool all_sms, progress, refine;
   sp_rank_result *out;
+  sp_sample_cache *samples; /* the screening's shared samples; NULL: none */
   const int *idx; /* candidates to run */
   int n;
   pthread_mutex_t lock;
@@ -836,6 +928,7 @@ static void sp_pass_free_models(sp_pass *p, int from_slot) {
   for (int t = from_slot; t < SP_MAX_THREADS; t++)
     for (int k = 0; k < 2; k++) {
       sp_cm_memsys_free(p->models[t][k].m);
+      sp_trace_record_free(&p->models[t][k].rec);
       memset(&p->models[t][k], 0, sizeof p->models[t][k]);
     }
 }
@@ -858,6 +951,8 @@ static void *sp_pass_worker(void *arg) {
   sp_pass *p = arg;
   pthread_mutex_lock(&p->lock);
   sp_model_cache *mc = p->models[p->next_slot++];
+  mc[0].samples = p->samples;
+  mc[1].samples = NULL;
   for (;;) {
     int k = p->next++;
     pthread_mutex_unlock(&p->lock);
@@ -905,6 +1000,8 @@ static int sp_run_pass(sp_pass *p) {
     for (int a = 0; a < p->nest->narrays; a++) /* and its footprint bitmaps (sp_simulate) */
       each += (size_t)fmin((double)(32 << 20),
                            ceil((double)p->nest->arrays[a].total_bytes / p->arch->l2_sector_bytes / 8));
+    if (p->samples) /* and its trace recording (sp_sample_run) */
+      each += SP_SAMPLE_RECORD_MAX * sizeof(sp_warp_instr);
     size_t fit = each ? SP_MODEL_MEMORY_BUDGET / each : 1;
     if (fit < (size_t)threads) threads = fit < 1 ? 1 : (int)fit;
   }
@@ -1122,7 +1219,16 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   sp_pass pass = {.nest = nest, .arch = arch, .opt = opt, .est = est,
                   .budget = screen ? screen_budget : budget, .all_sms = !screen,
                   .progress = true, .out = out, .idx = idx, .n = space.n};
+  sp_sample_cache samples;
+  bool share = screen && !opt->unshared_samples &&
+               sp_sample_cache_init(&samples, SP_SAMPLE_CACHE_BYTES) == 0;
+  pass.samples = share ? &samples : NULL;
   int failed = sp_run_pass(&pass), rc = 0;
+  if (share) {
+    out->samples_shared = (int)samples.hits;
+    sp_sample_cache_free(&samples);
+  }
+  pass.samples = NULL;
   if (failed < space.n) {
     snprintf(err, errlen, "candidate %s could not be simulated", space.items[failed].name);
     rc = -1;

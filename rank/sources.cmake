@@ -3,5 +3,6 @@ list(APPEND SP_CORE_SOURCES
   rank/time.c
   rank/footprint.c
   rank/rank.c
+  rank/sample_cache.c
   rank/report.c
 )

@@ -738,6 +738,37 @@ static void test_refine_budget_by_sectors(void)
   sp_rank_result_free(&sa);
 }
 
+/* Screening samples with the same trace are simulated once (rank/sample_cache.c): a 7-point
+ * stencil's default space has such twins, and every candidate's counts, time and place are
+ * those of simulating each sample. */
+static void test_shared_samples(void)
+{
+  tnest t;
+  tn_stencil7(&t, 64, false);
+  sp_rank_result shared, alone;
+  sp_rank_options o;
+  memset(&o, 0, sizeof o);
+  o.threads = 2;
+  o.screen_total = 200000;
+  char err[256];
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &shared, err, sizeof err), 0);
+  o.unshared_samples = true;
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &alone, err, sizeof err), 0);
+  CHECK(shared.n > 100 && shared.n == alone.n);
+  CHECK(shared.samples_shared > shared.n / 10);
+  CHECK_EQ_INT(alone.samples_shared, 0);
+  for (int i = 0; i < shared.n && shared.n == alone.n; i++) {
+    const sp_rank_candidate *a = &shared.candidates[i], *b = &alone.candidates[i];
+    CHECK(memcmp(&a->total, &b->total, sizeof a->total) == 0);
+    CHECK(memcmp(&a->stats, &b->stats, sizeof a->stats) == 0);
+    CHECK(a->time.total_s == b->time.total_s && a->scale == b->scale);
+    CHECK(a->refined == b->refined && a->screened_s == b->screened_s);
+    CHECK_EQ_INT(shared.order[i], alone.order[i]);
+  }
+  sp_rank_result_free(&shared);
+  sp_rank_result_free(&alone);
+}
+
 int main(void)
 {
   char err[512];
@@ -760,5 +791,6 @@ int main(void)
   SP_RUN(test_refine_rounds);
   SP_RUN(test_refine_also);
   SP_RUN(test_refine_budget_by_sectors);
+  SP_RUN(test_shared_samples);
   return SP_TEST_END();
 }

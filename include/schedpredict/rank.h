@@ -80,6 +80,9 @@ typedef struct sp_rank_options {
   void *refine_also_ctx;
   int threads; /* candidates simulated in parallel; 0 = one per online CPU (at most 8, and no
                   more than the memory models fit in 160 MB); results do not depend on it */
+  /* simulate every screening sample, also one whose trace another candidate's sample already
+   * had (rank/sample_cache.c); results do not depend on it: a check and a benchmark */
+  bool unshared_samples;
 } sp_rank_options;
 
 typedef struct sp_rank_result {
@@ -88,6 +91,7 @@ typedef struct sp_rank_result {
   int *order;                    /* indices into candidates, best predicted time first */
   int default_index;             /* the compiler-default candidate */
   int default_gcc, default_nvc;  /* both baselines (sp_space); default_index is one of them */
+  int samples_shared; /* screening samples taken from another candidate's identical trace */
 } sp_rank_result;
 
 /* Predicted times within this factor of the fastest are ones the model cannot tell apart: its
