@@ -1223,6 +1223,7 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   bool share = screen && !opt->unshared_samples &&
                sp_sample_cache_init(&samples, SP_SAMPLE_CACHE_BYTES) == 0;
   pass.samples = share ? &samples : NULL;
+  out->screened = screen;
   int failed = sp_run_pass(&pass), rc = 0;
   if (share) {
     out->samples_shared = (int)samples.hits;
@@ -1250,6 +1251,10 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   }
   sp_order_plateau(out, out->order);
   return 0;
+}
+
+bool sp_rank_screened_only(const sp_rank_result *r, const sp_rank_candidate *c) {
+  return r->screened && !c->refined;
 }
 
 bool sp_rank_plateau_before(const sp_rank_candidate *a, const sp_rank_candidate *b) {

@@ -98,8 +98,8 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
 #undef SP_SAY
 }
 
-static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_candidate *c, int rank,
-                         double default_s) {
+static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_result *res,
+                         const sp_rank_candidate *c, int rank, double default_s) {
   char map[160];
   sp_report_cuda_mapping(n, &c->schedule, map, sizeof map);
   char block[32], grid[48];
@@ -116,7 +116,8 @@ static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_candidate *c
           sp_pct(c->total.ld_l1_hit_sectors, c->total.ld_sectors),
           sp_pct(c->total.l2_read_hit_sectors, c->total.l2_read_sectors),
           (double)c->total.dram_read_bytes / 1e6, c->cost_xu, c->time.total_s * 1e6,
-          default_s / c->time.total_s, c->sampled ? " ~" : "");
+          default_s / c->time.total_s,
+          sp_rank_screened_only(res, c) ? " ~~" : c->sampled ? " ~" : "");
 }
 
 void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch *arch, int top) {
@@ -145,10 +146,16 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
       fprintf(out, "  not ranked: %s\n\n", nests[i].error ? nests[i].error : "?");
       continue;
     }
-    int sampled = 0;
-    for (int c = 0; c < r->n; c++) sampled += r->candidates[c].sampled;
+    int sampled = 0, screened = 0;
+    for (int c = 0; c < r->n; c++) {
+      sampled += r->candidates[c].sampled;
+      screened += sp_rank_screened_only(r, &r->candidates[c]);
+    }
     fprintf(out, "  %d candidates evaluated", r->n);
     if (sampled) fprintf(out, " (%d estimated from samples, marked ~; --exact to simulate all)", sampled);
+    if (screened)
+      fprintf(out, "\n  %d only screened on a short sample, marked ~~: rough figures that only chose "
+                   "what to simulate longer", screened);
     int plateau = sp_rank_plateau_size(r);
     if (plateau > 1)
       fprintf(out, "\n  ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model can "
@@ -161,10 +168,10 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
     double dflt = r->candidates[r->default_index].time.total_s;
     bool default_shown = false;
     for (int k = 0; k < r->n && k < top; k++) {
-      sp_print_row(out, nest, &r->candidates[r->order[k]], k + 1, dflt);
+      sp_print_row(out, nest, r, &r->candidates[r->order[k]], k + 1, dflt);
       default_shown |= r->order[k] == r->default_index;
     }
-    if (!default_shown) sp_print_row(out, nest, &r->candidates[r->default_index], 0, dflt);
+    if (!default_shown) sp_print_row(out, nest, r, &r->candidates[r->default_index], 0, dflt);
     if (nests[i].advice_text) fprintf(out, "\n%s", nests[i].advice_text);
     char why[768];
     sp_why(nest, r, why, sizeof why);
@@ -202,7 +209,8 @@ void sp_report_launch_json(json_t *o, const sp_schedule *s) {
 
 json_t *sp_report_counters_json(const sp_cm_counters *c) { return sp_counters_json(c); }
 
-static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, double dflt) {
+static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_result *r,
+                                  const sp_rank_candidate *c, double dflt) {
   json_t *o = json_object();
   char map[160];
   sp_report_cuda_mapping(n, &c->schedule, map, sizeof map);
@@ -217,6 +225,7 @@ static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_candidate *c, d
     json_object_set_new(per, n->arrays[a].name, sp_counters_json(&c->per_array[a]));
   json_object_set_new(o, "per_array", per);
   json_object_set_new(o, "sampled", json_boolean(c->sampled));
+  json_object_set_new(o, "screened_only", json_boolean(sp_rank_screened_only(r, c)));
   json_object_set_new(o, "extrapolation_factor", json_real(c->scale));
   json_object_set_new(o, "cost_xu", json_real(c->cost_xu));
   json_t *t = json_object();
@@ -262,10 +271,10 @@ char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, in
     double dflt = r->candidates[r->default_index].time.total_s;
     json_t *ranked = json_array();
     for (int k = 0; k < r->n && k < top; k++)
-      json_array_append_new(ranked, sp_candidate_json(nest, &r->candidates[r->order[k]], dflt));
+      json_array_append_new(ranked, sp_candidate_json(nest, r, &r->candidates[r->order[k]], dflt));
     json_object_set_new(o, "ranking", ranked);
     json_object_set_new(o, "compiler_default",
-                        sp_candidate_json(nest, &r->candidates[r->default_index], dflt));
+                        sp_candidate_json(nest, r, &r->candidates[r->default_index], dflt));
     if (nests[i].advice_json) {
       json_t *adv = json_loads(nests[i].advice_json, 0, NULL);
       if (adv) json_object_set_new(o, "advice", adv);

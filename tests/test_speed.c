@@ -158,9 +158,11 @@ static void test_threads_deterministic(void)
    * and the refined ones come first */
   CHECK(refined >= 8 && refined <= 4 * 8 + 2);
   double best_refined = INFINITY, best_screened = INFINITY;
+  CHECK(one.screened);
   for (int i = 0; i < one.n; i++) {
     const sp_rank_candidate *a = &one.candidates[one.order[i]];
     CHECK(a->refined == (i < refined));
+    CHECK(sp_rank_screened_only(&one, a) == (i >= refined));
     if (a->refined) best_refined = fmin(best_refined, a->time.total_s);
     else best_screened = fmin(best_screened, a->time.total_s);
   }
@@ -204,6 +206,7 @@ static void rank_exact_and_screened(const sp_arch *arch, const tnest *t, sp_rank
   o.threads = 2;
   o.exact = true;
   CHECK_EQ_INT(sp_rank_nest(&t->n, arch, &o, ex, err, sizeof err), 0);
+  for (int i = 0; i < ex->n; i++) CHECK(!sp_rank_screened_only(ex, &ex->candidates[i]));
   o.exact = false;
   o.sample_budget = budget;
   o.screen_total = screen_total;

@@ -92,7 +92,12 @@ typedef struct sp_rank_result {
   int default_index;             /* the compiler-default candidate */
   int default_gcc, default_nvc;  /* both baselines (sp_space); default_index is one of them */
   int samples_shared; /* screening samples taken from another candidate's identical trace */
+  bool screened;      /* a screening pass ran: a candidate not refined was only screened */
 } sp_rank_result;
+
+/* Whether c's figures come from the screening's short sample only (rough: they only chose
+ * what was refined). */
+bool sp_rank_screened_only(const sp_rank_result *r, const sp_rank_candidate *c);
 
 /* Predicted times within this factor of the fastest are ones the model cannot tell apart: its
  * times are off by 1.3x (median) on the H100 and its near-ties are ordered by sampling noise.
