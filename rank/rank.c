@@ -415,48 +415,51 @@ static void sp_sample_copy(sp_capped_sink *k, sp_cm_counters *raw, void *blob, b
   for (int i = 0; i < 6; p += nr * size[i], i++)
     if (pack) memcpy(p, part[i], nr * size[i]);
     else memcpy(part[i], p, nr * size[i]);
+  if (pack) return;
   k->seen = h.seen, k->snap_at = h.snap_at, k->lanes = h.lanes;
   k->snap_seen[0] = h.snap_seen[0], k->snap_seen[1] = h.snap_seen[1];
 }
 
 /* Runs the trace of `run` under topt through the sink's memory model (a model of nsms SMs
  * configured by cmo, taken from mc), leaving in raw[] each reference's counts; through the
- * worker's sample cache where it has one and the sample is short. 0, or -1; *truncated:
- * whether the sink cut the trace. */
+ * worker's sample cache where it has one and the sample is short: the trace is recorded
+ * first, and replayed into the model only when no identical sample is stored. 0, or -1;
+ * *truncated: whether the sink cut the trace. */
 static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch *arch,
                          const sp_schedule *sched, const sp_trace_options *topt, int nsms,
                          const sp_cm_options *cmo, sp_model_cache *mc, sp_capped_sink *sink,
                          sp_cm_counters *raw, sp_trace_stats *stats, bool *truncated) {
   sp_sample_cache *sc = mc->samples;
-  bool record = sc && sink->cap > 0 && sink->cap <= SP_SAMPLE_RECORD_MAX;
-  int rc;
+  const bool record = sc && sink->cap > 0 && sink->cap <= SP_SAMPLE_RECORD_MAX;
+  const size_t bytes = sp_sample_bytes(nest->nrefs);
   void *blob = NULL;
+  int rc = 0;
   if (record) {
-    blob = malloc(sp_sample_bytes(nest->nrefs));
-    rc = blob ? sp_trace_record_start(&mc->rec, sink->cap) : -1;
-    if (rc == 0) rc = sp_trace_run(run, sched, arch, topt, sp_trace_record_access, &mc->rec, stats);
+    blob = malloc(bytes);
+    if (!blob || sp_trace_record_start(&mc->rec, sink->cap) != 0) rc = -1;
+  } else if (!(sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo))) {
+    rc = -1;
+  }
+  if (rc == 0) {
+    rc = record ? sp_trace_run(run, sched, arch, topt, sp_trace_record_access, &mc->rec, stats)
+                : sp_trace_run(run, sched, arch, topt, sp_capped_access, sink, stats);
     *truncated = rc == 1;
     if (rc == 1) rc = 0;
-    if (rc == 0 &&
-        sp_sample_cache_get(sc, mc->rec.hash, nsms, cmo, blob, sp_sample_bytes(nest->nrefs))) {
+  }
+  if (record && rc == 0) {
+    if (sp_sample_cache_get(sc, mc->rec.hash, nsms, cmo, blob, bytes)) {
       sp_sample_copy(sink, raw, blob, false);
       free(blob);
       return 0;
     }
+    if (!(sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo))) rc = -1;
+    for (int64_t i = 0; rc == 0 && i < mc->rec.n; i++)
+      if (sp_capped_access(sink, &mc->rec.instr[i]) < 0) rc = -1;
   }
-  sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo);
-  if (!sink->memsys) rc = -1;
-  else if (!record) {
-    rc = sp_trace_run(run, sched, arch, topt, sp_capped_access, sink, stats);
-    *truncated = rc == 1;
-    if (rc == 1) rc = 0;
-  }
-  for (int64_t i = 0; record && rc == 0 && i < mc->rec.n; i++)
-    if (sp_capped_access(sink, &mc->rec.instr[i]) < 0) rc = -1;
   for (int r = 0; r < nest->nrefs && rc == 0; r++) sp_cm_memsys_counters(sink->memsys, r, &raw[r]);
   if (record && rc == 0) {
     sp_sample_copy(sink, raw, blob, true);
-    sp_sample_cache_put(sc, mc->rec.hash, nsms, cmo, blob, sp_sample_bytes(nest->nrefs));
+    sp_sample_cache_put(sc, mc->rec.hash, nsms, cmo, blob, bytes);
   }
   free(blob);
   return rc;
