@@ -132,6 +132,22 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
                  const sp_trace_options *opt, sp_trace_sink sink, void *ctx,
                  sp_trace_stats *stats);
 
+/* Every warp instruction of reference `ref` over the whole run of schedule s, without generating
+ * the trace: the sink gets one representative instruction a class and how many instructions
+ * the class holds. A representative has its class's warp index within the block, lane mask,
+ * direction and size, and addresses that differ from each real one's by one multiple of
+ * SP_TRACE_CLASS_ALIGN for all lanes, so it coalesces alike wherever sectors and lines divide
+ * that (its sm and block are 0). Order and caching are not represented. Returns 0 when the sink
+ * saw every instruction; 1 when the reference cannot be counted so (a guard, bounds that vary
+ * with other indices, a collapse group, two loops on one hardware dimension, a count past
+ * int64), and then what the sink saw is to be discarded; -1 on bad arguments or allocation
+ * failure; or the sink's non-zero value. Cost: at most 2^(mapped loops) x warps per block x
+ * SP_TRACE_CLASS_ALIGN classes, whatever the run's size (traces/classes.c says how). */
+#define SP_TRACE_CLASS_ALIGN 128
+typedef int (*sp_trace_class_sink)(void *ctx, const sp_warp_instr *rep, int64_t count);
+int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_trace_class_sink sink,
+                         void *ctx);
+
 /* The schedule space of a nest: every legal assignment of its parallel band loops (up to 3, after
  * collapse) to thread and block dimensions, times launch configurations. */
 typedef struct sp_space_options {
