@@ -4,7 +4,7 @@
  * reference; the pick is the plateau rule's, so up to SP_RANK_PLATEAU - 1 is the rule's choice).
  *
  *   bench_rank [--reference] [--screen-total N] [--screen-min N] [--budget N] [--threads N]
- *              [--unshared]
+ *              [--unshared] [--uncounted]
  *              [--param NAME=VALUE]...
  *              [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- CLANG-ARGS]
  *
@@ -81,6 +81,7 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     if (strcmp(a, "--reference") == 0) reference = true;
     else if (strcmp(a, "--unshared") == 0) o.unshared_samples = true;
+    else if (strcmp(a, "--uncounted") == 0) o.uncounted_l1 = true;
     else if (i + 1 < argc && strcmp(a, "--screen-total") == 0) o.screen_total = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--screen-min") == 0) o.screen_min = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--budget") == 0) o.sample_budget = parse_long(argv[++i], a);
@@ -112,7 +113,7 @@ int main(int argc, char **argv) {
     else if (a[0] != '-' && !file) file = a;
     else {
       fprintf(stderr, "usage: bench_rank [--reference] [--screen-total N] [--screen-min N] "
-                      "[--budget N] [--threads N] [--unshared] [--param NAME=VALUE]\n"
+                      "[--budget N] [--threads N] [--unshared] [--uncounted] [--param NAME=VALUE]\n"
                       "       [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- ARGS]\n");
       return 2;
     }

@@ -281,6 +281,35 @@ static int is_pow2(int64_t v)
   return v > 0 && (v & (v - 1)) == 0;
 }
 
+/* The L1's transaction (sector) and line sizes */
+static void transaction_bytes(const sp_arch *arch, const sp_cm_options *o, int *sector, int *line)
+{
+  *line = arch->l1_line_bytes, *sector = arch->l1_sector_bytes;
+  if (o->kepler_transactions) {
+    *sector = 128;
+    if (*line < 128) *line = 128;
+  }
+}
+
+int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_warp_instr *wi,
+                      int64_t times, sp_cm_counters *c)
+{
+  int line, sector;
+  transaction_bytes(arch, opt, &sector, &line);
+  sp_cm_coalescer co;
+  sp_cm_warp_access wa;
+  if (sp_cm_coalescer_init(&co, (uint32_t)sector, (uint32_t)line) != 0 ||
+      sp_cm_coalesce(&co, wi->addr, wi->active, wi->access_bytes, &wa) != 0)
+    return -1;
+  int64_t *req = wi->write ? &c->st_requests : &c->ld_requests;
+  int64_t *sec = wi->write ? &c->st_sectors : &c->ld_sectors;
+  int64_t *lin = wi->write ? &c->st_lines : &c->ld_lines;
+  *req += times * (int64_t)wa.requests;
+  *sec += times * (int64_t)wa.n_sectors;
+  *lin += times * (int64_t)wa.n_lines;
+  return 0;
+}
+
 sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
                                   const sp_cm_options *opt)
 {
@@ -301,11 +330,8 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
       (o.l2_sample_shift > 0 && (o.assoc != SP_CM_FULLY_ASSOCIATIVE || o.l1_variant != SP_CM_L1_BASE)))
     return NULL;
 
-  int line = arch->l1_line_bytes, sector = arch->l1_sector_bytes;
-  if (o.kepler_transactions) {
-    sector = 128;
-    if (line < 128) line = 128;
-  }
+  int line, sector;
+  transaction_bytes(arch, &o, &sector, &line);
   int l2s = arch->l2_sector_bytes;
   if (!is_pow2(line) || !is_pow2(sector) || !is_pow2(l2s) || l2s < 16 || l2s > sector ||
       sector > line)

@@ -116,6 +116,13 @@ void sp_cm_memsys_reset(sp_cm_memsys *m);
  * benchmark's unit of work. */
 int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m);
 
+/* Adds to c the L1-side counts of `times` instructions like wi (requests, sectors and lines,
+ * coalesced at the transaction size a memory system of this arch and options uses), touching no
+ * cache: for instructions counted rather than simulated (sp_trace_ref_classes). 0, or -1 on a
+ * bad access size or arch. */
+int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_warp_instr *wi,
+                      int64_t times, sp_cm_counters *c);
+
 /* Derived rates (0 when the denominator is 0). */
 double sp_cm_l1_hit_rate(const sp_cm_counters *c);     /* ld_l1_hit_sectors / ld_sectors */
 double sp_cm_l2_read_hit_rate(const sp_cm_counters *c); /* l2_read_hit_sectors / l2_read_sectors */

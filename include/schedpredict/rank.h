@@ -83,6 +83,9 @@ typedef struct sp_rank_options {
   /* simulate every screening sample, also one whose trace another candidate's sample already
    * had (rank/sample_cache.c); results do not depend on it: a check and a benchmark */
   bool unshared_samples;
+  /* refined candidates keep their extrapolated requests, sectors and lines instead of the
+   * counted ones (sp_trace_ref_classes): for comparisons (bench_rank --uncounted) */
+  bool uncounted_l1;
 } sp_rank_options;
 
 typedef struct sp_rank_result {
