@@ -301,6 +301,13 @@ int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_wa
   if (sp_cm_coalescer_init(&co, (uint32_t)sector, (uint32_t)line) != 0 ||
       sp_cm_coalesce(&co, wi->addr, wi->active, wi->access_bytes, &wa) != 0)
     return -1;
+  if (wi->write) { /* every store sector is written through to the L2 (simulate) */
+    sp_cm_warp_access w2;
+    if (sp_cm_coalescer_init(&co, (uint32_t)arch->l2_sector_bytes, (uint32_t)line) != 0 ||
+        sp_cm_coalesce(&co, wi->addr, wi->active, wi->access_bytes, &w2) != 0)
+      return -1;
+    c->l2_write_sectors += times * (int64_t)w2.n_sectors;
+  }
   int64_t *req = wi->write ? &c->st_requests : &c->ld_requests;
   int64_t *sec = wi->write ? &c->st_sectors : &c->ld_sectors;
   int64_t *lin = wi->write ? &c->st_lines : &c->ld_lines;

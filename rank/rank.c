@@ -1,6 +1,7 @@
 /* Every candidate of a nest through the trace generator and the memory model, then the cost and
  * the time model; sorted by predicted time. */
 #include <math.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -906,7 +907,8 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
   for (int a = 0; a < nest->narrays; a++) {
     sp_cm_counters *c = &per_array[a];
     const sp_cm_counters *e = &sum[a];
-    if (!whole[a]) continue;
+    /* loads the extrapolation never saw have no rates to keep: the array is left as it was */
+    if (!whole[a] || (c->ld_sectors > 0) != (e->ld_sectors > 0)) continue;
     if (c->ld_sectors > 0) {
       double f = (double)e->ld_sectors / (double)c->ld_sectors;
       int64_t misses = c->l2_read_sectors - c->l2_read_hit_sectors;
@@ -915,11 +917,19 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
       c->l2_read_sectors = llround((double)c->l2_read_sectors * f);
       c->l2_read_hit_sectors = c->l2_read_sectors > misses ? c->l2_read_sectors - misses : 0;
     }
-    if (c->st_sectors > 0) {
-      double g = (double)e->st_sectors / (double)c->st_sectors;
-      c->l2_write_sectors = llround((double)c->l2_write_sectors * g);
+    if (c->l2_write_sectors > 0) {
+      double g = (double)e->l2_write_sectors / (double)c->l2_write_sectors;
       c->l2_write_hit_sectors = llround((double)c->l2_write_hit_sectors * g);
+    } else if (e->l2_write_sectors > 0) {
+      /* stores the sample never reached (spmv_ell27's y[i] after its row loop): each sector
+       * written once, still dirty at the end, within the array's written footprint */
+      double foot = sp_rank_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES, NULL) *
+                    arch->l2_sector_bytes;
+      c->l2_write_hit_sectors = 0;
+      c->dram_write_bytes = 0;
+      c->l2_dirty_bytes = llround(fmin((double)e->l2_write_sectors * arch->l2_sector_bytes, foot));
     }
+    c->l2_write_sectors = e->l2_write_sectors;
     c->ld_requests = e->ld_requests, c->ld_sectors = e->ld_sectors, c->ld_lines = e->ld_lines;
     c->st_requests = e->st_requests, c->st_sectors = e->st_sectors, c->st_lines = e->st_lines;
     sp_counters_sane(c);
