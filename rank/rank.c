@@ -886,9 +886,10 @@ static void sp_l1_side_counted(const sp_nest *nest, const sp_schedule *sched, co
  * every reference of the array is counted. A sample sees some classes of instructions and not
  * others (a prefix in time: a thread-mapped loop's full passes, not its last partial one: 30
  * lanes of conv3d's k take 4 sectors where 32 take 5), so its sectors per lane are not the
- * run's. The L1 hits and the L2 reads and writes keep their rates per sector; the DRAM traffic,
- * which follows the arrays' footprints more than the sectors, stays as extrapolated (the L2
- * hits take the difference). */
+ * run's. The L1 hits and L2 reads keep their rates per load sector; the DRAM traffic, which
+ * follows the arrays' footprints more than the sectors, stays as extrapolated (the L2 hits
+ * take the difference). Stores are written through, so their L2 write sectors are counted too,
+ * and their L2 hits keep their rate. */
 static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, const sp_arch *arch,
                                const sp_cm_options *cmo, sp_cm_counters *per_array) {
   size_t nr = (size_t)(nest->nrefs ? nest->nrefs : 1), na = (size_t)(nest->narrays ? nest->narrays : 1);
