@@ -127,6 +127,12 @@ static void sp_extrapolate_ref(sp_cm_counters *out, const sp_cm_counters *head,
   }
 }
 
+/* The bytes of array a that the nest writes, in whole L2 sectors: no more can be dirty. */
+static double sp_written_bytes(const sp_nest *nest, int a, const sp_arch *arch) {
+  return sp_rank_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES, NULL) *
+         arch->l2_sector_bytes;
+}
+
 /* Compulsory (first-touch) L2 misses: the sample's (cold_seen) grow in proportion to the work
  * (f: the array's reference executions in the run over the sample's), since each part of the
  * work first touches its own data, but never past the array's footprint; the other misses
@@ -548,8 +554,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       const double *w = &written[3 * a];
       if (!extrapolate || w[2] <= 0 || w[0] <= 0) continue;
       double all = w[0] * (double)c->l2_write_sectors / w[2];
-      double foot = sp_rank_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES, NULL) *
-                    arch->l2_sector_bytes;
+      double foot = sp_written_bytes(nest, a, arch);
       c->dram_write_bytes = llround(all * w[1] / w[0]);
       c->l2_dirty_bytes = llround(fmin(all - (double)c->dram_write_bytes, foot));
       if (c->l2_dirty_bytes < 0) c->l2_dirty_bytes = 0;
@@ -789,8 +794,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     double x_written = (double)(x.dram_write_bytes + x.l2_dirty_bytes);
     if (x_written > 0) {
       const sp_cm_counters *p = &per_array[a], *q = &add[a];
-      double room = sp_rank_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES, NULL) *
-                        arch->l2_sector_bytes -
+      double room = sp_written_bytes(nest, a, arch) -
                     (double)(p->dram_write_bytes + p->l2_dirty_bytes + q->dram_write_bytes +
                              q->l2_dirty_bytes);
       double keep = room <= 0 ? 0 : room < x_written ? room / x_written : 1;
@@ -924,8 +928,7 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
     } else if (e->l2_write_sectors > 0) {
       /* stores the sample never reached (spmv_ell27's y[i] after its row loop): each sector
        * written once, still dirty at the end, within the array's written footprint */
-      double foot = sp_rank_footprint_sectors(nest, a, arch->l2_sector_bytes, SP_FOOT_WRITES, NULL) *
-                    arch->l2_sector_bytes;
+      double foot = sp_written_bytes(nest, a, arch);
       c->l2_write_hit_sectors = 0;
       c->dram_write_bytes = 0;
       c->l2_dirty_bytes = llround(fmin((double)e->l2_write_sectors * arch->l2_sector_bytes, foot));

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "schedpredict/traces.h"
+#include "traces/traces_internal.h"
 
 #define ALIGN SP_TRACE_CLASS_ALIGN
 #define BASE (UINT64_C(1) << 40) /* a multiple of ALIGN far from 0: lane parts may be negative */
@@ -50,18 +51,6 @@ static bool hist_convolve(hist *out, const hist *a, const hist *b) {
   return true;
 }
 
-static bool constant_bounds(const sp_loop *L) {
-  for (int k = 0; k < SP_MAX_LOOPS; k++)
-    if (L->lower.coef[k] || L->upper.coef[k]) return false;
-  return L->step != 0;
-}
-
-static int64_t trip_of(const sp_loop *L) {
-  int64_t lo = L->lower.constant, hi = L->upper.constant, st = L->step;
-  if (st > 0) return hi < lo ? 0 : (hi - lo) / st + 1;
-  return hi > lo ? 0 : (lo - hi) / -st + 1;
-}
-
 typedef struct mapped {
   int tdim;
   int64_t N, B, Q; /* trip, lanes along the thread dimension, q range */
@@ -89,8 +78,8 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
   for (int k = 0; k < R->nloops; k++) {
     int l = R->loops[k];
     const sp_loop *L = &nest->loops[l];
-    if (!constant_bounds(L)) return 1;
-    int64_t trip = trip_of(L);
+    if (!sp_traces_bounds_const(L) || L->step == 0) return 1;
+    int64_t trip = sp_traces_const_trip(L);
     if (trip <= 0) return 0; /* the reference never runs */
     uint64_t coef = (uint64_t)R->offset.coef[l];
     K += coef * (uint64_t)L->lower.constant;
@@ -114,8 +103,21 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
   for (int d = 0; d < 3; d++)
     if (!(bdims >> d & 1) && __builtin_mul_overflow(repeat, s->grid[d], &repeat)) return 1;
 
+  /* each lane of the block: its thread coordinates and its part of the address */
   int threads = s->block[0] * s->block[1] * s->block[2];
   int wpb = (threads + SP_WARP - 1) / SP_WARP;
+  int64_t(*coord)[3] = malloc((size_t)wpb * SP_WARP * sizeof *coord);
+  uint64_t *lane = malloc((size_t)wpb * SP_WARP * sizeof *lane);
+  if (!coord || !lane) {
+    free(coord), free(lane);
+    return -1;
+  }
+  for (int tid = 0; tid < wpb * SP_WARP; tid++) {
+    sp_traces_thread_coords(s->block, tid, coord[tid]);
+    lane[tid] = 0;
+    for (int d = 0; d < 3; d++) lane[tid] += lane_coef[d] * (uint64_t)coord[tid][d];
+  }
+  int rc = 0;
   sp_warp_instr wi;
   memset(&wi, 0, sizeof wi);
   wi.ref = ref;
@@ -123,70 +125,61 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
   wi.write = R->access == SP_WRITE;
   wi.access_bytes = (uint32_t)R->size;
   /* combination c: bit j set = mapped loop j at its last q, where that q is partial in lanes */
-  for (unsigned c = 0; c < 1u << nm; c++) {
+  for (unsigned c = 0; c < 1u << nm && rc == 0; c++) {
     hist H = acc;
     int64_t limit[3] = {INT64_MAX, INT64_MAX, INT64_MAX}; /* per thread dimension */
     bool empty = false;
-    for (int j = 0; j < nm && !empty; j++) {
+    for (int j = 0; j < nm && !empty && rc == 0; j++) {
       const mapped *m = &M[j];
       int64_t last = m->N - m->B * (m->Q - 1); /* lanes active at the last q */
       bool split = m->tdim >= 0 && last < m->B;
+      int64_t count = split ? m->Q - 1 : m->Q;
       if (c >> j & 1) {
-        if (!split) {
-          empty = true;
-          break;
-        }
+        empty = !split;
         memset(&h, 0, sizeof h);
         h.n[(m->a * (uint64_t)(m->Q - 1)) % ALIGN] = 1;
-        limit[m->tdim] = last;
+        if (split) limit[m->tdim] = last;
       } else {
-        int64_t count = split ? m->Q - 1 : m->Q;
-        if (count <= 0) {
-          empty = true;
-          break;
-        }
+        empty = count <= 0;
         hist_of(&h, m->a, count);
       }
-      if (!hist_convolve(&H, &H, &h)) return 1;
+      if (!empty && !hist_convolve(&H, &H, &h)) rc = 1;
     }
-    if (empty) continue;
-    for (int w = 0; w < wpb; w++) {
+    if (empty || rc) continue;
+    int64_t all = 0; /* an irregular reference's addresses do not depend on the residue */
+    for (int r = 0; r < ALIGN && R->irregular && rc == 0; r++)
+      if (__builtin_add_overflow(all, H.n[r], &all)) rc = 1;
+    if (R->irregular && rc == 0 && __builtin_mul_overflow(all, repeat, &all)) rc = 1;
+    for (int w = 0; w < wpb && rc == 0; w++) {
+      const int64_t(*x)[3] = coord + w * SP_WARP;
+      const uint64_t *off = lane + w * SP_WARP;
       uint32_t mask = 0;
-      uint64_t lane[SP_WARP];
       for (int l = 0; l < SP_WARP; l++) {
-        int tid = w * SP_WARP + l;
-        int64_t x[3] = {tid % s->block[0], (tid / s->block[0]) % s->block[1],
-                        tid / (s->block[0] * s->block[1])};
-        bool on = tid < threads;
-        lane[l] = 0;
-        for (int d = 0; d < 3; d++) {
-          on &= x[d] < limit[d];
-          lane[l] += lane_coef[d] * (uint64_t)x[d];
-        }
+        bool on = w * SP_WARP + l < threads;
+        for (int d = 0; d < 3; d++) on &= x[l][d] < limit[d];
         mask |= (uint32_t)on << l;
       }
       if (!mask) continue;
       wi.warp = w;
       wi.active = mask;
-      if (R->irregular) { /* a line of its own per lane (trace.c), whatever the residue */
-        int64_t count = 0;
-        for (int r = 0; r < ALIGN; r++)
-          if (__builtin_add_overflow(count, H.n[r], &count)) return 1;
+      if (R->irregular) { /* a line of its own per lane (trace.c) */
         for (int l = 0; l < SP_WARP; l++) wi.addr[l] = BASE + (uint64_t)l * 128;
-        if (__builtin_mul_overflow(count, repeat, &count)) return 1;
-        int rc = sink(ctx, &wi, count);
-        if (rc) return rc;
+        rc = sink(ctx, &wi, all);
         continue;
       }
-      for (int r = 0; r < ALIGN; r++) {
+      for (int r = 0; r < ALIGN && rc == 0; r++) {
         int64_t count;
         if (!H.n[r]) continue;
-        if (__builtin_mul_overflow(H.n[r], repeat, &count)) return 1;
-        for (int l = 0; l < SP_WARP; l++) wi.addr[l] = BASE + (r + K) % ALIGN + lane[l];
-        int rc = sink(ctx, &wi, count);
-        if (rc) return rc;
+        if (__builtin_mul_overflow(H.n[r], repeat, &count)) {
+          rc = 1;
+          break;
+        }
+        for (int l = 0; l < SP_WARP; l++) wi.addr[l] = BASE + (r + K) % ALIGN + off[l];
+        rc = sink(ctx, &wi, count);
       }
     }
   }
-  return 0;
+  free(coord);
+  free(lane);
+  return rc;
 }

@@ -54,14 +54,20 @@ static bool affine_is_const(const sp_affine *a) {
   return true;
 }
 
-static bool loop_bounds_const(const sp_loop *l) {
+bool sp_traces_bounds_const(const sp_loop *l) {
   return affine_is_const(&l->lower) && affine_is_const(&l->upper);
 }
 
-static int64_t const_trip(const sp_loop *l) {
+int64_t sp_traces_const_trip(const sp_loop *l) {
   int64_t lo = l->lower.constant, hi = l->upper.constant, st = l->step;
   if (st > 0) return hi < lo ? 0 : (hi - lo) / st + 1;
   return hi > lo ? 0 : (lo - hi) / -st + 1;
+}
+
+void sp_traces_thread_coords(const int block[3], int tid, int64_t x[3]) {
+  x[0] = tid % block[0];
+  x[1] = (tid / block[0]) % block[1];
+  x[2] = tid / (block[0] * block[1]);
 }
 
 int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch, char *err,
@@ -110,7 +116,7 @@ int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *
       FAIL("bad collapse group %d+%d", s->collapse_first, s->collapse_count);
     for (int k = s->collapse_first; k < s->collapse_first + s->collapse_count; k++) {
       if (!nest->loops[k].parallel) FAIL("collapse group contains sequential loop %d", k);
-      if (!loop_bounds_const(&nest->loops[k]))
+      if (!sp_traces_bounds_const(&nest->loops[k]))
         FAIL("collapse group loop %d has non-constant bounds (only rectangular loops collapse)", k);
       if (k > s->collapse_first && (s->map[k].thread_dim != -1 || s->map[k].block_dim != -1))
         FAIL("loop %d is collapsed into loop %d but has its own mapping", k, s->collapse_first);
@@ -166,7 +172,7 @@ static int64_t loop_trip(const sp_loop *l) { return l->trip_max > 0 ? l->trip_ma
 
 static bool group_ok(const sp_nest *nest, int first, int count) {
   for (int k = first; k < first + count; k++)
-    if (!nest->loops[k].parallel || !loop_bounds_const(&nest->loops[k])) return false;
+    if (!nest->loops[k].parallel || !sp_traces_bounds_const(&nest->loops[k])) return false;
   return true;
 }
 
@@ -215,7 +221,7 @@ static bool build_units(const sp_nest *nest, int nb, bool user_collapse, unit *u
   for (int i = 0; i < n; i++) {
     int64_t t = 1;
     for (int k = u[i].first; k < u[i].first + u[i].count; k++) {
-      int64_t lt = u[i].count > 1 ? const_trip(&nest->loops[k]) : loop_trip(&nest->loops[k]);
+      int64_t lt = u[i].count > 1 ? sp_traces_const_trip(&nest->loops[k]) : loop_trip(&nest->loops[k]);
       t = (lt > 0 && t > INT64_MAX / lt) ? INT64_MAX : t * lt;
     }
     u[i].trip = t;

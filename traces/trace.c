@@ -253,11 +253,10 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
       c->total = 1;
       for (int j = c->count - 1; j >= 0; j--) {
         const sp_loop *G = &nest->loops[k + j];
-        int64_t lo = G->lower.constant, hi = G->upper.constant, st = G->step;
-        int64_t trip = st > 0 ? (hi < lo ? 0 : (hi - lo) / st + 1) : (hi > lo ? 0 : (lo - hi) / -st + 1);
+        int64_t trip = sp_traces_const_trip(G);
         c->trip[j] = trip;
-        c->lo[j] = lo;
-        c->st[j] = st;
+        c->lo[j] = G->lower.constant;
+        c->st[j] = G->step;
         c->radix[j] = c->total;
         c->total = (trip > 0 && c->total > INT64_MAX / trip) ? INT64_MAX : c->total * trip;
       }
@@ -769,10 +768,10 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
     ln[w].root = 0;
     for (int l = 0; l < SP_WARP; l++) {
       int tid = w * SP_WARP + l;
+      int64_t x[3];
       if (tid < threads) ln[w].root |= 1u << l;
-      ln[w].coord[0][l] = tid % s->block[0];
-      ln[w].coord[1][l] = (tid / s->block[0]) % s->block[1];
-      ln[w].coord[2][l] = tid / (s->block[0] * s->block[1]);
+      sp_traces_thread_coords(s->block, tid, x);
+      for (int d = 0; d < 3; d++) ln[w].coord[d][l] = x[d];
     }
   }
   T->ln = ln;
