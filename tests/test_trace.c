@@ -435,13 +435,14 @@ static void test_order(void) {
 
 typedef struct sm_offset_ctx {
   int first, nsm;
-  int64_t n, bad;
+  int64_t n, bad, min_block;
 } sm_offset_ctx;
 
 static int sm_offset_sink(void *ctx, const sp_warp_instr *wi) {
   sm_offset_ctx *c = ctx;
   c->n++;
   c->bad += wi->block % c->nsm != c->first + wi->sm;
+  if (wi->block < c->min_block) c->min_block = wi->block;
   return 0;
 }
 
@@ -503,7 +504,50 @@ static void test_waves_sampling(void) {
   for (int i = 7; i < 12; i++) exp_blocks += (4096 - 1 - i) / H100.sm_count + 1;
   CHECK_EQ_INT(st.blocks_simulated, exp_blocks);
   CHECK_EQ_INT(st.warp_instructions, exp_blocks * 4);
+
+  /* their last blocks only: each SM from its 31st block on (each has 31, so only its last);
+   * and a skip past an SM's blocks leaves it nothing */
+  o.sample_skip_blocks = 30;
+  off = (sm_offset_ctx){.first = 7, .nsm = H100.sm_count, .min_block = INT64_MAX};
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, &o, sm_offset_sink, &off, &st), 0);
+  CHECK_EQ_INT(off.bad, 0);
+  CHECK_EQ_INT(off.min_block, 7 + 30 * H100.sm_count);
+  exp_blocks = 0;
+  for (int i = 7; i < 12; i++) exp_blocks += (4096 - 1 - i) / H100.sm_count + 1 - 30;
+  CHECK_EQ_INT(st.blocks_simulated, exp_blocks);
+  CHECK_EQ_INT(off.n, exp_blocks * 4);
+  o.sample_waves = 1;
+  o.sample_skip_blocks = 4096;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, &o, sm_offset_sink, &off, &st), 0);
+  CHECK_EQ_INT(st.blocks_simulated, 0);
+  o.sample_skip_blocks = 0;
+  o.sample_waves = 0;
   o.sample_sm_first = 0;
+
+  /* a grid capped at 1000 blocks: rounds of 1000 rows, the fifth holds 96; from the third
+   * round on, every block starts at its row b + 2000 */
+  o.sample_sms = 0;
+  s.grid[0] = 1000;
+  o.sample_skip_rounds = 2;
+  count_ctx r2 = {.k = 0};
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, &o, count_sink, &r2, &st), 0);
+  CHECK_EQ_INT(st.iterations, (4096 - 2000) * 128);
+  CHECK_EQ_INT(r2.n, (4096 - 2000) * 4);
+  o.sample_skip_rounds = 4;
+  off = (sm_offset_ctx){.first = 0, .nsm = H100.sm_count, .min_block = INT64_MAX};
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, &o, sm_offset_sink, &off, &st), 0);
+  CHECK_EQ_INT(st.iterations, 96 * 128);
+  CHECK_EQ_INT(off.n, 96 * 4);
+  CHECK_EQ_INT(off.min_block, 0);
+  CHECK_EQ_INT(off.bad, 0);
+  /* a 2-D grid has no one round to skip to */
+  sp_schedule s2 = s;
+  s2.map[1] = (sp_loop_map){0, 1};
+  s2.grid[1] = 2;
+  CHECK(sp_trace_run(&t.n, &s2, &H100, &o, count_sink, &r2, &st) != 0);
+  o.sample_skip_rounds = 0;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s2, &H100, &o, count_sink, &r2, &st), 0);
+  s.grid[0] = 4096;
 
   /* one wave: each SM stops after `act` blocks */
   o.sample_sms = 0;

@@ -117,6 +117,8 @@ typedef struct tr {
   int map_t[3], map_b[3]; /* per p0 row */
   int block[3];
   int64_t grid[3];
+  int64_t skip_rounds; /* sp_trace_options.sample_skip_rounds, of the loop on block dim skip_dim */
+  int skip_dim;
   int64_t iters;
   /* Affine path (no collapse group): per-lane parts precomputed per warp of the block, so the
    * per-warp state is a few scalars and an instruction costs 32 additions. */
@@ -580,12 +582,13 @@ static void start_warp(const tr *T, warp *w, const lanes_t *ln, const int64_t *b
   w->root = ln->root;
   for (int m = 0; m < T->nmapped; m++) {
     int td = T->map_t[m], bd = T->map_b[m];
+    int64_t per = td >= 0 ? T->block[td] : 1;
+    int64_t boff = bd >= 0 ? (bcoord[bd] + (bd == T->skip_dim ? T->skip_rounds * T->grid[bd] : 0)) * per : 0;
     if (T->fast) {
-      w->boff[m] = bd >= 0 ? bcoord[bd] * (td >= 0 ? T->block[td] : 1) : 0;
+      w->boff[m] = boff;
       continue;
     }
     int64_t *p0 = w->p0 + m * SP_WARP;
-    int64_t boff = bd >= 0 ? bcoord[bd] * (td >= 0 ? T->block[td] : 1) : 0;
     for (int l = 0; l < SP_WARP; l++) p0[l] = (td >= 0 ? ln->coord[td][l] : 0) + boff;
   }
 }
@@ -735,6 +738,7 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   int first = opt && nsim < nsm && opt->sample_sm_first > 0 ? opt->sample_sm_first : 0;
   if (first > nsm - nsim) first = nsm - nsim;
   int64_t waves_cap = opt && opt->sample_waves > 0 ? opt->sample_waves : 0;
+  int64_t skip = opt && opt->sample_skip_blocks > 0 ? opt->sample_skip_blocks : 0;
   int wpb = (threads + SP_WARP - 1) / SP_WARP;
   int nslots = (int)(nblocks < active ? (nblocks > 0 ? nblocks : 1) : active);
   int nw = nslots * wpb;
@@ -777,11 +781,17 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   T->ln = ln;
   T->wpb = wpb;
   if (T->fast && fast_tables(T, nest)) goto out;
+  T->skip_rounds = opt && opt->sample_skip_rounds > 0 ? opt->sample_skip_rounds : 0;
+  T->skip_dim = s->grid[0] > 1 ? 0 : s->grid[1] > 1 ? 1 : 2;
+  if (T->skip_rounds && (T->has_collapse || (s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1))
+    goto out;
   for (int i = 0; i < nsim; i++) {
     smstate *S = &sm[i];
     S->nblocks = nblocks > first + i ? (nblocks - 1 - first - i) / nsm + 1 : 0;
-    if (waves_cap > 0 && waves_cap <= INT64_MAX / active && S->nblocks > waves_cap * active)
-      S->nblocks = waves_cap * active;
+    S->next = skip < S->nblocks ? skip : S->nblocks;
+    if (waves_cap > 0 && waves_cap <= (INT64_MAX - S->next) / active &&
+        S->nblocks > S->next + waves_cap * active)
+      S->nblocks = S->next + waves_cap * active;
     S->left = left + (size_t)i * (size_t)nslots;
     S->w = warps + (size_t)i * (size_t)nw;
     for (int q = 0; q < nw; q++) {

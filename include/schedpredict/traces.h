@@ -78,6 +78,15 @@ typedef struct sp_trace_options {
   /* with sample_sms: simulate SMs sample_sm_first .. sample_sm_first+sample_sms-1 instead
    * (their blocks; the sink still sees them as SMs 0..sample_sms-1) */
   int sample_sm_first;
+  /* each simulated SM starts at its sample_skip_blocks-th block (blocks s, s + S, ... from
+   * there on; sample_waves then counts from there): a later wave on its own, e.g. an SM's
+   * last wave that holds fewer blocks */
+  int64_t sample_skip_blocks;
+  /* every block starts the grid-stride loop of the loop on the grid's one dimension at its
+   * sample_skip_rounds-th round (its iterations from (b + m G) B on): the last round on its own,
+   * which fewer blocks run than the others. A grid of one dimension of extent > 1 (x where
+   * none is) without a collapse group only (else sp_trace_run fails). */
+  int64_t sample_skip_rounds;
 } sp_trace_options;
 
 typedef struct sp_trace_stats {
