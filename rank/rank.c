@@ -272,12 +272,24 @@ typedef struct sp_model_cache {
  * the grid-stride iterations and the reuse between them are all simulated), and only the
  * shortened loop's references are extrapolated. The loop must have constant bounds that no
  * other bound depends on. keep: the share of its trip to run. */
+static bool sp_loop_constant(const sp_loop *L) {
+  bool constant = L->trip_min == L->trip_max;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) constant &= !L->lower.coef[k] && !L->upper.coef[k];
+  return constant;
+}
+
+/* Every loop's bounds constant: every iteration of a loop runs the same inner iterations. */
+static bool sp_nest_rectangular(const sp_nest *n) {
+  bool r = true;
+  for (int l = 0; l < n->nloops; l++) r &= sp_loop_constant(&n->loops[l]);
+  return r;
+}
+
 static void sp_shorten_choice(const sp_nest *n, double keep, int *loop, int64_t *trip) {
   int best = -1;
   for (int l = 0; l < n->nloops; l++) {
     const sp_loop *L = &n->loops[l];
-    bool constant = L->trip_min == L->trip_max;
-    for (int k = 0; k < SP_MAX_LOOPS; k++) constant &= !L->lower.coef[k] && !L->upper.coef[k];
+    bool constant = sp_loop_constant(L);
     for (int o = 0; o < n->nloops; o++) constant &= !n->loops[o].lower.coef[l] && !n->loops[o].upper.coef[l];
     if (L->band || !constant || L->trip_max < 16) continue;
     if (best < 0 || L->trip_max > n->loops[best].trip_max) best = l;
@@ -635,6 +647,92 @@ static int64_t sp_gcd(int64_t a, int64_t b) {
  * whole-grid run's figures. l1_budget: instructions for these SMs; prefix: whether a prefix
  * may do when whole SMs do not fit. main_ref: the whole-grid run's counts per reference. */
 
+/* One sample of sp_refine_l1 added, weighed by f, to the per-array sums (NULL: not kept) and
+ * the per-reference ones; nothing after a failed run (rc). reach (NULL for samples run in
+ * full): a sample extrapolated to the whole grid adds f to reach[i] for each reference i it
+ * reached, and to reach[nrefs] (sp_refine_l1_reach). */
+static void sp_refine_l1_add(const sp_nest *nest, const sp_cm_counters *l1, const sp_cm_counters *ref,
+                             double f, sp_cm_counters *sum, sp_cm_counters *rs, double *reach,
+                             int rc) {
+  if (rc) return;
+  for (int a = 0; a < nest->narrays && sum; a++) sp_counters_add_scaled(&sum[a], &l1[a], f);
+  for (int i = 0; i < nest->nrefs; i++) {
+    sp_counters_add_scaled(&rs[i], &ref[i], f);
+    if (reach && sp_reached(&ref[i])) reach[i] += f;
+  }
+  if (reach) reach[nest->nrefs] += f;
+}
+
+/* The last round of a grid-stride loop on blockIdx.x, in a 1-D grid of one wave, where it
+ * leaves blocks without work: blocks b < nbt run round `round` too, so their SMs run it with
+ * fewer blocks than the earlier rounds (446 columns of a 2mm-like nest on 264 blocks of 1024
+ * threads, two an SM: 182 blocks run a second round, on 50 SMs two of them, on 82 one alone;
+ * A[i][k], which two blocks read together, had 15 % too few L2 reads). The SMs that run that
+ * round fall into at most two classes by how many of its blocks they hold; first[c]: an SM of
+ * class c, weight[c]: its SMs' share of the iterations of the loop. share: the round's share.
+ * round 0: none. */
+typedef struct sp_round_tail {
+  int64_t round;
+  int loop; /* the grid-stride loop; the rounds before the last run round * stride of it */
+  int64_t stride;
+  int cut; /* SMs below it hold one block of the round more than the others */
+  int ncls, first[2];
+  double weight[2], share;
+} sp_round_tail;
+
+static void sp_round_tail_of(const sp_nest *nest, const sp_schedule *s, int S, int active,
+                             sp_round_tail *t) {
+  memset(t, 0, sizeof *t);
+  int d = s->grid[0] > 1 ? 0 : s->grid[1] > 1 ? 1 : 2;
+  int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
+  /* one block an SM runs alone in every round; a triangular nest's rounds differ in work */
+  if (blocks != s->grid[d] || s->collapse_count >= 2 || blocks > (int64_t)active * S ||
+      blocks <= S || !sp_nest_rectangular(nest))
+    return;
+  int k = 0;
+  while (k < s->nband && s->map[k].block_dim != d) k++;
+  if (k == s->nband) return;
+  const sp_loop *L = &nest->loops[k];
+  int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
+  int64_t trip = L->trip_max, stride = per * blocks;
+  if (trip < 1) return;
+  int64_t rounds = trip / stride, rest = trip - rounds * stride;
+  if (rounds < 1 || rest == 0) return;
+  int64_t nbt = (rest + per - 1) / per;
+  /* SM i holds blocks i, i + S, ...: those below nbt run the last round, SMs 0 .. cut-1 one
+   * more of them than the others */
+  int64_t cut = nbt % S ? nbt % S : S;
+  double w[2] = {0, 0};
+  for (int64_t b = 0; b < nbt; b++) {
+    int64_t it = rest - per * b < per ? rest - per * b : per;
+    w[b % S < cut ? 0 : 1] += (double)it / (double)trip;
+  }
+  t->round = rounds;
+  t->loop = k;
+  t->stride = stride;
+  t->cut = (int)cut;
+  t->ncls = nbt > S && cut < S ? 2 : 1;
+  t->first[0] = 0;
+  t->first[1] = (int)cut;
+  t->weight[0] = w[0];
+  t->weight[1] = w[1];
+  t->share = (double)rest / (double)trip;
+}
+
+/* A prefix that stops before a reference says nothing of it, where another sample reached it:
+ * each reference's extrapolated counts are the average over the samples that reached it
+ * (2mm.c:17's store after the k loop on 800 blocks of 1024 threads: reached by one SM's last
+ * block, run on its own, and not by the prefixes of the others, it counted 1 % of its
+ * sectors). */
+static void sp_refine_l1_reach(const sp_nest *nest, sp_cm_counters *rs, const double *reach) {
+  for (int i = 0; i < nest->nrefs; i++)
+    if (reach[i] > 0 && reach[i] < reach[nest->nrefs]) {
+      sp_cm_counters r = rs[i];
+      memset(&rs[i], 0, sizeof rs[i]);
+      sp_counters_add_scaled(&rs[i], &r, reach[nest->nrefs] / reach[i]);
+    }
+}
+
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                         const sp_cm_options *cmo_all, double est_instr, int64_t l1_budget,
                         bool prefix_ok, bool main_l1_distorted, sp_model_cache *mc,
@@ -650,6 +748,20 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   cls_n[1] = blocks > S && r ? S - (int)r : 0;
   int ncls = cls_n[1] ? 2 : 1;
   if (k >= S || blocks < 1) return 0;
+  const int threads = sched->block[0] * sched->block[1] * sched->block[2];
+  int active = sp_arch_active_blocks_per_sm(arch, threads, 0, 0);
+  if (active < 1) active = 1;
+  /* A capped grid whose last grid-stride round leaves blocks without work: the SMs that hold
+   * more of that round's blocks are a class of their own, where the grid's blocks make one
+   * class (a grid of a multiple of S blocks; otherwise their L1 rates stay mixed) */
+  sp_round_tail rt;
+  sp_round_tail_of(nest, sched, S, active, &rt);
+  const bool even = sp_nest_rectangular(nest); /* blocks of equal work */
+  if (rt.round > 0 && ncls == 1 && blocks >= S && rt.cut < S) {
+    ncls = 2;
+    cls_first[1] = cls_n[0] = rt.cut;
+    cls_n[1] = S - rt.cut;
+  }
   /* SM s runs blocks s, s + S, s + 2S, ...; where the grid's extent shares a factor with S it
    * sees only some block positions (himeno's 4 x 32 x 63 blocks on 132 SMs: always the same
    * blockIdx.x), and its counts are its positions', not the grid's. Two corrections:
@@ -689,12 +801,10 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     for (int q = 0; q < ncls && pprefix; q++) pk[q] = period < cls_n[q] ? period : cls_n[q];
     /* a prefix must still take each resident warp through two iterations of the loop body, or
      * it would miss the references past its own cut (a stencil's store) */
-    int threads = sched->block[0] * sched->block[1] * sched->block[2];
-    int active = sp_arch_active_blocks_per_sm(arch, threads, 0, 0);
     double band = 1;
     for (int l = 0; l < nest->nloops; l++)
       if (nest->loops[l].band && nest->loops[l].trip_max > 0) band *= (double)nest->loops[l].trip_max;
-    double per_warp = (double)l1_budget / ncls / period / ((active > 0 ? active : 1) * ((threads + 31) / 32));
+    double per_warp = (double)l1_budget / ncls / period / (active * ((threads + 31) / 32));
     if (!pprefix || (prefix_ok && per_warp >= 2 * est_instr * 32 / band)) {
       kq[0] = pk[0];
       kq[1] = pk[1];
@@ -704,8 +814,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   size_t na = (size_t)(nest->narrays ? nest->narrays : 1), nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
   sp_cm_counters *l1 = calloc(na, sizeof *l1), *sum = calloc(na, sizeof *sum);
   sp_cm_counters *ref = calloc(nr, sizeof *ref), *ref_sum = calloc(nr, sizeof *ref_sum);
-  double *work = malloc((size_t)S * sizeof *work);
-  int rc = l1 && sum && ref && ref_sum && work ? 0 : -1;
+  double *work = malloc((size_t)S * sizeof *work), *reach = malloc((nr + 1) * sizeof *reach);
+  int rc = l1 && sum && ref && ref_sum && work && reach ? 0 : -1;
   bool by_work = rc == 0 && sp_trace_sm_work(nest, sched, S, work) == 0;
   double work_all = 0;
   for (int i = 0; by_work && i < S; i++) work_all += work[i];
@@ -720,6 +830,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   for (int pass = 0; pass < 2 && rc == 0; pass++) {
     const sp_nest *run = nest;
     sp_cm_counters *rs = ref_sum;
+    memset(reach, 0, (nr + 1) * sizeof *reach);
     if (pass == 1) {
       bool missing = false;
       for (int i = 0; i < nest->nrefs; i++)
@@ -736,6 +847,14 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         break;
       }
     }
+    /* the last round of a capped grid on its own (a prefix sees its first rounds only), the
+     * others without it */
+    sp_round_tail tail_round = {0};
+    sp_nest rounds;
+    if (pass == 0 && prefix && rt.round > 0) {
+      tail_round = rt;
+      run = sp_nest_shortened(nest, rt.loop, rt.round * rt.stride, &rounds);
+    }
     for (int q = 0; q < ncls && rc == 0; q++) {
       double work_cls = 0, work_run = 0;
       for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) {
@@ -751,21 +870,47 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       sp_trace_stats st;
       bool sampled;
       double scale, f = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
-      memset(l1, 0, na * sizeof *l1);
-      /* a prefix (or a shortened run) is extrapolated to the whole grid's executions: weighed
-       * by the class's share */
-      if (prefix || run != nest) {
-        rc = sp_simulate(nest, run, arch, sched, &topt, kq[q], &cmo, est_instr, l1_budget / ncls,
-                         run != nest, false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
-        f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
-      } else { /* raw counts (est_instr 0 and not shortened keep them as simulated) */
+      if (!prefix && run == nest) { /* raw counts (est_instr 0 and not shortened keep them) */
+        memset(l1, 0, na * sizeof *l1);
         rc = sp_simulate(nest, nest, arch, sched, &topt, kq[q], &cmo, 0, 0, false, false, true, mc, l1,
                          ref, &st, &sampled, &scale, NULL);
+        sp_refine_l1_add(nest, l1, ref, f, pass == 0 ? sum : NULL, rs, NULL, rc);
+        continue;
       }
-      for (int a = 0; a < nest->narrays && rc == 0 && pass == 0; a++)
-        sp_counters_add_scaled(&sum[a], &l1[a], f);
-      for (int i = 0; i < nest->nrefs && rc == 0; i++) sp_counters_add_scaled(&rs[i], &ref[i], f);
+      /* a prefix (or a shortened run) is extrapolated to the whole grid's executions: weighed
+       * by the class's share. An SM whose blocks do not fill its last wave runs that wave with
+       * fewer blocks, which share less of what they read in L1 than a full wave's, and a
+       * prefix sees only full waves (2mm.c:17 on 900 blocks of 1024 threads, two at a time:
+       * 108 SMs run their seventh block alone, and the L2 reads of A were 10 % too few). That
+       * wave is then sampled on its own, from its start, and each part is weighed by its
+       * blocks (in a rectangular nest, whose blocks do equal work). */
+      f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
+      int64_t nb = blocks > cls_first[q] ? (blocks - 1 - cls_first[q]) / S + 1 : 0;
+      int64_t tail = pass == 0 && prefix && nb > active && even ? nb % active : 0;
+      for (int part = 0; part < (tail ? 2 : 1) && rc == 0; part++) {
+        topt.sample_waves = tail && !part ? (nb - tail) / active : 0;
+        topt.sample_skip_blocks = part ? nb - tail : 0;
+        double w = !tail ? 1 - tail_round.share : (double)(part ? tail : nb - tail) / (double)nb;
+        memset(l1, 0, na * sizeof *l1);
+        rc = sp_simulate(nest, run, arch, sched, &topt, kq[q], &cmo, est_instr, l1_budget / ncls,
+                         run != nest, false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
+        sp_refine_l1_add(nest, l1, ref, f * w, pass == 0 ? sum : NULL, rs, reach, rc);
+      }
     }
+    for (int c = 0; c < tail_round.ncls && rc == 0; c++) { /* one SM of each class of it */
+      sp_trace_options topt = {.sample_sms = 1, .sample_sm_first = tail_round.first[c],
+                               .sample_skip_rounds = tail_round.round};
+      sp_cm_options cmo = *cmo_all;
+      if (1.0 / S < cmo.l2_fraction) cmo.l2_fraction = 1.0 / S;
+      sp_trace_stats st;
+      bool sampled;
+      double scale;
+      memset(l1, 0, na * sizeof *l1);
+      rc = sp_simulate(nest, nest, arch, sched, &topt, 1, &cmo, est_instr, l1_budget / ncls,
+                       false, false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
+      sp_refine_l1_add(nest, l1, ref, tail_round.weight[c], sum, rs, reach, rc);
+    }
+    if (rc == 0) sp_refine_l1_reach(nest, rs, reach);
   }
   for (int i = 0; cov && i < nest->nrefs; i++)
     if (!sp_reached(&ref_sum[i])) ref_sum[i] = cov[i];
@@ -861,6 +1006,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   free(ref);
   free(ref_sum);
   free(work);
+  free(reach);
   return rc;
 }
 

@@ -35,7 +35,7 @@ for src in examples/*.c; do
   if [ "$update" = "--update" ]; then
     printf '%s\n' "$actual" > "$expected"
   elif ! diff -u "$expected" <(printf '%s\n' "$actual") > /tmp/golden.$$.diff; then
-    echo "FAIL $name: IR differs from $expected"; head -40 /tmp/golden.$$.diff; fail=$((fail + 1))
+    echo "FAIL $name: the $mode differs from $expected"; head -40 /tmp/golden.$$.diff; fail=$((fail + 1))
   fi
 done
 rm -f /tmp/golden.$$.err /tmp/golden.$$.diff
