@@ -540,11 +540,23 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
         ex[2 * a] += sp_ref_executions(nest, r);
         ex[2 * a + 1] += sink.ref_lanes[r];
       }
-      if (extrapolate)
+      if (extrapolate) {
+        /* a cut run of a shortened loop: to the shortened run's end at the rate of its second
+         * part, then in proportion to the loop's trip; the head's first touches of each pass
+         * repeat with the trip too (mm446's A[i][k] under 128-lane passes of j: the first
+         * pass read 2 sectors of each row where the run reads 48, and DRAM reads were 64 %
+         * too few) */
+        double ex_nest = sp_ref_executions(nest, r), ex_run = shortened ? sp_ref_executions(run, r) : ex_nest;
         sp_extrapolate_ref(&out, &cur, split ? &sink.snap[k][r] : NULL, sink.ref_lanes[r],
-                           split ? sink.snap_lanes[k][r] : 0, sp_ref_executions(nest, r));
-      else
+                           split ? sink.snap_lanes[k][r] : 0, ex_run);
+        if (ex_run > 0 && ex_run < ex_nest) {
+          sp_cm_counters o = out;
+          memset(&out, 0, sizeof out);
+          sp_counters_add_scaled(&out, &o, ex_nest / ex_run);
+        }
+      } else {
         out = cur;
+      }
       sp_counters_sane(&out);
       sp_counters_add(&per_array[a], &out);
       if (per_ref) per_ref[r] = out;
@@ -1111,7 +1123,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
                        short_loop >= 0, distorted, false, &mc[0], c->per_array, main_ref,
                        &c->stats, &c->sampled, &c->scale, &cut);
   if (rc == 0 && refine_short) {
-    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, distorted, distorted,
+    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, distorted || cut, distorted,
                       &mc[1], main_ref, c->per_array);
   } else if (rc == 0 && all_sms && cut && budget > 0) {
     rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr,

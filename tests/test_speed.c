@@ -622,9 +622,11 @@ static void test_sampling_two_stores(void)
   sp_rank_result_free(&sa);
 }
 
-/* A store the sample never reaches (after a body loop, as spmv_ell27's y[i], 131,072 rows of
- * 27) still gets its counted sectors and, written through, as many L2 write sectors as
- * --exact: before, 0. */
+/* A store the whole-grid sample never reaches (after a body loop, as spmv_ell27's y[i],
+ * 131,072 rows of 27) still gets its counted sectors and, written through, as many L2 write
+ * sectors as --exact: before, 0. Since a shortened and cut run also takes its L1 rates from
+ * SMs run alone as a prefix, which reach the store, extrapolation alone gets it right too
+ * (printed; until then 1 of 3 candidates was off). */
 static void sampling_unreached_store(bool uncounted)
 {
   tnest t;
@@ -656,12 +658,11 @@ static void sampling_unreached_store(bool uncounted)
   fprintf(stderr, "  %s: %d of %d sampled candidates differ from --exact in stores\n",
           uncounted ? "extrapolated" : "counted", differ, compared);
   CHECK(compared >= 2);
-  CHECK(uncounted ? differ > 0 : differ == 0);
+  CHECK(uncounted || differ == 0);
   sp_rank_result_free(&ex);
   sp_rank_result_free(&sa);
 }
 
-/* and the scene needs it: extrapolated, some candidate's stores are off */
 static void test_sampling_counted_unreached_store(void)
 {
   sampling_unreached_store(false);
@@ -731,9 +732,14 @@ static void test_sampling_counted_l1(void)
  * alone reads its own A where two share theirs in L1, and a sample that is a prefix in time
  * sees only pairs: the L2 reads were 13 % (uncapped) and 15 % (capped) too few before the last
  * wave and the last round were sampled on their own (2mm.c:17: 10 %). The same with i on 1024
- * blocks of j, capped at 264. Those candidates' L1 hits and L2 reads within 1 % of --exact's.
- * (Two waves of a capped grid, 528 blocks, are not sampled so: -3 %; the compiler default's
- * 128 lanes over j = 446 leave a partial pass that the sample does not see: +9 %.) */
+ * blocks of j, capped at 264.
+ * The compiler default (i on 1024 blocks, j on 128 lanes: four passes, the first reads A's
+ * rows) is sampled with k shortened to 8 and cut: its first touches of A, all in the cut run's
+ * head, were not multiplied by the shortening (DRAM reads of A 64 % too few on the CLI's budget),
+ * and the L1 rates of a head that had not left the first pass gave 9.7 % too many L2 reads
+ * until SMs run alone as a prefix also refine a run that is both shortened and cut.
+ * Every candidate's L1 hits, L2 reads and DRAM reads within 1 % of --exact's, but two waves of a
+ * capped grid (528 blocks), which are not sampled so: printed (-3 %). */
 static void test_sampling_last_wave(void)
 {
   tnest t;
@@ -744,15 +750,16 @@ static void test_sampling_last_wave(void)
   sp_rank_result ex, sa;
   rank_exact_and_sampled(&t, o, 40000, &ex, &sa);
   CHECK(ex.n == sa.n && ex.n >= 1);
-  int checked = 0, last_round = 0;
-  double worst_hit = 0, worst_l2 = 0;
+  int checked = 0, last_round = 0, defaults = 0;
+  double worst_hit = 0, worst_l2 = 0, worst_dram = 0;
   for (int i = 0; i < ex.n && ex.n == sa.n; i++) {
     const sp_rank_candidate *e = &ex.candidates[i], *x = &sa.candidates[i];
     const sp_schedule *s = &x->schedule;
     int64_t g = s->grid[0] * s->grid[1] * s->grid[2];
     double hit = (double)x->total.ld_l1_hit_sectors / (double)e->total.ld_l1_hit_sectors - 1;
     double l2 = (double)x->total.l2_read_sectors / (double)e->total.l2_read_sectors - 1;
-    if (s->compiler_default || g == 528) {
+    double dram = (double)x->total.dram_read_bytes / (double)e->total.dram_read_bytes - 1;
+    if (g == 528) {
       fprintf(stderr, "    not checked: %-12s grid %4lld: L1 hits %+.2f %%, L2 reads %+.2f %%\n",
               s->name, (long long)g, 100 * hit, 100 * l2);
       continue;
@@ -760,14 +767,18 @@ static void test_sampling_last_wave(void)
     CHECK(x->sampled);
     checked++;
     last_round += g == 264;
+    defaults += s->compiler_default;
     worst_hit = fmax(worst_hit, fabs(hit));
     worst_l2 = fmax(worst_l2, fabs(l2));
+    worst_dram = fmax(worst_dram, fabs(dram));
   }
-  fprintf(stderr, "  %d candidates checked (%d capped at 264 blocks): L1 hits within %.2f %%, "
-          "L2 reads %.2f %%\n", checked, last_round, 100 * worst_hit, 100 * worst_l2);
-  CHECK(checked >= 8 && last_round >= 3);
+  fprintf(stderr, "  %d candidates checked (%d capped at 264 blocks, %d default): L1 hits within "
+          "%.2f %%, L2 reads %.2f %%, DRAM reads %.2f %%\n", checked, last_round, defaults,
+          100 * worst_hit, 100 * worst_l2, 100 * worst_dram);
+  CHECK(checked >= 9 && last_round >= 3 && defaults == 1);
   CHECK(worst_hit <= 0.01);
   CHECK(worst_l2 <= 0.01);
+  CHECK(worst_dram <= 0.01);
   sp_rank_result_free(&ex);
   sp_rank_result_free(&sa);
 }
