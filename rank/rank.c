@@ -675,11 +675,39 @@ static void sp_refine_l1_add(const sp_nest *nest, const sp_cm_counters *l1, cons
   if (reach) reach[nest->nrefs] += f;
 }
 
-/* The last round of a grid-stride loop on blockIdx.x, in a 1-D grid of one wave, where it
- * leaves blocks without work: blocks b < nbt run round `round` too, so their SMs run it with
- * fewer blocks than the earlier rounds (446 columns of a 2mm-like nest on 264 blocks of 1024
- * threads, two an SM: 182 blocks run a second round, on 50 SMs two of them, on 82 one alone;
- * A[i][k], which two blocks read together, had 15 % too few L2 reads). The SMs that run that
+/* One sample of sp_refine_l1: SMs topt.sample_sm_first .. + sample_sms - 1 of `run` (the nest,
+ * or the nest with a loop shortened), on their share of the L2. raw: whole SMs in full, whose
+ * counts stay as simulated; else the sample is extrapolated to the whole grid's executions.
+ * weight: what its counts weigh in the sums. */
+typedef struct sp_l1_part {
+  const sp_nest *run;
+  sp_trace_options topt;
+  bool raw;
+  double weight;
+} sp_l1_part;
+
+static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
+                          const sp_cm_options *cmo_all, double est_instr, int64_t budget,
+                          sp_model_cache *mc, const sp_l1_part *p, sp_cm_counters *l1,
+                          sp_cm_counters *ref) {
+  int nsms = p->topt.sample_sms;
+  sp_cm_options cmo = *cmo_all;
+  if ((double)nsms / arch->sm_count < cmo.l2_fraction) cmo.l2_fraction = (double)nsms / arch->sm_count;
+  sp_trace_stats st;
+  bool sampled;
+  double scale;
+  if (p->raw)
+    return sp_simulate(nest, nest, arch, sched, &p->topt, nsms, &cmo, 0, 0, false, false, true, mc,
+                       l1, ref, &st, &sampled, &scale, NULL);
+  return sp_simulate(nest, p->run, arch, sched, &p->topt, nsms, &cmo, est_instr, budget,
+                     p->run != nest, false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
+}
+
+/* The last round of the grid-stride loop on a grid's one dimension (of extent > 1), in a grid
+ * of one wave, where it leaves blocks without work: blocks b < nbt run round `round` too, so
+ * their SMs run it with fewer blocks than the earlier rounds (446 columns of a 2mm-like nest on
+ * 264 blocks of 1024 threads, two an SM: 182 blocks run a second round, on 50 SMs two of them,
+ * on 82 one alone; A[i][k], which two blocks read together, had 15 % too few L2 reads). The SMs that run that
  * round fall into at most two classes by how many of its blocks they hold; first[c]: an SM of
  * class c, weight[c]: its SMs' share of the iterations of the loop. share: the round's share.
  * round 0: none. */
@@ -769,7 +797,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   sp_round_tail rt;
   sp_round_tail_of(nest, sched, S, active, &rt);
   const bool even = sp_nest_rectangular(nest); /* blocks of equal work */
-  if (rt.round > 0 && ncls == 1 && blocks >= S && rt.cut < S) {
+  if (rt.round > 0 && ncls == 1 && rt.cut < S) {
     ncls = 2;
     cls_first[1] = cls_n[0] = rt.cut;
     cls_n[1] = S - rt.cut;
@@ -867,26 +895,19 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       tail_round = rt;
       run = sp_nest_shortened(nest, rt.loop, rt.round * rt.stride, &rounds);
     }
-    for (int q = 0; q < ncls && rc == 0; q++) {
+    sp_l1_part part[2 * 2 + 2];
+    int nparts = 0;
+    for (int q = 0; q < ncls; q++) {
       double work_cls = 0, work_run = 0;
       for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) {
         work_cls += work[i];
         work_run += i < cls_first[q] + kq[q] ? work[i] : 0;
       }
-      sp_trace_options topt;
-      memset(&topt, 0, sizeof topt);
-      topt.sample_sms = kq[q];
-      topt.sample_sm_first = cls_first[q];
-      sp_cm_options cmo = *cmo_all;
-      if ((double)kq[q] / S < cmo.l2_fraction) cmo.l2_fraction = (double)kq[q] / S;
-      sp_trace_stats st;
-      bool sampled;
-      double scale, f = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
+      sp_l1_part p = {.run = run, .topt = {.sample_sms = kq[q], .sample_sm_first = cls_first[q]}};
       if (!prefix && run == nest) { /* raw counts (est_instr 0 and not shortened keep them) */
-        memset(l1, 0, na * sizeof *l1);
-        rc = sp_simulate(nest, nest, arch, sched, &topt, kq[q], &cmo, 0, 0, false, false, true, mc, l1,
-                         ref, &st, &sampled, &scale, NULL);
-        sp_refine_l1_add(nest, l1, ref, f, pass == 0 ? sum : NULL, rs, NULL, rc);
+        p.raw = true;
+        p.weight = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
+        part[nparts++] = p;
         continue;
       }
       /* a prefix (or a shortened run) is extrapolated to the whole grid's executions: weighed
@@ -896,31 +917,32 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
        * 108 SMs run their seventh block alone, and the L2 reads of A were 10 % too few). That
        * wave is then sampled on its own, from its start, and each part is weighed by its
        * blocks (in a rectangular nest, whose blocks do equal work). */
-      f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
+      double f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
       int64_t nb = blocks > cls_first[q] ? (blocks - 1 - cls_first[q]) / S + 1 : 0;
       int64_t tail = pass == 0 && prefix && nb > active && even ? nb % active : 0;
-      for (int part = 0; part < (tail ? 2 : 1) && rc == 0; part++) {
-        topt.sample_waves = tail && !part ? (nb - tail) / active : 0;
-        topt.sample_skip_blocks = part ? nb - tail : 0;
-        double w = !tail ? 1 - tail_round.share : (double)(part ? tail : nb - tail) / (double)nb;
-        memset(l1, 0, na * sizeof *l1);
-        rc = sp_simulate(nest, run, arch, sched, &topt, kq[q], &cmo, est_instr, l1_budget / ncls,
-                         run != nest, false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
-        sp_refine_l1_add(nest, l1, ref, f * w, pass == 0 ? sum : NULL, rs, reach, rc);
+      p.weight = f * (1 - tail_round.share);
+      if (tail) {
+        p.topt.sample_waves = (nb - tail) / active;
+        p.weight = f * (double)(nb - tail) / (double)nb;
+      }
+      part[nparts++] = p;
+      if (tail) {
+        p.topt.sample_waves = 0;
+        p.topt.sample_skip_blocks = nb - tail;
+        p.weight = f * (double)tail / (double)nb;
+        part[nparts++] = p;
       }
     }
-    for (int c = 0; c < tail_round.ncls && rc == 0; c++) { /* one SM of each class of it */
-      sp_trace_options topt = {.sample_sms = 1, .sample_sm_first = tail_round.first[c],
-                               .sample_skip_rounds = tail_round.round};
-      sp_cm_options cmo = *cmo_all;
-      if (1.0 / S < cmo.l2_fraction) cmo.l2_fraction = 1.0 / S;
-      sp_trace_stats st;
-      bool sampled;
-      double scale;
+    for (int c = 0; c < tail_round.ncls; c++) /* one SM of each class of it */
+      part[nparts++] = (sp_l1_part){.run = nest,
+                                    .topt = {.sample_sms = 1, .sample_sm_first = tail_round.first[c],
+                                             .sample_skip_rounds = tail_round.round},
+                                    .weight = tail_round.weight[c]};
+    for (int i = 0; i < nparts && rc == 0; i++) {
       memset(l1, 0, na * sizeof *l1);
-      rc = sp_simulate(nest, nest, arch, sched, &topt, 1, &cmo, est_instr, l1_budget / ncls,
-                       false, false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
-      sp_refine_l1_add(nest, l1, ref, tail_round.weight[c], sum, rs, reach, rc);
+      rc = sp_l1_part_run(nest, arch, sched, cmo_all, est_instr, l1_budget / ncls, mc, &part[i], l1, ref);
+      sp_refine_l1_add(nest, l1, ref, part[i].weight, pass == 0 ? sum : NULL, rs,
+                       part[i].raw ? NULL : reach, rc);
     }
     if (rc == 0) sp_refine_l1_reach(nest, rs, reach);
   }
