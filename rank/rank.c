@@ -1145,7 +1145,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
                        short_loop >= 0, distorted, false, &mc[0], c->per_array, main_ref,
                        &c->stats, &c->sampled, &c->scale, &cut);
   if (rc == 0 && refine_short) {
-    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, distorted || cut, distorted,
+    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, distorted || cut, distorted || cut,
                       &mc[1], main_ref, c->per_array);
   } else if (rc == 0 && all_sms && cut && budget > 0) {
     rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr,
