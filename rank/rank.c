@@ -707,10 +707,10 @@ static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_sch
  * of one wave, where it leaves blocks without work: blocks b < nbt run round `round` too, so
  * their SMs run it with fewer blocks than the earlier rounds (446 columns of a 2mm-like nest on
  * 264 blocks of 1024 threads, two an SM: 182 blocks run a second round, on 50 SMs two of them,
- * on 82 one alone; A[i][k], which two blocks read together, had 15 % too few L2 reads). The SMs that run that
- * round fall into at most two classes by how many of its blocks they hold; first[c]: an SM of
- * class c, weight[c]: its SMs' share of the iterations of the loop. share: the round's share.
- * round 0: none. */
+ * on 82 one alone; A[i][k], which two blocks read together, had 15 % too few L2 reads). The
+ * SMs that run that round fall into at most two classes by how many of its blocks they hold;
+ * first[c]: an SM of class c, weight[c]: its SMs' share of the iterations of the loop. share:
+ * the round's share. round 0: none. */
 typedef struct sp_round_tail {
   int64_t round;
   int loop; /* the grid-stride loop; the rounds before the last run round * stride of it */
