@@ -18,6 +18,17 @@ bool sp_affine_is_const(const sp_affine *a) {
   return true;
 }
 
+bool sp_loop_bounds_const(const sp_loop *l) {
+  return sp_affine_is_const(&l->lower) && sp_affine_is_const(&l->upper);
+}
+
+bool sp_nest_rectangular(const sp_nest *n) {
+  for (int l = 0; l < n->nloops; l++)
+    if (!sp_loop_bounds_const(&n->loops[l]) || n->loops[l].trip_min != n->loops[l].trip_max)
+      return false;
+  return true;
+}
+
 bool sp_affine_add(sp_affine *out, const sp_affine *a, const sp_affine *b) {
   sp_affine r;
   if (__builtin_add_overflow(a->constant, b->constant, &r.constant)) return false;

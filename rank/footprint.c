@@ -151,7 +151,7 @@ static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
     int l = ref->loops[k];
     const sp_loop *L = &n->loops[l];
     int64_t a = ref->offset.coef[l];
-    for (int o = 0; o < SP_MAX_LOOPS; o++) *known &= !L->lower.coef[o] && !L->upper.coef[o];
+    *known &= sp_loop_bounds_const(L);
     double trip = extent ? fmin((double)L->trip_max, extent[l]) : (double)L->trip_max;
     if (!a || trip <= 0) continue;
     double first = (double)a * (double)L->lower.constant;

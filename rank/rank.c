@@ -201,6 +201,13 @@ static void sp_counters_add_scaled(sp_cm_counters *t, const sp_cm_counters *c, d
   for (size_t i = 0; i < sizeof *t / sizeof *tv; i++) tv[i] += (int64_t)llround((double)cv[i] * f);
 }
 
+/* c *= f, each count rounded */
+static void sp_counters_scale(sp_cm_counters *c, double f) {
+  sp_cm_counters t = *c;
+  memset(c, 0, sizeof *c);
+  sp_counters_add_scaled(c, &t, f);
+}
+
 /* Forwards warp instructions to the memory model and stops the trace after `cap` of them: the
  * last resort of sampling, for grids too small to sample by SM or wave (one long block). It
  * counts each reference's executions, and snapshots them and the counters (per reference) at
@@ -272,24 +279,11 @@ typedef struct sp_model_cache {
  * the grid-stride iterations and the reuse between them are all simulated), and only the
  * shortened loop's references are extrapolated. The loop must have constant bounds that no
  * other bound depends on. keep: the share of its trip to run. */
-static bool sp_loop_constant(const sp_loop *L) {
-  bool constant = L->trip_min == L->trip_max;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) constant &= !L->lower.coef[k] && !L->upper.coef[k];
-  return constant;
-}
-
-/* Every loop's bounds constant: every iteration of a loop runs the same inner iterations. */
-static bool sp_nest_rectangular(const sp_nest *n) {
-  bool r = true;
-  for (int l = 0; l < n->nloops; l++) r &= sp_loop_constant(&n->loops[l]);
-  return r;
-}
-
 static void sp_shorten_choice(const sp_nest *n, double keep, int *loop, int64_t *trip) {
   int best = -1;
   for (int l = 0; l < n->nloops; l++) {
     const sp_loop *L = &n->loops[l];
-    bool constant = sp_loop_constant(L);
+    bool constant = sp_loop_bounds_const(L) && L->trip_min == L->trip_max;
     for (int o = 0; o < n->nloops; o++) constant &= !n->loops[o].lower.coef[l] && !n->loops[o].upper.coef[l];
     if (L->band || !constant || L->trip_max < 16) continue;
     if (best < 0 || L->trip_max > n->loops[best].trip_max) best = l;
@@ -549,11 +543,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
         double ex_nest = sp_ref_executions(nest, r), ex_run = shortened ? sp_ref_executions(run, r) : ex_nest;
         sp_extrapolate_ref(&out, &cur, split ? &sink.snap[k][r] : NULL, sink.ref_lanes[r],
                            split ? sink.snap_lanes[k][r] : 0, ex_run);
-        if (ex_run > 0 && ex_run < ex_nest) {
-          sp_cm_counters o = out;
-          memset(&out, 0, sizeof out);
-          sp_counters_add_scaled(&out, &o, ex_nest / ex_run);
-        }
+        if (ex_run > 0 && ex_run < ex_nest) sp_counters_scale(&out, ex_nest / ex_run);
       } else {
         out = cur;
       }
@@ -721,13 +711,12 @@ typedef struct sp_round_tail {
 } sp_round_tail;
 
 static void sp_round_tail_of(const sp_nest *nest, const sp_schedule *s, int S, int active,
-                             sp_round_tail *t) {
+                             bool rectangular, sp_round_tail *t) {
   memset(t, 0, sizeof *t);
-  int d = s->grid[0] > 1 ? 0 : s->grid[1] > 1 ? 1 : 2;
+  int d = sp_trace_skip_dim(s);
   int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
   /* one block an SM runs alone in every round; a triangular nest's rounds differ in work */
-  if (blocks != s->grid[d] || s->collapse_count >= 2 || blocks > (int64_t)active * S ||
-      blocks <= S || !sp_nest_rectangular(nest))
+  if (d < 0 || s->collapse_count >= 2 || blocks > (int64_t)active * S || blocks <= S || !rectangular)
     return;
   int k = 0;
   while (k < s->nband && s->map[k].block_dim != d) k++;
@@ -766,11 +755,7 @@ static void sp_round_tail_of(const sp_nest *nest, const sp_schedule *s, int S, i
  * sectors). */
 static void sp_refine_l1_reach(const sp_nest *nest, sp_cm_counters *rs, const double *reach) {
   for (int i = 0; i < nest->nrefs; i++)
-    if (reach[i] > 0 && reach[i] < reach[nest->nrefs]) {
-      sp_cm_counters r = rs[i];
-      memset(&rs[i], 0, sizeof rs[i]);
-      sp_counters_add_scaled(&rs[i], &r, reach[nest->nrefs] / reach[i]);
-    }
+    if (reach[i] > 0 && reach[i] < reach[nest->nrefs]) sp_counters_scale(&rs[i], reach[nest->nrefs] / reach[i]);
 }
 
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
@@ -794,9 +779,9 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   /* A capped grid whose last grid-stride round leaves blocks without work: the SMs that hold
    * more of that round's blocks are a class of their own, where the grid's blocks make one
    * class (a grid of a multiple of S blocks; otherwise their L1 rates stay mixed) */
-  sp_round_tail rt;
-  sp_round_tail_of(nest, sched, S, active, &rt);
   const bool even = sp_nest_rectangular(nest); /* blocks of equal work */
+  sp_round_tail rt;
+  sp_round_tail_of(nest, sched, S, active, even, &rt);
   if (rt.round > 0 && ncls == 1 && rt.cut < S) {
     ncls = 2;
     cls_first[1] = cls_n[0] = rt.cut;
@@ -1144,9 +1129,10 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
                        short_loop >= 0, distorted, false, &mc[0], c->per_array, main_ref,
                        &c->stats, &c->sampled, &c->scale, &cut);
-  if (rc == 0 && refine_short) {
-    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, distorted || cut, distorted || cut,
-                      &mc[1], main_ref, c->per_array);
+  if (rc == 0 && refine_short) { /* a cut run saw only the head of the threads' passes */
+    bool rough = distorted || cut;
+    rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, rough, rough, &mc[1],
+                      main_ref, c->per_array);
   } else if (rc == 0 && all_sms && cut && budget > 0) {
     rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr,
                       (int64_t)((double)budget * SP_L1_SAMPLE_SHARE), true, false, &mc[1],

@@ -78,7 +78,7 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
   for (int k = 0; k < R->nloops; k++) {
     int l = R->loops[k];
     const sp_loop *L = &nest->loops[l];
-    if (!sp_traces_bounds_const(L) || L->step == 0) return 1;
+    if (!sp_loop_bounds_const(L) || L->step == 0) return 1;
     int64_t trip = sp_traces_const_trip(L);
     if (trip <= 0) return 0; /* the reference never runs */
     uint64_t coef = (uint64_t)R->offset.coef[l];

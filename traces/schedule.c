@@ -48,16 +48,6 @@ int sp_traces_band_count(const sp_nest *nest) {
   return nb;
 }
 
-static bool affine_is_const(const sp_affine *a) {
-  for (int k = 0; k < SP_MAX_LOOPS; k++)
-    if (a->coef[k]) return false;
-  return true;
-}
-
-bool sp_traces_bounds_const(const sp_loop *l) {
-  return affine_is_const(&l->lower) && affine_is_const(&l->upper);
-}
-
 int64_t sp_traces_const_trip(const sp_loop *l) {
   int64_t lo = l->lower.constant, hi = l->upper.constant, st = l->step;
   if (st > 0) return hi < lo ? 0 : (hi - lo) / st + 1;
@@ -116,7 +106,7 @@ int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *
       FAIL("bad collapse group %d+%d", s->collapse_first, s->collapse_count);
     for (int k = s->collapse_first; k < s->collapse_first + s->collapse_count; k++) {
       if (!nest->loops[k].parallel) FAIL("collapse group contains sequential loop %d", k);
-      if (!sp_traces_bounds_const(&nest->loops[k]))
+      if (!sp_loop_bounds_const(&nest->loops[k]))
         FAIL("collapse group loop %d has non-constant bounds (only rectangular loops collapse)", k);
       if (k > s->collapse_first && (s->map[k].thread_dim != -1 || s->map[k].block_dim != -1))
         FAIL("loop %d is collapsed into loop %d but has its own mapping", k, s->collapse_first);
@@ -172,7 +162,7 @@ static int64_t loop_trip(const sp_loop *l) { return l->trip_max > 0 ? l->trip_ma
 
 static bool group_ok(const sp_nest *nest, int first, int count) {
   for (int k = first; k < first + count; k++)
-    if (!nest->loops[k].parallel || !sp_traces_bounds_const(&nest->loops[k])) return false;
+    if (!nest->loops[k].parallel || !sp_loop_bounds_const(&nest->loops[k])) return false;
   return true;
 }
 

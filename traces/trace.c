@@ -704,12 +704,7 @@ int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double 
   if (nsm < 1 || blocks > (INT64_C(1) << 26)) return -1;
   for (int d = 0; d < 3; d++)
     if (sh[d].mapped && !sh[d].fixed) return -1;
-  for (int l = 0; l < nest->nloops; l++) { /* a triangular inner loop: blocks' work differs */
-    const sp_loop *L = &nest->loops[l];
-    if (L->trip_min != L->trip_max) return -1;
-    for (int o = 0; o < SP_MAX_LOOPS; o++)
-      if (L->lower.coef[o] || L->upper.coef[o]) return -1;
-  }
+  if (!sp_nest_rectangular(nest)) return -1; /* a triangular inner loop: blocks' work differs */
   for (int i = 0; i < nsm; i++) work[i] = 0;
   const int64_t gx = s->grid[0], gy = s->grid[1];
   int i = 0;
@@ -719,6 +714,11 @@ int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double 
     if (++i == nsm) i = 0;
   }
   return 0;
+}
+
+int sp_trace_skip_dim(const sp_schedule *s) {
+  if ((s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1) return -1;
+  return s->grid[1] > 1 ? 1 : s->grid[2] > 1 ? 2 : 0;
 }
 
 int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
@@ -782,9 +782,8 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   T->wpb = wpb;
   if (T->fast && fast_tables(T, nest)) goto out;
   T->skip_rounds = opt && opt->sample_skip_rounds > 0 ? opt->sample_skip_rounds : 0;
-  T->skip_dim = s->grid[0] > 1 ? 0 : s->grid[1] > 1 ? 1 : 2;
-  if (T->skip_rounds && (T->has_collapse || (s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1))
-    goto out;
+  T->skip_dim = sp_trace_skip_dim(s);
+  if (T->skip_rounds && (T->has_collapse || T->skip_dim < 0)) goto out;
   for (int i = 0; i < nsim; i++) {
     smstate *S = &sm[i];
     S->nblocks = nblocks > first + i ? (nblocks - 1 - first - i) / nsm + 1 : 0;

@@ -8,8 +8,6 @@
  * such a chain. */
 int sp_traces_band_count(const sp_nest *nest);
 
-/* Whether a loop's bounds are constants (no outer index in them). */
-bool sp_traces_bounds_const(const sp_loop *l);
 /* Iterations of a loop with constant bounds. */
 int64_t sp_traces_const_trip(const sp_loop *l);
 /* The thread coordinates (x, y, z) of linear thread id tid in a block (x fastest). */

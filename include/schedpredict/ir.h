@@ -211,6 +211,12 @@ bool sp_affine_eval(const sp_affine *a, const int64_t *vals, int64_t *out);
 /* Writes e.g. "8192*i + 8*j + 16" using the loop names; returns bytes needed (snprintf style). */
 int sp_affine_format(char *buf, size_t n, const sp_affine *a, const sp_nest *nest);
 
+/* Whether a loop's bounds are constants (no outer index in them). */
+bool sp_loop_bounds_const(const sp_loop *l);
+/* Whether every loop of the nest has constant bounds and one trip count: every iteration of a
+ * loop runs the same inner iterations (no triangular loop). */
+bool sp_nest_rectangular(const sp_nest *n);
+
 void sp_program_free(sp_program *p);
 const char *sp_construct_name(sp_construct c);
 const char *sp_parallel_reason_name(sp_parallel_reason r);

@@ -118,8 +118,9 @@ int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m);
 
 /* Adds to c the L1-side counts of `times` instructions like wi (requests, sectors and lines,
  * coalesced at the transaction size a memory system of this arch and options uses), and for a
- * store its L2 write sectors (every store is written through), touching no cache: for instructions counted rather than simulated (sp_trace_ref_classes). 0, or -1 on a
- * bad access size or arch. */
+ * store its L2 write sectors (every store is written through), touching no cache: for
+ * instructions counted rather than simulated (sp_trace_ref_classes). 0, or -1 on a bad access
+ * size or arch. */
 int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_warp_instr *wi,
                       int64_t times, sp_cm_counters *c);
 

@@ -89,6 +89,10 @@ typedef struct sp_trace_options {
   int64_t sample_skip_rounds;
 } sp_trace_options;
 
+/* The grid dimension whose loop sample_skip_rounds skips: the one of extent > 1 (x where none
+ * is); -1 where more than one is. */
+int sp_trace_skip_dim(const sp_schedule *s);
+
 typedef struct sp_trace_stats {
   int64_t blocks, blocks_simulated;
   /* blocks whose threads have band iterations at all (sp_trace_working_blocks): a grid larger
