@@ -127,7 +127,7 @@ static const int64_t PROP_CAPS[] = {1, 2};
 static void test_every_iteration_once(void) {
   sp_arch small = H100;
   small.sm_count = 3;
-  int nschedules = 0, bad_nests = 0;
+  int nschedules = 0, bad_nests = 0, nplaced = 0;
   int64_t total_iters = 0;
   for (int trial = 0; trial < 120; trial++) {
     tnest t;
@@ -162,8 +162,33 @@ static void test_every_iteration_once(void) {
       c.size[0] = c.size[1] = size;
       c.probe[0] = 0, c.probe[1] = inner ? 1 : -1;
       sp_trace_options to = {.active_blocks_per_sm = 0};
+      /* every other schedule: blocks dealt to random SMs in random order (a recorded placement) */
+      int64_t nblk = s->grid[0] * s->grid[1] * s->grid[2];
+      int64_t *pfirst = NULL, *pblock = NULL;
+      sp_block_placement place;
+      if (i % 2 && nblk <= 4096) {
+        pfirst = calloc((size_t)small.sm_count + 1, sizeof *pfirst);
+        pblock = malloc(sizeof *pblock * (size_t)nblk);
+        int *sm_of = malloc(sizeof *sm_of * (size_t)nblk);
+        for (int64_t b = 0; b < nblk; b++) pblock[b] = b;
+        for (int64_t b = nblk - 1; b > 0; b--) { /* shuffle, then cut into SMs */
+          int64_t r = rnd((uint32_t)b + 1), x = pblock[b];
+          pblock[b] = pblock[r], pblock[r] = x;
+        }
+        for (int64_t b = 0; b < nblk; b++) sm_of[b] = (int)rnd((uint32_t)small.sm_count);
+        for (int64_t b = 0; b < nblk; b++) pfirst[sm_of[b] + 1]++;
+        for (int q = 0; q < small.sm_count; q++) pfirst[q + 1] += pfirst[q];
+        int64_t *fill = calloc((size_t)small.sm_count, sizeof *fill), *sorted = malloc(sizeof *sorted * (size_t)nblk);
+        for (int64_t b = 0; b < nblk; b++) sorted[pfirst[sm_of[b]] + fill[sm_of[b]]++] = pblock[b];
+        free(pblock), free(fill), free(sm_of);
+        pblock = sorted;
+        place = (sp_block_placement){small.sm_count, pfirst, pblock};
+        to.placement = &place;
+        nplaced++;
+      }
       sp_trace_stats st;
       int rc = sp_trace_run(&t.n, s, &small, &to, cover_sink, &c, &st);
+      free(pfirst), free(pblock);
       bool ok = rc == 0 && c.outside == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
                 st.iterations == count && (!inner || memcmp(got1, exp1, (size_t)size) == 0);
       nschedules++;
@@ -183,9 +208,11 @@ static void test_every_iteration_once(void) {
   next:
     free(exp0), free(exp1), free(got0), free(got1);
   }
-  fprintf(stderr, "  %d schedules checked, %lld iterations\n", nschedules, (long long)total_iters);
+  fprintf(stderr, "  %d schedules checked (%d under a random placement), %lld iterations\n",
+          nschedules, nplaced, (long long)total_iters);
   CHECK_EQ_INT(bad_nests, 0);
   CHECK(nschedules > 1000);
+  CHECK(nplaced > 400);
 }
 
 /* ---- one candidate per trace ----

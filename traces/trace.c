@@ -739,6 +739,8 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   if (first > nsm - nsim) first = nsm - nsim;
   int64_t waves_cap = opt && opt->sample_waves > 0 ? opt->sample_waves : 0;
   int64_t skip = opt && opt->sample_skip_blocks > 0 ? opt->sample_skip_blocks : 0;
+  const sp_block_placement *place = opt ? opt->placement : NULL;
+  if (place && place->nsm != nsm) return -1;
   int wpb = (threads + SP_WARP - 1) / SP_WARP;
   int nslots = (int)(nblocks < active ? (nblocks > 0 ? nblocks : 1) : active);
   int nw = nslots * wpb;
@@ -786,7 +788,8 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   if (T->skip_rounds && (T->has_collapse || T->skip_dim < 0)) goto out;
   for (int i = 0; i < nsim; i++) {
     smstate *S = &sm[i];
-    S->nblocks = nblocks > first + i ? (nblocks - 1 - first - i) / nsm + 1 : 0;
+    S->nblocks = place ? place->first[first + i + 1] - place->first[first + i]
+               : nblocks > first + i ? (nblocks - 1 - first - i) / nsm + 1 : 0;
     S->next = skip < S->nblocks ? skip : S->nblocks;
     if (waves_cap > 0 && waves_cap <= (INT64_MAX - S->next) / active &&
         S->nblocks > S->next + waves_cap * active)
@@ -820,7 +823,8 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   const int64_t gx = s->grid[0], gxy = s->grid[0] * s->grid[1];
 #define START_BLOCK(S, i, slot)                                                                 \
   do {                                                                                          \
-    int64_t b_ = (int64_t)(i) + (S)->next * nsm;                                                \
+    int64_t b_ = place ? place->block[place->first[i] + (S)->next]                              \
+                       : (int64_t)(i) + (S)->next * nsm;                                        \
     int64_t bc_[3] = {b_ % gx, (b_ / gx) % s->grid[1], b_ / gxy};                               \
     (S)->next++;                                                                                \
     simulated++;                                                                                \

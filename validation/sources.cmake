@@ -4,4 +4,5 @@ list(APPEND SP_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/compare.c
   ${CMAKE_CURRENT_LIST_DIR}/compare_read.c
   ${CMAKE_CURRENT_LIST_DIR}/compare_report.c
-  ${CMAKE_CURRENT_LIST_DIR}/harness.c)
+  ${CMAKE_CURRENT_LIST_DIR}/harness.c
+  ${CMAKE_CURRENT_LIST_DIR}/placement.c)

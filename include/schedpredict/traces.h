@@ -87,7 +87,19 @@ typedef struct sp_trace_options {
    * which fewer blocks run than the others. A grid of one dimension of extent > 1 (x where
    * none is) without a collapse group only (else sp_trace_run fails). */
   int64_t sample_skip_rounds;
+  /* which blocks each SM runs, in the order it starts them (NULL: block b on SM b mod S,
+   * Eq. 7.1); sample_skip_blocks and sample_waves count in these lists */
+  const struct sp_block_placement *placement;
 } sp_trace_options;
+
+/* SM i runs blocks block[first[i]] .. block[first[i + 1] - 1], starting each when a slot frees
+ * (at most the arch's active blocks at once). nsm is the arch's SM count; every block of the
+ * grid appears once. */
+typedef struct sp_block_placement {
+  int nsm;
+  const int64_t *first; /* nsm + 1 offsets into block */
+  const int64_t *block; /* linear block indices (x fastest) */
+} sp_block_placement;
 
 /* The grid dimension whose loop sample_skip_rounds skips: the one of extent > 1 (x where none
  * is); -1 where more than one is. */
