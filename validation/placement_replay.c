@@ -28,7 +28,8 @@ static const char pr_usage[] =
     "  --sms N             simulate N SMs spread over the GPU (default 8)\n"
     "  --param NAME=VALUE  as schedpredict's\n"
     "\n"
-    "exit codes: 0 ok, 1 internal error, 2 bad command line, 3 unreadable or invalid input.\n";
+    "exit codes: 0 ok, 1 internal error, 2 bad command line, 3 unreadable or invalid input\n"
+    "(the C file or the CSV), 4 a value is missing (--param), 5 no nest at LINE.\n";
 
 static int pr_usage_error(const char *msg, const char *arg)
 {
@@ -40,7 +41,7 @@ static int pr_usage_error(const char *msg, const char *arg)
 
 static double pr_l1_pct(const sp_cm_counters *c)
 {
-  return c->ld_sectors > 0 ? 100.0 * (double)c->ld_l1_hit_sectors / (double)c->ld_sectors : 0.0;
+  return 100.0 * sp_cm_l1_hit_rate(c);
 }
 
 static void pr_add(sp_cm_counters *t, const sp_cm_counters *c)
@@ -82,7 +83,9 @@ int main(int argc, char **argv)
       long n = strtol(v, &end, 10);
       if (*end || n < 0 || (n == 0 && strcmp(a, "--candidate") != 0))
         return pr_usage_error("expected a number, not '%s'", v);
-      *(strcmp(a, "--nest") == 0 ? &line : strcmp(a, "--sms") == 0 ? &nsms : &cand) = n;
+      if (strcmp(a, "--nest") == 0) line = n;
+      else if (strcmp(a, "--sms") == 0) nsms = n;
+      else cand = n;
     } else if (strcmp(a, "--placement") == 0) {
       csv = v;
     } else if (strcmp(a, "--arch") == 0) {
