@@ -11,18 +11,15 @@ P-block-wide grid-stride nest: matmul's GCC default, 32-lane blocks over 4096 co
 on the GPU and under the model's placement with the same blocks resident per SM."""
 import argparse
 import collections
-import csv
-import gzip
+
+from placement_csv import read_placement
 
 ap = argparse.ArgumentParser()
 ap.add_argument("file")
 ap.add_argument("--sms", type=int, default=132)
 ap.add_argument("--period", type=int, default=128)
 a = ap.parse_args()
-rows = list(csv.DictReader((gzip.open if a.file.endswith(".gz") else open)(a.file, "rt")))
-sm = [int(r["smid"]) for r in rows]
-start = [int(r["start_ns"]) for r in rows]
-end = [int(r["end_ns"]) for r in rows]
+sm, start, end = read_placement(a.file)
 n, S, P = len(sm), a.sms, a.period
 
 

@@ -13,21 +13,15 @@ or a recorded CSV (each block's SM as recorded). The blocks after it (--refill):
           --per-sm more blocks, which ones is left to chance
 start_ns is the block index (each SM starts its blocks in block order). Exit 2 on bad input."""
 import argparse
-import csv
-import gzip
 import random
 import sys
 
+from placement_csv import read_placement
+
 
 def recorded_sms(path, nblocks):
-    opener = gzip.open if path.endswith(".gz") else open
-    sm = [None] * nblocks
-    with opener(path, "rt") as f:
-        for row in csv.DictReader(f):
-            b = int(row["block"])
-            if 0 <= b < nblocks:
-                sm[b] = int(row["smid"])
-    if None in sm:
+    sm = read_placement(path)[0][:nblocks]
+    if len(sm) < nblocks or None in sm:
         print("synth_placement: %s does not list all %d blocks" % (path, nblocks), file=sys.stderr)
         sys.exit(2)
     return sm

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "schedpredict/arch.h"
+#include "schedpredict/placement.h"
 #include "schedpredict/traces.h"
 #include "tests/sp_nestbuild.h"
 #include "tests/sp_test.h"
@@ -124,6 +125,26 @@ static const int PROP_BLOCKS[][3] = {{32, 1, 1}, {8, 1, 1}, {64, 2, 1}, {4, 2, 1
                                      {32, 4, 1}, {8, 4, 2}, {128, 1, 1}};
 static const int64_t PROP_CAPS[] = {1, 2};
 
+/* Blocks 0..nblk-1 shuffled, each dealt to a random SM of nsm (the lists keep the shuffled
+ * order); sp_place_free frees it. */
+static void random_placement(int64_t nblk, int nsm, sp_block_placement *out) {
+  int64_t *first = calloc((size_t)nsm + 1, sizeof *first);
+  int64_t *order = malloc(sizeof *order * (size_t)nblk), *block = malloc(sizeof *block * (size_t)nblk);
+  int64_t *fill = calloc((size_t)nsm, sizeof *fill);
+  int *sm_of = malloc(sizeof *sm_of * (size_t)nblk);
+  for (int64_t b = 0; b < nblk; b++) order[b] = b;
+  for (int64_t b = nblk - 1; b > 0; b--) {
+    int64_t r = rnd((uint32_t)b + 1), x = order[b];
+    order[b] = order[r], order[r] = x;
+  }
+  for (int64_t b = 0; b < nblk; b++) sm_of[b] = (int)rnd((uint32_t)nsm);
+  for (int64_t b = 0; b < nblk; b++) first[sm_of[b] + 1]++;
+  for (int q = 0; q < nsm; q++) first[q + 1] += first[q];
+  for (int64_t b = 0; b < nblk; b++) block[first[sm_of[b]] + fill[sm_of[b]]++] = order[b];
+  free(order), free(fill), free(sm_of);
+  *out = (sp_block_placement){nsm, first, block};
+}
+
 static void test_every_iteration_once(void) {
   sp_arch small = H100;
   small.sm_count = 3;
@@ -164,31 +185,15 @@ static void test_every_iteration_once(void) {
       sp_trace_options to = {.active_blocks_per_sm = 0};
       /* every other schedule: blocks dealt to random SMs in random order (a recorded placement) */
       int64_t nblk = s->grid[0] * s->grid[1] * s->grid[2];
-      int64_t *pfirst = NULL, *pblock = NULL;
-      sp_block_placement place;
+      sp_block_placement place = {0};
       if (i % 2 && nblk <= 4096) {
-        pfirst = calloc((size_t)small.sm_count + 1, sizeof *pfirst);
-        pblock = malloc(sizeof *pblock * (size_t)nblk);
-        int *sm_of = malloc(sizeof *sm_of * (size_t)nblk);
-        for (int64_t b = 0; b < nblk; b++) pblock[b] = b;
-        for (int64_t b = nblk - 1; b > 0; b--) { /* shuffle, then cut into SMs */
-          int64_t r = rnd((uint32_t)b + 1), x = pblock[b];
-          pblock[b] = pblock[r], pblock[r] = x;
-        }
-        for (int64_t b = 0; b < nblk; b++) sm_of[b] = (int)rnd((uint32_t)small.sm_count);
-        for (int64_t b = 0; b < nblk; b++) pfirst[sm_of[b] + 1]++;
-        for (int q = 0; q < small.sm_count; q++) pfirst[q + 1] += pfirst[q];
-        int64_t *fill = calloc((size_t)small.sm_count, sizeof *fill), *sorted = malloc(sizeof *sorted * (size_t)nblk);
-        for (int64_t b = 0; b < nblk; b++) sorted[pfirst[sm_of[b]] + fill[sm_of[b]]++] = pblock[b];
-        free(pblock), free(fill), free(sm_of);
-        pblock = sorted;
-        place = (sp_block_placement){small.sm_count, pfirst, pblock};
+        random_placement(nblk, small.sm_count, &place);
         to.placement = &place;
         nplaced++;
       }
       sp_trace_stats st;
       int rc = sp_trace_run(&t.n, s, &small, &to, cover_sink, &c, &st);
-      free(pfirst), free(pblock);
+      sp_place_free(&place);
       bool ok = rc == 0 && c.outside == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
                 st.iterations == count && (!inner || memcmp(got1, exp1, (size_t)size) == 0);
       nschedules++;

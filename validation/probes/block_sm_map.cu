@@ -13,28 +13,22 @@
 #include <vector>
 #include <algorithm>
 
-#define SPIN_NS 20000ull
+#include "probe_sm.cuh"
 
-__device__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+#define SPIN_NS 20000ull
 
 __global__ void probe(unsigned *smid, unsigned long long *start, unsigned long long *end) {
   __shared__ unsigned long long t0;
   if (threadIdx.x == 0) {
-    unsigned s;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-    smid[blockIdx.x] = s;
-    t0 = now_ns();
+    smid[blockIdx.x] = probe_smid();
+    t0 = probe_now();
     start[blockIdx.x] = t0;
   }
   __syncthreads();
-  while (now_ns() - t0 < SPIN_NS) {
+  while (probe_now() - t0 < SPIN_NS) {
   }
   __syncthreads();
-  if (threadIdx.x == 0) end[blockIdx.x] = now_ns();
+  if (threadIdx.x == 0) end[blockIdx.x] = probe_now();
 }
 
 static int run(const char *dir, int blocks, int threads, int nsm) {

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "probe_sm.cuh"
+
 #ifdef SP_PLAIN /* the kernel as generated, launched alone: its time without the recording */
 #include SP_SOURCE
 #else
@@ -63,21 +65,6 @@ struct probe_arrays {
 };
 
 #ifndef SP_PLAIN
-__device__ static unsigned long long probe_now(void)
-{
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ static unsigned probe_smid(void)
-{
-  unsigned s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-  return s;
-}
-
-
 /* With -DSP_RECORD_END the end is recorded too, after a __syncthreads; that keeps the start
  * time live across the kernel and changed matmul's code enough to slow it 1.74x (README). */
 __global__ void probe_kernel(unsigned long long *rec, probe_arrays a)
