@@ -81,12 +81,18 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.l1_line_bytes, 128);
   CHECK_EQ_INT(a.l2_sector_bytes, 32);
   CHECK_NEAR(a.clock_boost_mhz, 1980.0, 1e-9);
+  /* one period of the measured dealing: SMs 124-131 four times, the others three */
+  CHECK_EQ_INT(a.n_block_dealing_cycle, 404);
+  int dealt[132] = {0};
+  for (int i = 0; i < a.n_block_dealing_cycle; i++) dealt[a.block_dealing_cycle[i]]++;
+  for (int s = 0; s < 132; s++) CHECK_EQ_INT(dealt[s], s >= 124 ? 4 : 3);
 
   CHECK_EQ_INT(load_path("arch/h200.json", &a), 0);
   CHECK_EQ_INT(a.sm_count, 132);
   CHECK_EQ_INT(a.l2_bytes, 60 * 1024 * 1024); /* cudaGetDeviceProperties on the H200 */
   CHECK_EQ_INT(a.l2_partitions, 2);
   CHECK_NEAR(a.dram_bw_gbs, 4800.0, 1e-9);
+  CHECK_EQ_INT(a.n_block_dealing_cycle, 0); /* not measured on the H200 */
 }
 
 static void test_load_by_name(void) {
@@ -162,6 +168,9 @@ static void test_bad_files(void) {
       {"empty.json", "invalid JSON"},
       {"not_object.json", "top level must be a JSON object"},
       {"duplicate_key.json", "invalid JSON: duplicate object key"},
+      {"dealing_out_of_range.json", "field 'block_dealing_cycle': element 15: SM 15, but sm_count is 15"},
+      {"dealing_missing_sm.json", "field 'block_dealing_cycle': SM 14 is never dealt a block"},
+      {"dealing_not_ids.json", "field 'block_dealing_cycle': element 1 must be an SM id"},
       {"does_not_exist.json", "does_not_exist.json"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

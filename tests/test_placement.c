@@ -45,7 +45,7 @@ static void test_read_csv(void)
   CHECK_EQ_INT(p.block[1], 2);
   CHECK_EQ_INT(p.block[2], 3);
   CHECK_EQ_INT(p.block[3], 0);
-  sp_place_free(&p);
+  sp_trace_placement_free(&p);
 
   static const struct {
     const char *text, *msg;

@@ -126,7 +126,7 @@ static const int PROP_BLOCKS[][3] = {{32, 1, 1}, {8, 1, 1}, {64, 2, 1}, {4, 2, 1
 static const int64_t PROP_CAPS[] = {1, 2};
 
 /* Blocks 0..nblk-1 shuffled, each dealt to a random SM of nsm (the lists keep the shuffled
- * order); sp_place_free frees it. */
+ * order); sp_trace_placement_free frees it. */
 static void random_placement(int64_t nblk, int nsm, sp_block_placement *out) {
   int64_t *first = calloc((size_t)nsm + 1, sizeof *first);
   int64_t *order = malloc(sizeof *order * (size_t)nblk), *block = malloc(sizeof *block * (size_t)nblk);
@@ -193,7 +193,7 @@ static void test_every_iteration_once(void) {
       }
       sp_trace_stats st;
       int rc = sp_trace_run(&t.n, s, &small, &to, cover_sink, &c, &st);
-      sp_place_free(&place);
+      sp_trace_placement_free(&place);
       bool ok = rc == 0 && c.outside == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
                 st.iterations == count && (!inner || memcmp(got1, exp1, (size_t)size) == 0);
       nschedules++;

@@ -55,7 +55,7 @@ static const char *json_type_name(const json_t *v) {
 /* ---------------------------------------------------------------------------------------------- */
 /* the field table */
 
-enum ftype { FT_INT, FT_I64, FT_DOUBLE, FT_BOOL, FT_CC, FT_L1POL, FT_L2POL, FT_CARVEOUTS };
+enum ftype { FT_INT, FT_I64, FT_DOUBLE, FT_BOOL, FT_CC, FT_L1POL, FT_L2POL, FT_CARVEOUTS, FT_DEALING };
 enum { F_NULLABLE = 1, F_ZERO_OK = 2, F_OPTIONAL = 4 /* may be absent: stays 0 */ };
 
 typedef struct fdesc {
@@ -108,6 +108,7 @@ static const fdesc k_fields[] = {
     F("clock_base_mhz", FT_DOUBLE, clock_base_mhz, 0),
     F("memory_bytes", FT_I64, memory_bytes, 0),
     F("same_address_atomic_ns", FT_DOUBLE, same_address_atomic_ns, F_OPTIONAL),
+    F("block_dealing_cycle", FT_DEALING, block_dealing_cycle, F_OPTIONAL),
 };
 #undef F
 #define N_FIELDS (sizeof k_fields / sizeof k_fields[0])
@@ -281,11 +282,46 @@ static int parse_field(const fdesc *f, const json_t *fo, sp_arch *a, const char 
     a->n_shared_carveouts = (int)n;
     return 0;
   }
+  case FT_DEALING: {
+    size_t n = json_is_array(v) ? json_array_size(v) : 0;
+    if (n == 0 || n > SP_ARCH_MAX_DEALING)
+      return fail(err, errlen, path, key, "'value' must be an array of 1 to %d SM ids",
+                  SP_ARCH_MAX_DEALING);
+    for (size_t i = 0; i < n; i++) {
+      const json_t *e = json_array_get(v, i);
+      if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) > INT16_MAX)
+        return fail(err, errlen, path, key, "element %zu must be an SM id (0 to sm_count - 1)", i);
+      a->block_dealing_cycle[i] = (int16_t)json_integer_value(e);
+    }
+    a->n_block_dealing_cycle = (int)n;
+    return 0;
+  }
   }
   return fail(err, errlen, path, key, "internal error: unknown field type");
 }
 
 static int is_pow2(long long x) { return x > 0 && (x & (x - 1)) == 0; }
+
+/* Every SM id of the dealing cycle is an SM, and every SM is in it (else the dealing would
+ * never fill that SM's slots). */
+static int check_dealing(const sp_arch *a, const char *p, char *err, size_t n) {
+  if (!a->n_block_dealing_cycle) return 0;
+  if (a->sm_count > SP_ARCH_MAX_DEALING)
+    return fail(err, n, p, "block_dealing_cycle", "sm_count %d exceeds the cycle's maximum length %d",
+                a->sm_count, SP_ARCH_MAX_DEALING);
+  unsigned char seen[SP_ARCH_MAX_DEALING] = {0};
+  for (int i = 0; i < a->n_block_dealing_cycle; i++) {
+    int s = a->block_dealing_cycle[i];
+    if (s >= a->sm_count)
+      return fail(err, n, p, "block_dealing_cycle", "element %d: SM %d, but sm_count is %d", i, s,
+                  a->sm_count);
+    seen[s] = 1;
+  }
+  for (int s = 0; s < a->sm_count; s++)
+    if (!seen[s])
+      return fail(err, n, p, "block_dealing_cycle", "SM %d is never dealt a block (every SM must appear)", s);
+  return 0;
+}
 
 /* Relations between fields. */
 static int cross_check(const sp_arch *a, const char *p, char *err, size_t n) {
@@ -368,7 +404,7 @@ static int cross_check(const sp_arch *a, const char *p, char *err, size_t n) {
   if (a->clock_base_mhz > a->clock_boost_mhz)
     return fail(err, n, p, "clock_base_mhz", "%g exceeds clock_boost_mhz %g", a->clock_base_mhz,
                 a->clock_boost_mhz);
-  return 0;
+  return check_dealing(a, p, err, n);
 }
 
 static int parse_root(const json_t *root, const char *path, sp_arch *a, char *err, size_t n) {

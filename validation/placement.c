@@ -91,14 +91,6 @@ out:
   return rc;
 }
 
-void sp_place_free(sp_block_placement *p)
-{
-  if (!p) return;
-  free((void *)p->first);
-  free((void *)p->block);
-  memset(p, 0, sizeof *p);
-}
-
 int sp_place_simulate_sm(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
                          const sp_cm_options *cm, const sp_block_placement *placement, int sm,
                          sp_cm_counters *out, int64_t *blocks)

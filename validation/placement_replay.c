@@ -1,6 +1,7 @@
 /* placement_replay: the model's L1 and L2 counts of a candidate under the block placement a GPU
- * recorded (validation/probes/placement_run.cu) beside its own b mod S placement, per SM. All
- * the work is in the library (validation/placement.c). */
+ * recorded (validation/probes/placement_run.cu), or under the arch's dealing order
+ * (sp_trace_deal_blocks), beside its own b mod S placement, per SM. All the work is in the
+ * library (validation/placement.c, traces/dealing.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +12,18 @@
 #include "schedpredict/rank.h"
 
 static const char pr_usage[] =
-    "usage: placement_replay FILE.c --nest LINE --placement CSV [options] [-- COMPILER-ARGS]\n"
+    "usage: placement_replay FILE.c --nest LINE --placement CSV|dealt [options] [-- COMPILER-ARGS]\n"
     "\n"
     "Simulates one candidate of the nest at LINE on a few SMs, each SM alone with its L1 and a\n"
     "1/S share of the L2, twice: with the model's placement (block b on SM b mod S) and with\n"
-    "the one recorded on a GPU in CSV (block,smid,start_ns,end_ns; written by\n"
-    "validation/probes/placement_run.cu). Prints per SM and in total the L1 hit rate of loads\n"
-    "(ld_l1_hit_sectors / ld_sectors) and the L2 read sectors, to hold against the GPU's counters\n"
-    "of the run that recorded the placement.\n"
+    "another one:\n"
+    "  CSV    recorded on a GPU (block,smid,start_ns,end_ns; written by\n"
+    "         validation/probes/placement_run.cu), to hold against the GPU's counters of the run\n"
+    "         that recorded it;\n"
+    "  dealt  the first wave dealt in the order of the arch's block_dealing_cycle (measured on\n"
+    "         the H100), the later blocks to the SMs' free slots in a random order (--seed).\n"
+    "Prints per SM and in total the L1 hit rate of loads (ld_l1_hit_sectors / ld_sectors) and\n"
+    "the L2 read sectors.\n"
     "\n"
     "  --nest LINE         the nest (a line of FILE within it)\n"
     "  --candidate ID      the candidate's id in `schedpredict --emit-plan`'s plan (default: the\n"
@@ -27,6 +32,7 @@ static const char pr_usage[] =
     "  --arch NAME         GPU description (default h100)\n"
     "  --sms N             simulate N SMs spread over the GPU (default 8)\n"
     "  --param NAME=VALUE  as schedpredict's\n"
+    "  --seed N            the random refills of --placement dealt (default 1)\n"
     "\n"
     "exit codes: 0 ok, 1 internal error, 2 bad command line, 3 unreadable or invalid input\n"
     "(the C file or the CSV), 4 a value is missing (--param), 5 no nest at LINE.\n";
@@ -54,7 +60,7 @@ static void pr_add(sp_cm_counters *t, const sp_cm_counters *c)
 int main(int argc, char **argv)
 {
   const char *file = NULL, *csv = NULL, *arch_name = "h100";
-  long line = 0, cand = -1, nsms = 8;
+  long line = 0, cand = -1, nsms = 8, seed = 1;
   bool gcc = true;
   sp_param params[32];
   int nparams = 0;
@@ -79,12 +85,14 @@ int main(int argc, char **argv)
     if (i + 1 >= argc) return pr_usage_error("%s needs a value", a);
     const char *v = argv[++i];
     char *end;
-    if (strcmp(a, "--nest") == 0 || strcmp(a, "--candidate") == 0 || strcmp(a, "--sms") == 0) {
+    if (strcmp(a, "--nest") == 0 || strcmp(a, "--candidate") == 0 || strcmp(a, "--sms") == 0 ||
+        strcmp(a, "--seed") == 0) {
       long n = strtol(v, &end, 10);
-      if (*end || n < 0 || (n == 0 && strcmp(a, "--candidate") != 0))
-        return pr_usage_error("expected a number, not '%s'", v);
+      bool zero_ok = strcmp(a, "--candidate") == 0 || strcmp(a, "--seed") == 0;
+      if (!*v || *end || n < 0 || (n == 0 && !zero_ok)) return pr_usage_error("expected a number, not '%s'", v);
       if (strcmp(a, "--nest") == 0) line = n;
       else if (strcmp(a, "--sms") == 0) nsms = n;
+      else if (strcmp(a, "--seed") == 0) seed = n;
       else cand = n;
     } else if (strcmp(a, "--placement") == 0) {
       csv = v;
@@ -105,7 +113,9 @@ int main(int argc, char **argv)
       return pr_usage_error("unknown option '%s'", a);
     }
   }
-  if (!file || !csv || line <= 0) return pr_usage_error("%s", "FILE.c, --nest LINE and --placement CSV are needed");
+  if (!file || !csv || line <= 0)
+    return pr_usage_error("%s", "FILE.c, --nest LINE and --placement CSV|dealt are needed");
+  const bool dealt = strcmp(csv, "dealt") == 0;
 
   int rc = SP_EXIT_INPUT;
   char err[512];
@@ -155,14 +165,24 @@ int main(int argc, char **argv)
   }
   const sp_schedule *s = &space.items[cand >= 0 ? cand : space.default_index];
   int64_t nblocks = s->grid[0] * s->grid[1] * s->grid[2];
-  f = fopen(csv, "r");
-  if (!f) {
-    fprintf(stderr, "placement_replay: error: %s: cannot read it\n", csv);
-    goto out;
-  }
-  if (sp_place_read_csv(f, csv, arch.sm_count, nblocks, &place, err, sizeof err) != 0) {
-    fprintf(stderr, "placement_replay: error: %s\n", err);
-    goto out;
+  if (dealt) {
+    int per_sm = sp_arch_active_blocks_per_sm(&arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
+    if (sp_trace_deal_blocks(&arch, nblocks, per_sm, SP_REFILL_RANDOM, (uint64_t)seed, &place) != 0) {
+      fprintf(stderr, "placement_replay: error: cannot deal %lld blocks (at most %lld)\n",
+              (long long)nblocks, (long long)SP_DEAL_MAX_BLOCKS);
+      rc = SP_EXIT_INTERNAL;
+      goto out;
+    }
+  } else {
+    f = fopen(csv, "r");
+    if (!f) {
+      fprintf(stderr, "placement_replay: error: %s: cannot read it\n", csv);
+      goto out;
+    }
+    if (sp_place_read_csv(f, csv, arch.sm_count, nblocks, &place, err, sizeof err) != 0) {
+      fprintf(stderr, "placement_replay: error: %s\n", err);
+      goto out;
+    }
   }
   char mapping[256];
   sp_report_cuda_mapping(nest, s, mapping, sizeof mapping);
@@ -170,8 +190,13 @@ int main(int argc, char **argv)
          nest->loc.line, cand >= 0 ? cand : (long)space.default_index, s->name, mapping,
          s->block[0], s->block[1], s->block[2], (long long)s->grid[0], (long long)s->grid[1],
          (long long)s->grid[2], arch.name);
-  printf("placement: %s\n\n", csv);
-  printf("  SM   blocks  L1 hit %%  L2 reads    | recorded: blocks  L1 hit %%  L2 reads\n");
+  const char *label = dealt ? "dealt" : "recorded";
+  if (dealt)
+    printf("placement: dealt (%s, refills random, seed %ld)\n\n",
+           arch.n_block_dealing_cycle ? "the arch's block_dealing_cycle" : "no block_dealing_cycle: 0, 1, ..., S-1", seed);
+  else
+    printf("placement: %s\n\n", csv);
+  printf("  SM   blocks  L1 hit %%  L2 reads    | %8s: blocks  L1 hit %%  L2 reads\n", label);
   if (nsms > arch.sm_count) nsms = arch.sm_count;
   sp_cm_counters tot[2] = {{0}};
   sp_cm_options cm = {0};
@@ -192,15 +217,15 @@ int main(int argc, char **argv)
     pr_add(&tot[0], &c[0]);
     pr_add(&tot[1], &c[1]);
   }
-  printf("\nover %ld SMs: L1 hit %.2f %% (b mod S) vs %.2f %% (recorded); L2 read sectors x%d: "
+  printf("\nover %ld SMs: L1 hit %.2f %% (b mod S) vs %.2f %% (%s); L2 read sectors x%d: "
          "%.4g vs %.4g\n",
-         nsms, pr_l1_pct(&tot[0]), pr_l1_pct(&tot[1]), arch.sm_count,
+         nsms, pr_l1_pct(&tot[0]), pr_l1_pct(&tot[1]), label, arch.sm_count,
          (double)tot[0].l2_read_sectors * arch.sm_count / nsms,
          (double)tot[1].l2_read_sectors * arch.sm_count / nsms);
   rc = 0;
 out:
   if (f) fclose(f);
-  sp_place_free(&place);
+  sp_trace_placement_free(&place);
   sp_space_free(&space);
   sp_program_free(&prog);
   for (int i = 0; i < nparams; i++) free(params[i].name);

@@ -16,10 +16,9 @@
 /* Reads a placement CSV (header "block,smid,start_ns,end_ns", one row a block) of a grid of
  * nblocks blocks on nsm SMs into *out: each SM's blocks in the order they started (ties: lower
  * block first). Every block must appear exactly once. 0, or -1 with a message naming
- * name:line in err. Free with sp_place_free. */
+ * name:line in err. Free with sp_trace_placement_free. */
 int sp_place_read_csv(FILE *f, const char *name, int nsm, int64_t nblocks,
                       sp_block_placement *out, char *err, size_t errlen);
-void sp_place_free(sp_block_placement *p);
 
 /* The model's counters of SM `sm` alone over the whole run of schedule s (its L1 exactly; its
  * L2 as a 1/S share of the L2, as the sampling does), its blocks dealt by `placement`, or by

@@ -101,6 +101,31 @@ typedef struct sp_block_placement {
   const int64_t *block; /* linear block indices (x fastest) */
 } sp_block_placement;
 
+/* How the blocks after the first wave find their SM (sp_trace_deal_blocks). */
+typedef enum sp_refill {
+  /* block b takes the slot block b - W leaves (W: the first wave): an SM's blocks finish in
+   * the order they started. With the cycle 0, 1, ..., S-1 this is block b on SM b mod S. */
+  SP_REFILL_FIFO,
+  /* each later round of S x per_sm blocks goes to the SMs' slots in a seeded random order:
+   * every SM runs per_sm blocks of the round, which ones is left to chance. The H100 sends
+   * 0.5-0.9 % of later blocks to the SM of block b - W, and random refills reproduce its L1
+   * hits where FIFO does not (validation/results/h100/2026-11-23-placement-replay/) */
+  SP_REFILL_RANDOM
+} sp_refill;
+
+#define SP_DEAL_MAX_BLOCKS ((int64_t)1 << 24)
+
+/* The placement of nblocks blocks on the arch's SMs, each holding per_sm at once: the first
+ * wave (the first W = min(nblocks, S x per_sm) blocks) follows the arch's block_dealing_cycle
+ * from its start, skipping SMs that hold W / S blocks, then deals the rest of the wave one more
+ * an SM from the cycle's start (no cycle: 0, 1, ..., S-1, Eq. 7.1's round-robin); the later
+ * blocks go by `refill`, in block order. Every block appears once. 0, or -1 (bad
+ * arguments, more than SP_DEAL_MAX_BLOCKS blocks, out of memory). Free with
+ * sp_trace_placement_free. */
+int sp_trace_deal_blocks(const sp_arch *arch, int64_t nblocks, int per_sm, sp_refill refill,
+                         uint64_t seed, sp_block_placement *out);
+void sp_trace_placement_free(sp_block_placement *p);
+
 /* The grid dimension whose loop sample_skip_rounds skips: the one of extent > 1 (x where none
  * is); -1 where more than one is. */
 int sp_trace_skip_dim(const sp_schedule *s);
