@@ -34,6 +34,14 @@ static void sp_nb_vnote(sp_nb *nb, CXCursor at, sp_severity sev, const char *fmt
   n->nnotes++;
 }
 
+void sp_nb_note_quiet(sp_nb *nb, const char *msg) {
+  sp_nest *n = nb->nest;
+  if (!SP_GROW(n->notes, n->nnotes, nb->cap_notes)) return;
+  n->notes[n->nnotes].loc = n->loc;
+  n->notes[n->nnotes].message = strdup(msg);
+  n->nnotes++;
+}
+
 void sp_nb_note(sp_nb *nb, CXCursor at, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

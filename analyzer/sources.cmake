@@ -8,6 +8,7 @@ list(APPEND SP_CORE_SOURCES
   analyzer/extract.c
   analyzer/codegen.c
   analyzer/depend.c
+  analyzer/repeat.c
   analyzer/ir.c
   analyzer/ir_print.c
   analyzer/analyzer.c

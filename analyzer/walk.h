@@ -127,6 +127,11 @@ sp_aff_status sp_probe_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out);
 /* extract.c */
 void sp_nb_note(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sp_nb_skip(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A note in the IR only, at the nest (no diagnostic: for what the model does routinely). */
+void sp_nb_note_quiet(sp_nb *nb, const char *msg);
+
+/* repeat.c: drops the loads whose value a compiler reuses from an earlier load or store */
+void sp_nb_drop_repeated_loads(sp_nb *nb);
 /* The index variable of a for loop and the expression of its first value; false if the loop
  * does not start with `i = start` / `int i = start`. */
 bool sp_for_index(sp_az *az, CXCursor f, CXCursor *var, CXCursor *first);

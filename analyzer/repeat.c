@@ -1,0 +1,155 @@
+/* Loads a compiler does not issue. A load of the bytes that an earlier load read, or an earlier
+ * store wrote, in the same iteration with no store anywhere between them, takes the value from
+ * a register: common subexpression elimination and store-to-load forwarding, which nvcc and
+ * NVRTC do at -O3 (and GCC and nvc at their defaults). The model counts the memory instructions
+ * a warp issues, so such a load leaves the nest's references. The H100 measured it: heat3d's 10
+ * loads of A a point issue as 7 requests (A[i][j][k] four times), gesummv's 4 as 3 (x[j] twice),
+ * gwv_explicit's 9 as 8, himeno's 32 as 31, jacobi's unew[j][i] read after its store not at all
+ * (validation/results/h100/2026-11-23-model-d7c4d47/comparison.csv, global_load_requests).
+ *
+ * "The same bytes" is decided on the IR: the same array, access size, affine offset, enclosing
+ * loops and guards. An irregular (indirect) access is never merged: its affine part says nothing
+ * about the address. Any store between the two ends the reuse, whatever array it writes (without
+ * restrict, two arrays may alias); a store that writes the same bytes under the same guards makes
+ * its value the one later loads reuse.
+ *
+ * A load inside a sequential inner loop whose address and guards do not depend on that loop's
+ * index, in a loop that stores nothing, is loaded once before the loop (loop-invariant code
+ * motion): aos_particles' p[i].x, .y, .z in the j loop issue once per particle (the H100 counted
+ * 4 requests an iteration of j, not 7), correlation's mean[j] once per column. It moves out of
+ * every such loop, innermost first, to just before the loop's first reference. Band loops are
+ * left alone: a schedule runs them in parallel or sequentially, and only the latter would hoist.
+ * Irregular accesses stay: their address may change with the loop through a loaded index. */
+#include "analyzer/walk.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool sp_same_guards(const sp_ref *a, const sp_ref *b, int nloops) {
+  if (a->nguards != b->nguards) return false;
+  for (int g = 0; g < a->nguards; g++) {
+    const sp_guard *x = &a->guards[g], *y = &b->guards[g];
+    if (x->cmp != y->cmp || x->expr.constant != y->expr.constant ||
+        memcmp(x->expr.coef, y->expr.coef, sizeof x->expr.coef[0] * (size_t)nloops) != 0)
+      return false;
+  }
+  return true;
+}
+
+static bool sp_same_bytes(const sp_ref *a, const sp_ref *b, int nloops) {
+  return !a->irregular && !b->irregular && a->array == b->array && a->size == b->size &&
+         a->offset.constant == b->offset.constant &&
+         memcmp(a->offset.coef, b->offset.coef, sizeof a->offset.coef[0] * (size_t)nloops) == 0 &&
+         a->nloops == b->nloops &&
+         memcmp(a->loops, b->loops, sizeof a->loops[0] * (size_t)a->nloops) == 0 &&
+         sp_same_guards(a, b, nloops);
+}
+
+static void sp_ref_release(sp_ref *r) {
+  free(r->irregular_why);
+  free(r->guards);
+  free(r->text);
+}
+
+/* The loads a note names: "A[i] at 4:16, ..." (cut with "..." when long). */
+typedef struct sp_ref_list {
+  int n;
+  size_t used;
+  char text[400];
+} sp_ref_list;
+
+static void sp_ref_list_add(sp_ref_list *l, const sp_ref *r) {
+  l->n++;
+  if (l->used >= sizeof l->text) return;
+  int w = snprintf(l->text + l->used, sizeof l->text - l->used, "%s%s at %u:%u",
+                   l->used ? ", " : "", r->text ? r->text : "?", r->loc.line, r->loc.col);
+  if (w > 0) l->used += (size_t)w;
+}
+
+static void sp_ref_list_note(sp_nb *nb, const sp_ref_list *l, const char *what) {
+  if (!l->n) return;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%d load%s %s: %s%s", l->n, l->n == 1 ? "" : "s", what, l->text,
+           l->used >= sizeof l->text ? "..." : "");
+  sp_nb_note_quiet(nb, msg);
+}
+
+static bool sp_invariant_in(const sp_ref *r, int loop) {
+  if (r->irregular || r->offset.coef[loop] != 0) return false;
+  for (int g = 0; g < r->nguards; g++)
+    if (r->guards[g].expr.coef[loop] != 0) return false;
+  return true;
+}
+
+static bool sp_ref_in_loop(const sp_ref *r, int loop) {
+  for (int k = 0; k < r->nloops; k++)
+    if (r->loops[k] == loop) return true;
+  return false;
+}
+
+/* Moves each loop-invariant load out of its sequential loops, listing it in `moved`. */
+static void sp_hoist_invariant_loads(sp_nest *n, sp_ref_list *moved) {
+  for (int i = 0; i < n->nrefs; i++) {
+    bool any = false;
+    for (;;) {
+      sp_ref *r = &n->refs[i];
+      if (r->access != SP_READ || r->nloops == 0) break;
+      int L = r->loops[r->nloops - 1];
+      if (n->loops[L].band || !sp_invariant_in(r, L)) break;
+      int first = -1;
+      bool stores = false;
+      for (int j = 0; j < n->nrefs; j++) {
+        if (!sp_ref_in_loop(&n->refs[j], L)) continue;
+        if (first < 0) first = j;
+        stores |= n->refs[j].access == SP_WRITE;
+      }
+      if (stores) break;
+      sp_ref moving = *r;
+      moving.nloops--;
+      memmove(&n->refs[first + 1], &n->refs[first], sizeof *n->refs * (size_t)(i - first));
+      n->refs[first] = moving;
+      i = first; /* and on to the loop around it */
+      any = true;
+    }
+    if (any) sp_ref_list_add(moved, &n->refs[i]);
+  }
+}
+
+/* Drops the loads that repeat an available value, listing them in `dropped`. */
+static void sp_drop_repeats(sp_nest *n, sp_ref_list *dropped) {
+  /* refs[avail .. i-1] hold the values still in registers: the last store, if any, and the
+   * loads kept after it */
+  int kept = 0, avail = 0;
+  for (int i = 0; i < n->nrefs; i++) {
+    sp_ref *r = &n->refs[i];
+    if (r->access == SP_WRITE) {
+      n->refs[kept] = *r;
+      avail = kept++;
+      continue;
+    }
+    bool repeat = false;
+    for (int j = avail; j < kept && !repeat; j++) repeat = sp_same_bytes(&n->refs[j], r, n->nloops);
+    if (!repeat) {
+      n->refs[kept++] = *r;
+      continue;
+    }
+    sp_ref_list_add(dropped, r);
+    sp_ref_release(r);
+  }
+  n->nrefs = kept;
+}
+
+void sp_nb_drop_repeated_loads(sp_nb *nb) {
+  sp_nest *n = nb->nest;
+  sp_ref_list dropped = {0}, moved = {0};
+  sp_drop_repeats(n, &dropped);
+  sp_hoist_invariant_loads(n, &moved);
+  sp_drop_repeats(n, &dropped); /* a moved load can repeat one before its loop */
+  sp_ref_list_note(nb, &dropped,
+                   "of bytes loaded or stored earlier in the iteration, with no store between, "
+                   "counted as none (compilers reuse the value)");
+  sp_ref_list_note(nb, &moved,
+                   "that no iteration of an inner sequential loop changes, in a loop that stores "
+                   "nothing, counted once before the loop (compilers hoist them)");
+}
