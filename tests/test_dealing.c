@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedpredict/placement.h"
 #include "schedpredict/traces.h"
 #include "tests/sp_test.h"
 
@@ -181,6 +182,59 @@ static void test_h100_cycle(void) {
   sp_trace_placement_free(&p);
 }
 
+
+/* Every first wave the H100 recorded as a plain CSV: its SMs' block counts, sorted, and the
+ * 4-TPC group's, equal the rule's. The eight launches of recorded/ were chosen after the rule
+ * was written (stop 20), the others are those it was read from (stop 18). */
+static void test_recorded_counts(void) {
+  static const struct {
+    const char *dir;
+    int blocks, threads;
+  } rec[] = {
+      {"2026-11-24-block-placement", 1024, 128}, {"2026-11-24-block-placement", 1056, 128},
+      {"2026-11-24-block-placement", 132, 256},  {"2026-11-24-block-placement", 264, 1024},
+      {"2026-11-24-block-placement", 900, 1024}, {"2026-11-23-dealt-placement/recorded", 100, 512},
+      {"2026-11-23-dealt-placement/recorded", 200, 1024},
+      {"2026-11-23-dealt-placement/recorded", 500, 256},
+      {"2026-11-23-dealt-placement/recorded", 1300, 96},
+      {"2026-11-23-dealt-placement/recorded", 2000, 64},
+      {"2026-11-23-dealt-placement/recorded", 3000, 32},
+      {"2026-11-23-dealt-placement/recorded", 4224, 32},
+      {"2026-11-23-dealt-placement/recorded", 6000, 128},
+  };
+  for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++) {
+    char path[256], err[256];
+    snprintf(path, sizeof path, "validation/results/h100/%s/blocks_%d_%d.csv", rec[i].dir,
+             rec[i].blocks, rec[i].threads);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f) continue;
+    sp_block_placement gpu, rule;
+    int per = sp_arch_active_blocks_per_sm(&H100, rec[i].threads, 0, 0);
+    int64_t wave = (int64_t)132 * per < rec[i].blocks ? (int64_t)132 * per : rec[i].blocks;
+    int ok = sp_place_read_csv(f, path, 132, rec[i].blocks, &gpu, err, sizeof err) == 0;
+    fclose(f);
+    CHECK(ok);
+    if (!ok) continue;
+    CHECK_EQ_INT(sp_trace_deal_blocks(&H100, rec[i].blocks, per, SP_REFILL_RANDOM, 1, &rule), 0);
+    int hist_gpu[33] = {0}, hist_rule[33] = {0}, same = 1;
+    for (int s = 0; s < 132; s++) {
+      int k[2] = {0, 0};
+      const sp_block_placement *p[2] = {&gpu, &rule};
+      for (int j = 0; j < 2; j++)
+        for (int64_t x = p[j]->first[s]; x < p[j]->first[s + 1]; x++) k[j] += p[j]->block[x] < wave;
+      hist_gpu[k[0] < 32 ? k[0] : 32]++;
+      hist_rule[k[1] < 32 ? k[1] : 32]++;
+      if (s >= 124) same &= k[0] == k[1];
+    }
+    same &= memcmp(hist_gpu, hist_rule, sizeof hist_gpu) == 0;
+    if (!same) fprintf(stderr, "  %s: the rule's block counts differ\n", path);
+    CHECK(same);
+    sp_trace_placement_free(&gpu);
+    sp_trace_placement_free(&rule);
+  }
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &H100, err, sizeof err) != 0) {
@@ -191,5 +245,6 @@ int main(void) {
   SP_RUN(test_round_robin);
   SP_RUN(test_random_refill);
   SP_RUN(test_h100_cycle);
+  SP_RUN(test_recorded_counts);
   return SP_TEST_END();
 }

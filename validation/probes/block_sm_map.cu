@@ -1,7 +1,8 @@
 // Probe: which SM runs which block, and when. The model deals blocks to SMs round-robin (block b
 // on SM b mod #SMs, DESIGN.md, dissertation Eq. 7.1-7.2), so blocks b, b + #SMs, ... share an
 // L1. Built and run on the GPU machine:
-//   nvcc -O3 -arch=sm_90 -o block_sm_map validation/probes/block_sm_map.cu && ./block_sm_map OUTDIR
+//   nvcc -O3 -arch=sm_90 -o block_sm_map validation/probes/block_sm_map.cu && ./block_sm_map OUTDIR [BxT ...]
+// (BxT: B blocks of T threads; without any, the configurations of stop 18 below)
 // For each configuration (blocks x threads, each block spinning for SPIN_NS) it writes
 // OUTDIR/blocks_B_T.csv (block, smid, start_ns, end_ns; times from %globaltimer, relative to the
 // first start) and prints one summary line: how many blocks run on the SM the model gives them
@@ -98,8 +99,19 @@ int main(int argc, char **argv) {
   /* 2mm.c:17 and matmul's GCC default (32-thread blocks, 8448 = 64 an SM), 2mm.c:17's i->tx
    * j->bx (900 x 1024: 6 waves of 2 and a last one), a capped grid (264 x 1024), the nvc default
    * shape (1024 x 128), GCC's 16896 x 1024, and 1056 x 128 */
-  const int cfg[][2] = {{8448, 32}, {900, 1024}, {264, 1024}, {1024, 128}, {16896, 1024}, {1056, 128}, {132, 256}};
+  std::vector<std::pair<int, int>> cfg = {{8448, 32}, {900, 1024}, {264, 1024}, {1024, 128},
+                                           {16896, 1024}, {1056, 128}, {132, 256}};
+  if (argc > 2) cfg.clear();
+  for (int i = 2; i < argc; i++) {
+    int b = 0, t = 0;
+    char tail;
+    if (sscanf(argv[i], "%dx%d%c", &b, &t, &tail) != 2 || b < 1 || t < 1 || t > 1024) {
+      fprintf(stderr, "block_sm_map: '%s' is not BLOCKSxTHREADS (threads 1-1024)\n", argv[i]);
+      return 2;
+    }
+    cfg.push_back({b, t});
+  }
   int rc = 0;
-  for (auto &c : cfg) rc |= run(dir, c[0], c[1], nsm);
+  for (auto &c : cfg) rc |= run(dir, c.first, c.second, nsm);
   return rc;
 }
