@@ -1,4 +1,5 @@
-/* Block placements from the chip's dealing order (include/schedpredict/traces.h). */
+/* Block placements: built from (block, SM) pairs, or dealt in the chip's order
+ * (include/schedpredict/traces.h). */
 #include "schedpredict/traces.h"
 
 #include <stdlib.h>
@@ -22,10 +23,8 @@ int sp_trace_deal_blocks(const sp_arch *arch, int64_t nblocks, int per_sm, sp_re
   int *sm_of = malloc(sizeof *sm_of * (size_t)nblocks);
   int *slot = malloc(sizeof *slot * (size_t)(S * (int64_t)per_sm));
   int *room = malloc(sizeof *room * (size_t)S);
-  int64_t *first = calloc((size_t)S + 1, sizeof *first);
-  int64_t *block = malloc(sizeof *block * (size_t)nblocks);
   int rc = -1;
-  if (!sm_of || !slot || !room || !first || !block) goto out;
+  if (!sm_of || !slot || !room) goto out;
   const int ncyc = arch->n_block_dealing_cycle;
   /* A wave of fewer blocks than slots is shared out evenly: each SM first takes up to
    * q = wave / S, then the rest go one more to an SM, from the cycle's start. The H100 does so
@@ -37,7 +36,7 @@ int sp_trace_deal_blocks(const sp_arch *arch, int64_t nblocks, int per_sm, sp_re
   for (int phase = 0; phase < 2; phase++) {
     const int cap = phase == 0 ? q : (q + 1 < per_sm ? q + 1 : per_sm);
     const int64_t until = phase == 0 ? (int64_t)q * S : wave;
-    for (int s = 0; s < S; s++) room[s] = cap - (phase ? q : 0);
+    for (int s = 0; s < S; s++) room[s] = phase ? cap - q : cap; /* q each, then one more */
     for (int64_t i = 0; b < until; i++) {
       int s = ncyc ? arch->block_dealing_cycle[i % ncyc] : (int)(i % S);
       if (room[s] > 0) {
@@ -61,21 +60,31 @@ int sp_trace_deal_blocks(const sp_arch *arch, int64_t nblocks, int per_sm, sp_re
     sm_of[b] = slot[k];
     slot[k] = slot[--left];
   }
-  for (b = 0; b < nblocks; b++) first[sm_of[b] + 1]++;
-  for (int s = 0; s < S; s++) first[s + 1] += first[s];
-  for (int s = 0; s < S; s++) room[s] = 0; /* now: blocks listed so far */
-  for (b = 0; b < nblocks; b++) block[first[sm_of[b]] + room[sm_of[b]]++] = b;
-  *out = (sp_block_placement){S, first, block};
-  first = NULL;
-  block = NULL;
-  rc = 0;
+  rc = sp_trace_placement_build(S, nblocks, sm_of, NULL, out);
 out:
   free(sm_of);
   free(slot);
   free(room);
-  free(first);
-  free(block);
   return rc;
+}
+
+int sp_trace_placement_build(int nsm, int64_t n, const int *sm, const int64_t *block,
+                             sp_block_placement *out) {
+  int64_t *first = calloc((size_t)nsm + 1, sizeof *first);
+  int64_t *list = malloc(sizeof *list * (size_t)(n > 0 ? n : 1));
+  int64_t *next = calloc((size_t)nsm, sizeof *next); /* blocks listed so far, per SM */
+  if (!first || !list || !next) {
+    free(first);
+    free(list);
+    free(next);
+    return -1;
+  }
+  for (int64_t i = 0; i < n; i++) first[sm[i] + 1]++;
+  for (int s = 0; s < nsm; s++) first[s + 1] += first[s];
+  for (int64_t i = 0; i < n; i++) list[first[sm[i]] + next[sm[i]]++] = block ? block[i] : i;
+  free(next);
+  *out = (sp_block_placement){nsm, first, list};
+  return 0;
 }
 
 void sp_trace_placement_free(sp_block_placement *p) {

@@ -14,7 +14,6 @@ typedef struct place_row {
 static int place_row_cmp(const void *a, const void *b)
 {
   const place_row *x = a, *y = b;
-  if (x->sm != y->sm) return x->sm < y->sm ? -1 : 1;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
   return (x->block > y->block) - (x->block < y->block);
 }
@@ -38,10 +37,10 @@ int sp_place_read_csv(FILE *f, const char *name, int nsm, int64_t nblocks,
     return place_fail(err, errlen, "%s:1: expected the header block,smid,start_ns,end_ns", name);
   place_row *row = malloc(sizeof *row * (size_t)nblocks);
   unsigned char *seen = calloc((size_t)nblocks, 1);
-  int64_t *first = calloc((size_t)nsm + 1, sizeof *first);
+  int *sm_of = malloc(sizeof *sm_of * (size_t)nblocks);
   int64_t *block = malloc(sizeof *block * (size_t)nblocks);
   int rc = -1;
-  if (!row || !seen || !first || !block) {
+  if (!row || !seen || !sm_of || !block) {
     place_fail(err, errlen, "out of memory");
     goto out;
   }
@@ -73,20 +72,17 @@ int sp_place_read_csv(FILE *f, const char *name, int nsm, int64_t nblocks,
                nblocks);
     goto out;
   }
-  qsort(row, (size_t)n, sizeof *row, place_row_cmp);
+  qsort(row, (size_t)n, sizeof *row, place_row_cmp); /* by start, ties lower block first */
   for (int64_t i = 0; i < n; i++) {
-    first[row[i].sm + 1]++;
+    sm_of[i] = row[i].sm;
     block[i] = row[i].block;
   }
-  for (int s = 0; s < nsm; s++) first[s + 1] += first[s];
-  *out = (sp_block_placement){nsm, first, block};
-  first = NULL;
-  block = NULL;
-  rc = 0;
+  rc = sp_trace_placement_build(nsm, n, sm_of, block, out);
+  if (rc) place_fail(err, errlen, "out of memory");
 out:
   free(row);
   free(seen);
-  free(first);
+  free(sm_of);
   free(block);
   return rc;
 }

@@ -92,10 +92,10 @@ typedef struct sp_arch {
   /* one atomic operation on an address every thread block updates (a reduction's combine):
    * such atomics are serialized where the address lives; ns each; 0 = absent (optional) */
   double same_address_atomic_ns;
-  /* The order in which the chip's work distributor deals the blocks of a launch to SMs while
-   * every SM has a free slot: SM ids, repeated as a cycle, an SM that is full skipped
-   * (sp_trace_deal_blocks). Measured per board (which TPCs are fused off differs); 0 entries =
-   * not measured (optional). */
+  /* The order in which the chip's work distributor deals the blocks of a launch to SMs: SM
+   * ids, repeated as a cycle, an SM that holds its share skipped (sp_trace_deal_blocks).
+   * Measured per board (which TPCs are fused off differs); 0 entries = not measured
+   * (optional). */
   int16_t block_dealing_cycle[SP_ARCH_MAX_DEALING];
   int n_block_dealing_cycle;
 } sp_arch;

@@ -125,6 +125,11 @@ typedef enum sp_refill {
 int sp_trace_deal_blocks(const sp_arch *arch, int64_t nblocks, int per_sm, sp_refill refill,
                          uint64_t seed, sp_block_placement *out);
 void sp_trace_placement_free(sp_block_placement *p);
+/* A placement from n (block, SM) pairs in the order the blocks start: each SM lists its blocks
+ * in that order (block NULL: the blocks are 0 .. n-1). The caller checks that each block comes
+ * once and each SM is below nsm. 0, or -1 (out of memory). */
+int sp_trace_placement_build(int nsm, int64_t n, const int *sm, const int64_t *block,
+                             sp_block_placement *out);
 
 /* The grid dimension whose loop sample_skip_rounds skips: the one of extent > 1 (x where none
  * is); -1 where more than one is. */
