@@ -221,7 +221,7 @@ static int64_t sp_stride(sp_nb *nb, const sp_addr *a, CXCursor subscript) {
 }
 
 static void sp_add_scaled(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at) {
-  sp_walk_expr(nb, idx); /* the index's own loads come first */
+  if (!nb->resolving) sp_walk_expr(nb, idx); /* the index's own loads come first */
   sp_affine v;
   sp_aff_err err;
   memset(&err, 0, sizeof err);
@@ -251,6 +251,14 @@ static void sp_add_scaled(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CX
   free(text);
 }
 
+/* The pointer declared in the nest that `decl` is, or NULL. */
+static sp_local_value *sp_local_pointer(sp_nb *nb, CXCursor decl) {
+  for (int i = 0; i < nb->nlocals; i++)
+    if (nb->locals[i].pointer && clang_equalCursors(nb->locals[i].decl, decl))
+      return &nb->locals[i];
+  return NULL;
+}
+
 static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
   e = sp_strip(e);
   enum CXCursorKind k = clang_getCursorKind(e);
@@ -264,9 +272,28 @@ static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
     CXCursor decl = clang_getCursorReferenced(e);
     enum CXCursorKind dk = clang_getCursorKind(decl);
     if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl) return false;
+    sp_local_value *lv = sp_local_pointer(nb, decl);
+    if (lv && lv->valid && nb->depth_guard < 64) {
+      nb->resolving++;
+      nb->depth_guard++;
+      bool ok = sp_pointer_addr(nb, lv->init, a);
+      nb->depth_guard--;
+      nb->resolving--;
+      if (ok && !lv->followed) {
+        lv->followed = true;
+        char *text = sp_cursor_text(nb->az, lv->init);
+        char *msg = sp_xasprintf("pointer '%s' is followed to its initialization '%s'",
+                                 lv->name, text ? text : "?");
+        if (msg) sp_nb_note_quiet(nb, msg);
+        free(msg);
+        free(text);
+      }
+      return ok;
+    }
     a->array = sp_array_for_decl(nb, decl, NULL, e);
     a->level = 0;
     sp_affine_zero(&a->offset);
+    if (lv && !lv->valid) sp_mark_irregular(a, "base pointer %.180s", lv->why);
     return a->array >= 0;
   }
   if (sp_is_array_type(t) && (k == CXCursor_ArraySubscriptExpr || k == CXCursor_MemberRefExpr))
@@ -287,7 +314,7 @@ opaque:;
   /* A pointer loaded from memory (s->data, rows[i]) or computed: a root of its own. */
   char *text = sp_cursor_text(nb->az, e);
   if (k == CXCursor_ArraySubscriptExpr || k == CXCursor_UnaryOperator) {
-    sp_walk_expr(nb, e); /* the pointer itself is loaded */
+    if (!nb->resolving) sp_walk_expr(nb, e); /* the pointer itself is loaded */
     char *path = sp_xasprintf("%s[*]", text ? text : "?");
     a->array = sp_array_for_decl(nb, clang_getNullCursor(), path ? path : "?", e);
     free(path);
@@ -378,7 +405,7 @@ static void sp_emit_ref(sp_nb *nb, CXCursor e, const sp_addr *a, sp_access acc, 
   r->loc = (sp_srcloc){nb->az->filename, line, col};
   n->nrefs++;
   if (a->irregular)
-    sp_nb_note(nb, e, "access %s has an %s: kept as an irregular access (each lane its own "
+    sp_nb_note(nb, e, "access %s: %s; kept as an irregular access (each lane its own "
                "sector)", r->text ? r->text : "?", a->why);
 }
 
@@ -550,7 +577,13 @@ static void sp_walk_expr(sp_nb *nb, CXCursor e) {
   switch (k) {
     case CXCursor_ArraySubscriptExpr:
     case CXCursor_MemberRefExpr:
-      sp_access_lvalue(nb, s, true, false);
+      if (sp_is_array_type(clang_getCanonicalType(clang_getCursorType(s)))) {
+        sp_addr a; /* a row a[i] that decays to its address: no access */
+        memset(&a, 0, sizeof a);
+        sp_lvalue_addr(nb, s, &a);
+      } else {
+        sp_access_lvalue(nb, s, true, false);
+      }
       break;
     case CXCursor_DeclRefExpr:
       sp_note_scalar(nb, s, true, false);
@@ -638,12 +671,19 @@ static void sp_walk_decl(sp_nb *nb, CXCursor decl_stmt) {
     sp_walk_expr(nb, init);
     if (SP_GROW(nb->locals, nb->nlocals, nb->cap_locals)) {
       sp_local_value *lv = &nb->locals[nb->nlocals++];
+      memset(lv, 0, sizeof *lv);
       lv->decl = vars[i];
       sp_aff_err err;
       memset(&err, 0, sizeof err);
       CXString name = clang_getCursorSpelling(vars[i]);
       snprintf(lv->name, sizeof lv->name, "%s", clang_getCString(name));
       clang_disposeString(name);
+      if (clang_getCanonicalType(t).kind == CXType_Pointer) {
+        lv->pointer = true;
+        lv->init = init;
+        lv->valid = true;
+        continue;
+      }
       lv->valid = sp_expr_affine(nb->az, nb, init, &lv->value, &err) == SP_AFF_OK;
       if (!lv->valid) {
         char *text = sp_cursor_text(nb->az, init);
@@ -859,6 +899,46 @@ static bool sp_loop_step(sp_nb *nb, CXCursor inc, CXCursor var, int64_t *step) {
   return false;
 }
 
+typedef struct sp_loop_writes {
+  sp_nb *nb;
+  const char *index;
+} sp_loop_writes;
+
+static enum CXChildVisitResult sp_find_local_write(CXCursor c, CXCursor parent,
+                                                   CXClientData data) {
+  (void)parent;
+  sp_loop_writes *w = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  char op[8] = "";
+  if (k == CXCursor_BinaryOperator || k == CXCursor_UnaryOperator)
+    sp_operator(w->nb->az, c, op, sizeof op);
+  bool assigns = k == CXCursor_CompoundAssignOperator || strcmp(op, "=") == 0 ||
+                 strcmp(op, "++") == 0 || strcmp(op, "--") == 0;
+  CXCursor kids[2];
+  if (!assigns || sp_children(c, kids, 2) < 1) return CXChildVisit_Recurse;
+  CXCursor target = sp_strip(kids[0]);
+  if (clang_getCursorKind(target) != CXCursor_DeclRefExpr) return CXChildVisit_Recurse;
+  CXCursor decl = clang_getCursorReferenced(target);
+  for (int i = 0; i < w->nb->nlocals; i++) {
+    sp_local_value *lv = &w->nb->locals[i];
+    if (lv->valid && clang_equalCursors(lv->decl, decl)) {
+      lv->valid = false;
+      snprintf(lv->why, sizeof lv->why, "'%s' is assigned inside loop %s, so it differs "
+               "from one iteration to the next", lv->name, w->index);
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+/* A local declared before loop f and assigned inside it (k++, p += n) changes from one of f's
+ * iterations to the next: its initial value no longer describes it at a use that comes before
+ * the assignment in the text. */
+static void sp_invalidate_loop_writes(sp_nb *nb, CXCursor f, const char *index) {
+  if (nb->nlocals == 0) return;
+  sp_loop_writes w = {nb, index};
+  clang_visitChildren(f, sp_find_local_write, &w);
+}
+
 void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   if (nb->skip) return;
   sp_nest *n = nb->nest;
@@ -1009,6 +1089,7 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
     if (sp_children(body, kids, 2) == 1 && clang_getCursorKind(kids[0]) == CXCursor_ForStmt)
       inner = kids[0];
   }
+  sp_invalidate_loop_writes(nb, f, L->index);
   nb->stack[nb->nstack++] = id;
   if (!clang_Cursor_isNull(inner)) sp_nb_walk_loop(nb, inner, id, true);
   else sp_walk_stmt(nb, body);

@@ -59,6 +59,9 @@ typedef struct sp_local_value {
   CXCursor decl;
   sp_affine value;
   bool valid;
+  bool pointer;     /* a pointer: its accesses are its initializer's (`init`) */
+  bool followed;    /* the IR notes that it was followed, once */
+  CXCursor init;
   char name[64];
   char why[512]; /* why the value is not affine */
 } sp_local_value;
@@ -88,6 +91,8 @@ typedef struct sp_nb {
   int nlocals, cap_locals;
   bool skip;        /* the nest cannot be modeled: dropped with a message */
   bool value_error; /* a value is missing or an offset overflows */
+  int resolving;    /* >0 while a local pointer's initializer is re-read at a use: its
+                       loads were counted at the declaration */
   int depth_guard;  /* recursion depth of the expression walker */
 } sp_nb;
 

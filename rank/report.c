@@ -91,9 +91,9 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
   else if (ddram > 1.2 * bdram && bdram > 0)
     SP_SAY("%s %.1fx less DRAM traffic", best_a >= 0 ? ";" : ":", ddram / bdram);
   if (b->time.sms_used > d->time.sms_used || b->time.active_warps_per_sm > 1.5 * d->time.active_warps_per_sm)
-    SP_SAY("; it keeps %d warps per SM busy on %d SMs (default: %d on %d)",
-           b->time.active_warps_per_sm, b->time.sms_used, d->time.active_warps_per_sm,
-           d->time.sms_used);
+    SP_SAY("; it keeps %d warp%s per SM busy on %d SMs (default: %d on %d)",
+           b->time.active_warps_per_sm, b->time.active_warps_per_sm == 1 ? "" : "s",
+           b->time.sms_used, d->time.active_warps_per_sm, d->time.sms_used);
   SP_SAY(".");
 #undef SP_SAY
 }

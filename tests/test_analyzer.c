@@ -473,6 +473,77 @@ static void test_repeated_and_hoisted_loads(void) {
   sp_program_free(&prog);
 }
 
+static const char *array_of(const sp_nest *n, const sp_ref *r) {
+  return r ? n->arrays[r->array].name : "(none)";
+}
+
+/* A pointer declared in the nest is its initializer: row = a + i*N makes row[j] an access to a
+ * at i*N + j (it was an array of its own at j, the same sector for every lane). One that is
+ * assigned inside a loop (p++, k += 1) differs between that loop's iterations. */
+static void test_local_pointers(void) {
+  const char *src =
+      "#define N 64\n"
+      "void f(const double *a, double *b, double (*m)[N], const double **rows) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 1; i < N - 1; i++) {\n"
+      "    const double *row = a + i * N;\n"
+      "    double *up = m[i - 1], *dn = m[i + 1];\n"           /* rows of m: addresses, no loads */
+      "    const double *r = rows[i];\n"                      /* a pointer loaded from memory */
+      "    const double *p = a + i;\n"
+      "    int k = i * N;\n"
+      "    double s = 0.0;\n"
+      "    for (int j = 0; j < N; j++) {\n"
+      "      int q = j + 1;\n"
+      "      s += row[j] + up[j] * dn[j] + r[j] + *p + b[k] + b[q];\n"
+      "      q = 0;\n"                                        /* after its use: b[q] stays j + 1 */
+      "      p++;\n"
+      "      k += 2;\n"
+      "    }\n"
+      "    b[i] = s;\n"
+      "  }\n"
+      "}\n";
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog.nnests, 1);
+  if (prog.nnests != 1) return;
+  const sp_nest *n = &prog.nests[0];
+  const sp_ref *row = ref_named(n, "row[j]", SP_READ);
+  CHECK_EQ_STR(array_of(n, row), "a");
+  if (row) {
+    CHECK_EQ_INT(row->offset.coef[0], 8 * 64);
+    CHECK_EQ_INT(row->offset.coef[1], 8);
+    CHECK(!row->irregular);
+  }
+  const sp_ref *up = ref_named(n, "up[j]", SP_READ), *dn = ref_named(n, "dn[j]", SP_READ);
+  CHECK_EQ_STR(array_of(n, up), "m");
+  CHECK_EQ_STR(array_of(n, dn), "m");
+  if (up && dn) {
+    CHECK_EQ_INT(up->offset.coef[0], 8 * 64);
+    CHECK_EQ_INT(up->offset.constant, -8 * 64);
+    CHECK_EQ_INT(dn->offset.constant, 8 * 64);
+    CHECK_EQ_INT(dn->offset.coef[1], 8);
+  }
+  CHECK_EQ_INT(count_refs(n, "m[i - 1]", SP_READ), 0);
+  CHECK_EQ_INT(count_refs(n, "rows[i]", SP_READ), 1); /* at the declaration, not again at r[j] */
+  const sp_ref *r = ref_named(n, "r[j]", SP_READ);
+  CHECK(r && r->irregular);
+  const sp_ref *p = ref_named(n, "*p", SP_READ);
+  CHECK(p && p->irregular && strstr(p->irregular_why, "'p' is assigned inside loop j"));
+  const sp_ref *bk = ref_named(n, "b[k]", SP_READ);
+  CHECK(bk && bk->irregular && strstr(bk->irregular_why, "'k' is assigned inside loop j"));
+  const sp_ref *bq = ref_named(n, "b[q]", SP_READ);
+  CHECK(bq && !bq->irregular);
+  if (bq) {
+    CHECK_EQ_INT(bq->offset.coef[1], 8);
+    CHECK_EQ_INT(bq->offset.constant, 8);
+  }
+  int followed = 0;
+  for (int i = 0; i < n->nnotes; i++)
+    followed += strstr(n->notes[i].message, "is followed to its initialization") != NULL;
+  CHECK_EQ_INT(followed, 4); /* row, up, dn, and r to the loaded rows[i] */
+  sp_program_free(&prog);
+}
+
 int main(void) {
   SP_RUN(test_linearized_and_column_major);
   SP_RUN(test_struct_pointer_vla);
@@ -485,5 +556,6 @@ int main(void) {
   SP_RUN(test_all_loops_omp_host_loop);
   SP_RUN(test_errors);
   SP_RUN(test_repeated_and_hoisted_loads);
+  SP_RUN(test_local_pointers);
   return SP_TEST_END();
 }
