@@ -90,14 +90,28 @@ static bool sp_shortening_keeps_l1(const sp_nest *n, const sp_arch *arch, const 
   return full <= l1 || sp_block_pass_bytes(n, s, loop, (double)trip, (int)sector) > l1;
 }
 
-/* Loads a thread can have in flight: the reads of one iteration of the innermost body. */
-static double sp_loads_per_iteration(const sp_nest *n) {
-  int deepest = 0, reads = 0;
+/* Loads a thread issues together: the reads of one iteration of the innermost body, or of
+ * several where that body is a sequential loop that stores nothing (a reduction into a
+ * register, sum += A[i][k] * B[k][j]). nvcc unrolls such a loop (4-32 iterations in the
+ * generated kernels) and the warp keeps up to the architecture's warp_loads_in_flight of them
+ * outstanding. A store keeps the next iteration's loads behind it (mlp_probe: unrolling a loop
+ * with a store changed nothing). */
+static double sp_loads_per_iteration(const sp_nest *n, const sp_arch *arch) {
+  int deepest = 0, reads = 0, inner = -1;
+  bool stores = false;
   for (int r = 0; r < n->nrefs; r++)
     if (n->refs[r].nloops > deepest) deepest = n->refs[r].nloops;
   for (int r = 0; r < n->nrefs; r++)
-    if (n->refs[r].nloops == deepest && n->refs[r].access == SP_READ) reads++;
-  return reads > 0 ? reads : 1;
+    if (n->refs[r].nloops == deepest) {
+      if (n->refs[r].access == SP_READ) reads++;
+      else stores = true;
+      inner = n->refs[r].loops[deepest - 1];
+    }
+  if (reads == 0) return 1;
+  if (inner < 0 || n->loops[inner].band || stores || reads >= arch->warp_loads_in_flight)
+    return reads;
+  double trip = n->loops[inner].trip_min > 0 ? (double)n->loops[inner].trip_min : 1;
+  return fmin(arch->warp_loads_in_flight, reads * trip);
 }
 
 
@@ -1149,7 +1163,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     c->cost_xu = sp_cm_cost_xu(&c->total, arch);
     sp_rank_combine comb = sp_rank_combine_of(nest);
     sp_rank_predict_time(&c->total, &c->stats, &c->schedule, arch,
-                         sp_loads_per_iteration(nest), &comb, &c->time);
+                         sp_loads_per_iteration(nest, arch), &comb, &c->time);
   }
   return rc;
 }

@@ -1,5 +1,6 @@
 /* The time model: parallelism counts, not only traffic. */
 #include "schedpredict/rank.h"
+#include "tests/sp_nestbuild.h"
 #include "tests/sp_test.h"
 
 static sp_arch h100;
@@ -172,6 +173,51 @@ static void test_dirty_writes(void) {
   CHECK_NEAR(b.total_s, a.total_s, 1e-12);
 }
 
+/* A sequential loop whose body stores nothing (sum += A[k][i]) is unrolled by nvcc and a warp
+ * keeps warp_loads_in_flight of its loads outstanding (the H100: 6, validation/probes/
+ * mlp_probe.cu); with a store in the body the next iteration's loads wait behind it. Every load
+ * of A misses, so the latency term is the iterations' count x one miss: 6 times shorter
+ * without the store, unchanged with it, and unchanged on an architecture without the figure. */
+static void rank_latency(const sp_nest *n, const sp_arch *a, sp_rank_result *r) {
+  sp_rank_options o;
+  memset(&o, 0, sizeof o);
+  o.exact = true;
+  o.threads = 1;
+  char err[256];
+  CHECK_EQ_INT(sp_rank_nest(n, a, &o, r, err, sizeof err), 0);
+}
+
+static void test_unrolled_loads(void) {
+  CHECK_NEAR(h100.warp_loads_in_flight, 6, 1e-9);
+  sp_arch without = h100;
+  without.warp_loads_in_flight = 0;
+  for (int store_inside = 0; store_inside < 2; store_inside++) {
+    tnest t;
+    tn_init(&t);
+    int i = tn_loop(&t, -1, true, true, 0, 0, 4223, 0, 1);
+    int k = tn_loop(&t, i, false, false, 0, 0, 63, 0, 1);
+    int a = tn_array(&t, 8, 4224 * 64 * 8), c = tn_array(&t, 8, 4224 * 8);
+    int chain[2] = {i, k};
+    int64_t ca[SP_MAX_LOOPS] = {8, 4224 * 8}, cc[SP_MAX_LOOPS] = {8, 0};
+    tn_ref(&t, a, false, 8, chain, 2, 0, ca);
+    tn_ref(&t, c, true, 8, chain, store_inside ? 2 : 1, 0, cc);
+    sp_rank_result r6, r0;
+    rank_latency(&t.n, &h100, &r6);
+    rank_latency(&t.n, &without, &r0);
+    CHECK(r6.n > 10 && r6.n == r0.n);
+    int checked = 0;
+    for (int x = 0; x < r6.n && r6.n == r0.n; x++) {
+      const sp_rank_candidate *c6 = &r6.candidates[x], *c0 = &r0.candidates[x];
+      if (c0->total.ld_l1_hit_sectors != 0 || c0->time.latency_s <= 0) continue;
+      CHECK_NEAR(c0->time.latency_s / c6->time.latency_s, store_inside ? 1.0 : 6.0, 1e-9);
+      checked++;
+    }
+    CHECK(checked > 10);
+    sp_rank_result_free(&r6);
+    sp_rank_result_free(&r0);
+  }
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
@@ -184,5 +230,6 @@ int main(void) {
   SP_RUN(test_reduction_combine);
   SP_RUN(test_working_blocks);
   SP_RUN(test_dirty_writes);
+  SP_RUN(test_unrolled_loads);
   return SP_TEST_END();
 }

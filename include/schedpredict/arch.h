@@ -92,6 +92,10 @@ typedef struct sp_arch {
   /* one atomic operation on an address every thread block updates (a reduction's combine):
    * such atomics are serialized where the address lives; ns each; 0 = absent (optional) */
   double same_address_atomic_ns;
+  /* independent loads of one warp (each a full 256-byte request) in flight at once: a
+   * sequential loop that stores nothing is unrolled and overlaps this many; 0 = absent
+   * (optional: one iteration's loads at a time) */
+  double warp_loads_in_flight;
   /* The order in which the chip's work distributor deals the blocks of a launch to SMs: SM
    * ids, repeated as a cycle, an SM that holds its share skipped (sp_trace_deal_blocks).
    * Measured per board (which TPCs are fused off differs); 0 entries = not measured
