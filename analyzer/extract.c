@@ -251,12 +251,17 @@ static void sp_add_scaled(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CX
   free(text);
 }
 
-/* The pointer declared in the nest that `decl` is, or NULL. */
-static sp_local_value *sp_local_pointer(sp_nb *nb, CXCursor decl) {
+sp_local_value *sp_nb_local(sp_nb *nb, CXCursor decl) {
   for (int i = 0; i < nb->nlocals; i++)
-    if (nb->locals[i].pointer && clang_equalCursors(nb->locals[i].decl, decl))
-      return &nb->locals[i];
+    if (clang_equalCursors(nb->locals[i].decl, decl)) return &nb->locals[i];
   return NULL;
+}
+
+/* A local's value no longer holds where the walk goes next: it is assigned `where`. */
+static void sp_local_assigned(sp_local_value *lv, const char *where) {
+  if (!lv || !lv->valid) return;
+  lv->valid = false;
+  snprintf(lv->why, sizeof lv->why, "'%s' is assigned inside %s", lv->name, where);
 }
 
 static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
@@ -272,7 +277,8 @@ static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
     CXCursor decl = clang_getCursorReferenced(e);
     enum CXCursorKind dk = clang_getCursorKind(decl);
     if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl) return false;
-    sp_local_value *lv = sp_local_pointer(nb, decl);
+    sp_local_value *lv = sp_nb_local(nb, decl);
+    if (lv && !lv->pointer) lv = NULL;
     if (lv && lv->valid && nb->depth_guard < 64) {
       nb->resolving++;
       nb->depth_guard++;
@@ -418,13 +424,7 @@ static void sp_note_scalar(sp_nb *nb, CXCursor e, bool read, bool write) {
       if (write) sp_nb_skip(nb, e, "the loop index is assigned in the loop body: nest skipped");
       return;
     }
-  if (write)
-    for (int i = 0; i < nb->nlocals; i++)
-      if (clang_equalCursors(nb->locals[i].decl, decl) && nb->locals[i].valid) {
-        nb->locals[i].valid = false;
-        snprintf(nb->locals[i].why, sizeof nb->locals[i].why,
-                 "'%s' is assigned inside the nest", nb->locals[i].name);
-      }
+  if (write) sp_local_assigned(sp_nb_local(nb, decl), "the nest");
   if (!SP_GROW(nb->events, nb->nevents, nb->cap_events)) return;
   sp_scalar_event *ev = &nb->events[nb->nevents++];
   ev->decl = decl;
@@ -562,6 +562,13 @@ static void sp_walk_guarded(sp_nb *nb, CXCursor cond, CXCursor body, bool negate
   nb->nguards = saved;
 }
 
+/* An lvalue whose address is taken, not its value: its subscripts' loads, no access. */
+static void sp_walk_address(sp_nb *nb, CXCursor lvalue) {
+  sp_addr a;
+  memset(&a, 0, sizeof a);
+  sp_lvalue_addr(nb, lvalue, &a);
+}
+
 static void sp_walk_expr(sp_nb *nb, CXCursor e) {
   if (nb->skip) return;
   if (++nb->depth_guard > 200) {
@@ -577,13 +584,10 @@ static void sp_walk_expr(sp_nb *nb, CXCursor e) {
   switch (k) {
     case CXCursor_ArraySubscriptExpr:
     case CXCursor_MemberRefExpr:
-      if (sp_is_array_type(clang_getCanonicalType(clang_getCursorType(s)))) {
-        sp_addr a; /* a row a[i] that decays to its address: no access */
-        memset(&a, 0, sizeof a);
-        sp_lvalue_addr(nb, s, &a);
-      } else {
+      if (sp_is_array_type(clang_getCanonicalType(clang_getCursorType(s))))
+        sp_walk_address(nb, s); /* a row a[i] that decays to its address */
+      else
         sp_access_lvalue(nb, s, true, false);
-      }
       break;
     case CXCursor_DeclRefExpr:
       sp_note_scalar(nb, s, true, false);
@@ -614,11 +618,7 @@ static void sp_walk_expr(sp_nb *nb, CXCursor e) {
         sp_access_lvalue(nb, s, true, false);
       } else if (strcmp(op, "&") == 0) {
         CXCursor t = sp_strip(kids[0]);
-        if (sp_is_memory_lvalue(t)) { /* address only: walk the subscripts, no access */
-          sp_addr a;
-          memset(&a, 0, sizeof a);
-          sp_lvalue_addr(nb, t, &a);
-        }
+        if (sp_is_memory_lvalue(t)) sp_walk_address(nb, t);
       } else {
         sp_walk_expr(nb, kids[0]);
       }
@@ -918,15 +918,10 @@ static enum CXChildVisitResult sp_find_local_write(CXCursor c, CXCursor parent,
   if (!assigns || sp_children(c, kids, 2) < 1) return CXChildVisit_Recurse;
   CXCursor target = sp_strip(kids[0]);
   if (clang_getCursorKind(target) != CXCursor_DeclRefExpr) return CXChildVisit_Recurse;
-  CXCursor decl = clang_getCursorReferenced(target);
-  for (int i = 0; i < w->nb->nlocals; i++) {
-    sp_local_value *lv = &w->nb->locals[i];
-    if (lv->valid && clang_equalCursors(lv->decl, decl)) {
-      lv->valid = false;
-      snprintf(lv->why, sizeof lv->why, "'%s' is assigned inside loop %s, so it differs "
-               "from one iteration to the next", lv->name, w->index);
-    }
-  }
+  char where[96];
+  snprintf(where, sizeof where, "loop %s, so it differs from one iteration to the next",
+           w->index);
+  sp_local_assigned(sp_nb_local(w->nb, clang_getCursorReferenced(target)), where);
   return CXChildVisit_Recurse;
 }
 

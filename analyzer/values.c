@@ -172,13 +172,12 @@ static sp_aff_status sp_declref_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affi
         out->coef[k] = 1;
         return SP_AFF_OK;
       }
-    for (int i = 0; i < nb->nlocals; i++)
-      if (clang_equalCursors(nb->locals[i].decl, decl)) {
-        if (!nb->locals[i].valid)
-          return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", nb->locals[i].why);
-        *out = nb->locals[i].value;
-        return SP_AFF_OK;
-      }
+    const sp_local_value *lv = sp_nb_local(nb, decl);
+    if (lv) {
+      if (!lv->valid) return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", lv->why);
+      *out = lv->value;
+      return SP_AFF_OK;
+    }
   }
   int64_t v;
   if (sp_lookup_param(az, name, &v)) {

@@ -132,6 +132,8 @@ sp_aff_status sp_probe_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out);
 /* extract.c */
 void sp_nb_note(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sp_nb_skip(sp_nb *nb, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The local declared in the nest that `decl` is, or NULL. */
+sp_local_value *sp_nb_local(sp_nb *nb, CXCursor decl);
 /* A note in the IR only, at the nest (no diagnostic: for what the model does routinely). */
 void sp_nb_note_quiet(sp_nb *nb, const char *msg);
 

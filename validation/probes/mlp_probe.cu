@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "probe_time.cuh"
+
 template <int U>
 __global__ void reduce(const double *A, double *out, long T, int K) {
   long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -66,28 +68,6 @@ __global__ void stream_stride_restrict(const double *__restrict__ A, double *__r
     B[i] = 2.0 * A[i] + B[i];
 }
 
-static cudaEvent_t ev0, ev1;
-
-template <typename F>
-static float time_min(F launch) {
-  float best = 1e30f;
-  for (int r = 0; r < 7; r++) {
-    cudaEventRecord(ev0);
-    launch();
-    cudaEventRecord(ev1);
-    cudaEventSynchronize(ev1);
-    float ms;
-    cudaEventElapsedTime(&ms, ev0, ev1);
-    if (r >= 2 && ms < best) best = ms;
-  }
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) {
-    fprintf(stderr, "mlp_probe: %s\n", cudaGetErrorString(e));
-    return -1;
-  }
-  return best * 1000.0f;
-}
-
 static void row(const char *kernel, int u, int blocks, int threads, int K, double bytes, float us) {
   printf("%s,%d,%d,%d,%d,%.0f,%.2f,%.1f,%.2f\n", kernel, u, blocks, threads, K, bytes, us,
          bytes / (us * 1e3), us * 1e3 / K);
@@ -95,10 +75,10 @@ static void row(const char *kernel, int u, int blocks, int threads, int K, doubl
 
 #define REDUCE(U)                                                                              \
   row("reduce", U, blocks, threads, K, bytes,                                                  \
-      time_min([&] { reduce<U><<<blocks, threads>>>(A, B, T, K); }))
+      probe_time_us("mlp_probe", [&] { reduce<U><<<blocks, threads>>>(A, B, T, K); }))
 #define UPDATE(KERNEL, U)                                                                      \
   row(#KERNEL, U, blocks, threads, K, 3 * bytes,                                               \
-      time_min([&] { KERNEL<U><<<blocks, threads>>>(A, B, T, K); }))
+      probe_time_us("mlp_probe", [&] { KERNEL<U><<<blocks, threads>>>(A, B, T, K); }))
 
 int main() {
   cudaDeviceProp p;
@@ -115,8 +95,6 @@ int main() {
   }
   cudaMemset(A, 0, elems * sizeof(double));
   cudaMemset(B, 0, elems * sizeof(double));
-  cudaEventCreate(&ev0);
-  cudaEventCreate(&ev1);
   printf("# %s, %d SMs, driver/runtime via nvidia-smi\n", p.name, sms);
   printf("kernel,unroll,blocks,threads,K,bytes,time_us,GB_per_s,ns_per_iteration\n");
   const int warps_per_sm[] = {1, 2, 4, 8, 16, 32, 64};
@@ -131,13 +109,13 @@ int main() {
   long n = 1L << 25; /* 32 Mi doubles: 256 MiB per array */
   double bytes = 3.0 * n * sizeof(double);
   row("stream_one", 1, (int)(n / 256), 256, 1, bytes,
-      time_min([&] { stream_one<<<n / 256, 256>>>(A, B, n); }));
+      probe_time_us("mlp_probe", [&] { stream_one<<<n / 256, 256>>>(A, B, n); }));
   const int per_sm[] = {1, 2, 4, 8};
   for (int b : per_sm) {
     row("stream_stride", 1, sms * b, 256, (int)(n / (sms * b * 256L)), bytes,
-        time_min([&] { stream_stride<<<sms * b, 256>>>(A, B, n); }));
+        probe_time_us("mlp_probe", [&] { stream_stride<<<sms * b, 256>>>(A, B, n); }));
     row("stream_stride_restrict", 1, sms * b, 256, (int)(n / (sms * b * 256L)), bytes,
-        time_min([&] { stream_stride_restrict<<<sms * b, 256>>>(A, B, n); }));
+        probe_time_us("mlp_probe", [&] { stream_stride_restrict<<<sms * b, 256>>>(A, B, n); }));
   }
   return 0;
 }

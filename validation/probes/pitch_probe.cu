@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "probe_time.cuh"
+
 #define N 4096
 
 __device__ __forceinline__ void point(const double *A, double *B, long p, int i, int j) {
@@ -43,9 +45,6 @@ int main() {
   if (cudaMalloc(&A, bytes) != cudaSuccess || cudaMalloc(&B, bytes) != cudaSuccess) return 1;
   cudaMemset(A, 0, bytes);
   cudaMemset(B, 0, bytes);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
   printf("# %s\n", prop.name);
   printf("kernel,grid_x,grid_y,pitch_doubles,time_us\n");
   dim3 block(32, 16);
@@ -55,20 +54,13 @@ int main() {
       {"one_each", dim3(128, 256), 2}};
   for (auto &r : runs)
     for (long p : pitches) {
-      float best = 1e30f;
-      for (int rep = 0; rep < 7; rep++) {
-        cudaEventRecord(e0);
+      float us = probe_time_us("pitch_probe", [&] {
         if (r.k == 0) rows_on_bx<<<r.grid, block>>>(A, B, p);
         else if (r.k == 1) cols_on_bx<<<r.grid, block>>>(A, B, p);
         else one_each<<<r.grid, block>>>(A, B, p);
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (rep >= 2 && ms < best) best = ms;
-      }
-      if (cudaGetLastError() != cudaSuccess) return 1;
-      printf("%s,%u,%u,%ld,%.2f\n", r.name, r.grid.x, r.grid.y, p, best * 1000.0f);
+      });
+      if (us < 0) return 1;
+      printf("%s,%u,%u,%ld,%.2f\n", r.name, r.grid.x, r.grid.y, p, us);
     }
   return 0;
 }

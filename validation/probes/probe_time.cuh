@@ -1,0 +1,34 @@
+// Timing shared by the timing probes (mlp_probe.cu, pitch_probe.cu).
+#ifndef PROBE_TIME_CUH
+#define PROBE_TIME_CUH
+#include <cstdio>
+#include <cuda_runtime.h>
+
+// The kernel time of launch(), in microseconds: CUDA events around each of 7 launches, the
+// first 2 warm-ups, the minimum of the other 5. -1, with a message naming `who`, if a launch
+// failed.
+template <typename F>
+static float probe_time_us(const char *who, F launch) {
+  static cudaEvent_t ev0, ev1;
+  if (!ev0) {
+    cudaEventCreate(&ev0);
+    cudaEventCreate(&ev1);
+  }
+  float best = 1e30f;
+  for (int r = 0; r < 7; r++) {
+    cudaEventRecord(ev0);
+    launch();
+    cudaEventRecord(ev1);
+    cudaEventSynchronize(ev1);
+    float ms;
+    cudaEventElapsedTime(&ms, ev0, ev1);
+    if (r >= 2 && ms < best) best = ms;
+  }
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    fprintf(stderr, "%s: %s\n", who, cudaGetErrorString(e));
+    return -1;
+  }
+  return best * 1000.0f;
+}
+#endif
