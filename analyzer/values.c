@@ -174,6 +174,8 @@ static sp_aff_status sp_declref_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affi
       }
     const sp_local_value *lv = sp_nb_local(nb, decl);
     if (lv) {
+      if (lv->pointer) /* followed as an address (extract.c), never an integer value */
+        return sp_fail(err, e, SP_AFF_NONAFFINE, "'%s' is a pointer", name);
       if (!lv->valid) return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", lv->why);
       *out = lv->value;
       return SP_AFF_OK;

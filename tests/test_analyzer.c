@@ -544,6 +544,32 @@ static void test_local_pointers(void) {
   sp_program_free(&prog);
 }
 
+/* A pointer declared in the nest has no integer value: a guard on it is data-dependent and a
+ * subscript built from it irregular. (Followed as an address, it read as 0 here: the guard
+ * became '0 != 0' and b[i + (long)p] was b[i].) */
+static void test_pointer_not_an_integer(void) {
+  const char *src =
+      "#define N 64\n"
+      "void f(const double *a, double *b) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < N; i++) {\n"
+      "    const double *p = a + i * N;\n"
+      "    if (p != 0) b[i] = p[1];\n"
+      "    b[i + (long)p] = 1.0;\n"
+      "  }\n"
+      "}\n";
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog.nnests, 1);
+  if (prog.nnests != 1) return;
+  const sp_nest *n = &prog.nests[0];
+  const sp_ref *p1 = ref_named(n, "p[1]", SP_READ);
+  CHECK(p1 && p1->nguards == 0 && !p1->irregular);
+  const sp_ref *bp = ref_named(n, "b[i + (long)p]", SP_WRITE);
+  CHECK(bp && bp->irregular && strstr(bp->irregular_why, "'p' is a pointer"));
+  sp_program_free(&prog);
+}
+
 int main(void) {
   SP_RUN(test_linearized_and_column_major);
   SP_RUN(test_struct_pointer_vla);
@@ -557,5 +583,6 @@ int main(void) {
   SP_RUN(test_errors);
   SP_RUN(test_repeated_and_hoisted_loads);
   SP_RUN(test_local_pointers);
+  SP_RUN(test_pointer_not_an_integer);
   return SP_TEST_END();
 }
