@@ -260,3 +260,57 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
   out->n_lines = nl;
   return 0;
 }
+
+/* Index of sector s in the ascending list, starting the search at *hint (lanes mostly ascend). */
+static uint32_t sector_index(const sp_cm_warp_access *wa, uint64_t s, uint32_t *hint)
+{
+  uint32_t i = *hint < wa->n_sectors ? *hint : 0;
+  if (wa->sectors[i] != s) {
+    uint32_t lo = 0, hi = wa->n_sectors; /* the sector is listed: wa came from these lanes */
+    while (hi - lo > 1) {
+      uint32_t mid = (lo + hi) / 2;
+      if (wa->sectors[mid] <= s) lo = mid;
+      else hi = mid;
+    }
+    i = lo;
+  }
+  *hint = i;
+  return i;
+}
+
+/* Bits [from, to] of a sector's byte mask (two words: sectors of up to 128 bytes). */
+static void cover(uint64_t *mask, uint32_t from, uint32_t to)
+{
+  for (uint32_t w = from / 64; w <= to / 64; w++) {
+    uint32_t lo = w * 64 > from ? 0 : from - w * 64, hi = to - w * 64 > 63 ? 63 : to - w * 64;
+    uint64_t bits = (hi == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (hi + 1)) - 1) & ~((UINT64_C(1) << lo) - 1);
+    mask[w] |= bits;
+  }
+}
+
+uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_addr,
+                               uint32_t active_mask, uint32_t access_bytes,
+                               const sp_cm_warp_access *wa)
+{
+  const uint32_t sb = c->sector_bytes;
+  if (sb > 128 || wa->n_sectors == 0 || access_bytes < 1 || access_bytes > 16) return 0;
+  uint64_t mask[SP_CM_MAX_UNITS][2];
+  memset(mask, 0, sizeof mask[0] * wa->n_sectors);
+  uint32_t hint = 0;
+  for (uint32_t m = active_mask; m; m &= m - 1) {
+    uint64_t first = lane_addr[__builtin_ctz(m)], last = first + access_bytes - 1;
+    if (last < first) last = UINT64_MAX; /* the top of the space, as the coalescer saturates */
+    for (uint64_t s = first >> c->sector_shift; s <= last >> c->sector_shift; s++) {
+      uint64_t base = s << c->sector_shift;
+      uint32_t from = first > base ? (uint32_t)(first - base) : 0;
+      uint32_t to = last - base < sb ? (uint32_t)(last - base) : sb - 1;
+      cover(mask[sector_index(wa, s, &hint)], from, to);
+      if (s == UINT64_MAX >> c->sector_shift) break;
+    }
+  }
+  uint64_t full0 = sb >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << sb) - 1;
+  uint64_t full1 = sb > 64 ? (sb == 128 ? ~UINT64_C(0) : (UINT64_C(1) << (sb - 64)) - 1) : 0;
+  uint32_t partial = 0;
+  for (uint32_t i = 0; i < wa->n_sectors; i++) partial += mask[i][0] != full0 || mask[i][1] != full1;
+  return partial;
+}

@@ -252,6 +252,7 @@ enum { SP_CM_MAX_SUB_SHIFT = 3 };
 /* An instruction waiting in the pipeline: coalesced, its table slots prefetched. */
 typedef struct pipe_ent {
   int sm, array, group, write, l2_split;
+  uint32_t partial;      /* a store's sectors written in part (sp_cm_partial_sectors) */
   sp_cm_warp_access wa;  /* at the L1 transaction size */
   sp_cm_warp_access wa2; /* at the L2 sector size, when l2_split */
 } pipe_ent;
@@ -307,6 +308,8 @@ int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_wa
         sp_cm_coalesce(&co, wi->addr, wi->active, wi->access_bytes, &w2) != 0)
       return -1;
     c->l2_write_sectors += times * (int64_t)w2.n_sectors;
+    c->st_partial_sectors +=
+        times * (int64_t)sp_cm_partial_sectors(&co, wi->addr, wi->active, wi->access_bytes, &w2);
   }
   int64_t *req = wi->write ? &c->st_requests : &c->ld_requests;
   int64_t *sec = wi->write ? &c->st_sectors : &c->ld_sectors;
@@ -774,6 +777,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->st_requests += wa->requests;
     c->st_sectors += wa->n_sectors;
     c->st_lines += wa->n_lines;
+    c->st_partial_sectors += e->partial;
     if (m->l1_on) store_l1(m, s, wa);
     for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], e->group, e->array);
   }
@@ -820,6 +824,10 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   if (e->l2_split &&
       sp_cm_coalesce(&m->co_l2, wi->addr, wi->active, wi->access_bytes, &e->wa2) != 0)
     return -1;
+  e->partial = wi->write ? sp_cm_partial_sectors(e->l2_split ? &m->co_l2 : &m->co, wi->addr,
+                                                 wi->active, wi->access_bytes,
+                                                 e->l2_split ? &e->wa2 : &e->wa)
+                         : 0;
   m->pipe_count++;
   if (m->opt.assoc != SP_CM_FULLY_ASSOCIATIVE) return 0;
   if (m->l1_on && (!wi->write || m->l1_store != SP_L1_STORE_WRITE_THROUGH_NO_ALLOC))
@@ -943,6 +951,7 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
     out->l2_read_cold_sectors += c->l2_read_cold_sectors;
     out->dram_read_cold_bytes += c->dram_read_cold_bytes;
     out->l2_read_fill_sectors += c->l2_read_fill_sectors;
+    out->st_partial_sectors += c->st_partial_sectors;
   }
 }
 

@@ -1013,6 +1013,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       c->st_requests = sum[a].st_requests;
       c->st_sectors = sum[a].st_sectors;
       c->st_lines = sum[a].st_lines;
+      c->st_partial_sectors = sum[a].st_partial_sectors;
     }
     if (sum[a].ld_sectors <= 0) continue;
     double hit = c->l2_read_sectors > 0 ? (double)c->l2_read_hit_sectors / (double)c->l2_read_sectors : 0;
@@ -1115,6 +1116,7 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
     c->l2_write_sectors = e->l2_write_sectors;
     c->ld_requests = e->ld_requests, c->ld_sectors = e->ld_sectors, c->ld_lines = e->ld_lines;
     c->st_requests = e->st_requests, c->st_sectors = e->st_sectors, c->st_lines = e->st_lines;
+    c->st_partial_sectors = e->st_partial_sectors;
     sp_counters_sane(c);
   }
   free(ref), free(sum), free(known), free(whole);

@@ -194,6 +194,7 @@ static json_t *sp_counters_json(const sp_cm_counters *c) {
   json_object_set_new(o, "l2_write_sectors", json_integer(c->l2_write_sectors));
   json_object_set_new(o, "dram_read_bytes", json_integer(c->dram_read_bytes));
   json_object_set_new(o, "dram_write_bytes", json_integer(llround(sp_rank_dram_write_bytes(c))));
+  json_object_set_new(o, "st_partial_sectors", json_integer(c->st_partial_sectors));
   return o;
 }
 
@@ -235,6 +236,7 @@ static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_result *r,
   json_object_set_new(t, "l1_us", json_real(c->time.l1_s * 1e6));
   json_object_set_new(t, "latency_us", json_real(c->time.latency_s * 1e6));
   json_object_set_new(t, "combine_us", json_real(c->time.combine_s * 1e6));
+  json_object_set_new(t, "partial_writes_us", json_real(c->time.partial_s * 1e6));
   json_object_set_new(t, "bound", json_string(sp_rank_bound_name(c->time.bound)));
   json_object_set_new(t, "sms_used", json_integer(c->time.sms_used));
   json_object_set_new(t, "active_warps_per_sm", json_integer(c->time.active_warps_per_sm));

@@ -19,6 +19,7 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
     case SP_BOUND_L1: return "L1 throughput";
     case SP_BOUND_LATENCY: return "memory latency";
     case SP_BOUND_COMBINE: return "reduction atomics";
+    case SP_BOUND_PARTIAL: return "partly written store sectors";
   }
   return "?";
 }
@@ -61,18 +62,22 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
   parts[2] = fmax(l1_bytes / a->l1_bw_bytes_per_cycle, l1_tag_cycles) / (clock * g->sms);
   double loads_per_sm = (double)c->ld_requests * f / g->sms;
   parts[3] = loads_per_sm / loads_per_iter * lat_cycles / g->warps / clock; /* iterations x latency */
+  /* a GPU-wide rate, not scaled to the SMs in use: single-block candidates on the H100 (one
+   * SM storing) were slower by 0-0.4x what a per-SM cost would add */
+  parts[4] = (double)c->st_partial_sectors * f * a->l2_partial_write_ns * 1e-9;
   int worst = 0;
-  for (int i = 1; i < 4; i++)
+  for (int i = 1; i < 5; i++)
     if (parts[i] > parts[worst]) worst = i;
-  *bound = (sp_rank_bound)worst;
+  *bound = worst == 4 ? SP_BOUND_PARTIAL : (sp_rank_bound)worst;
   /* The memory system's busiest level plus the warps' waiting, not the larger of the two: an
    * iteration's loads are issued only after the previous iteration's have returned, so the
    * latency chain is not hidden behind the transfers. Chosen on the H100 measurements of 60
    * nests among parameter-free forms (max, sum, 2-norm): the sum ordered them best (median
    * Spearman 0.74 -> 0.84, first choice within 10 % of the measured best in 30 nests instead of
    * 17) and its times are still below the measured ones (median measured/predicted 1.86 ->
-   * 1.32), so it does not overstate the latency. */
-  return fmax(fmax(parts[0], parts[1]), parts[2]) + parts[3];
+   * 1.32), so it does not overstate the latency. The partly written sectors add too: on the
+   * H100 they lengthened store-bound kernels by their count times a fixed cost (arch.h). */
+  return fmax(fmax(parts[0], parts[1]), parts[2]) + parts[3] + parts[4];
 }
 
 /* A block's partial results go to one address, whose atomics the L2 performs one after another:
@@ -137,13 +142,14 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                              warps_per_block;
   double total = 0, worst_group = -1;
   for (int g = 0; g < ng; g++) {
-    double parts[4];
+    double parts[5];
     sp_rank_bound b;
     double t = sp_group_time(c, a, &groups[g], k, lat, parts, &b);
     out->dram_s += parts[0];
     out->l2_s += parts[1];
     out->l1_s += parts[2];
     out->latency_s += parts[3];
+    out->partial_s += parts[4];
     if (t > worst_group) {
       worst_group = t;
       out->bound = b;

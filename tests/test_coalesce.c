@@ -221,6 +221,33 @@ static uint32_t reference_units(const uint64_t *addr, uint32_t mask, uint32_t by
   return m;
 }
 
+/* Reference of sp_cm_partial_sectors: every byte written, deduplicated, counted per sector; a
+ * sector with fewer distinct bytes than its size is partly written. */
+static uint32_t reference_partial(const uint64_t *addr, uint32_t mask, uint32_t bytes,
+                                  const sp_cm_coalescer *c)
+{
+  uint64_t all[32 * 16];
+  uint32_t n = 0, partial = 0;
+  for (int l = 0; l < 32; l++)
+    if (mask >> l & 1)
+      for (uint32_t b = 0; b < bytes; b++) {
+        uint64_t x = addr[l] + b;
+        all[n++] = x < addr[l] ? UINT64_MAX : x;
+      }
+  qsort(all, n, sizeof all[0], cmp_u64);
+  uint32_t k = 0;
+  while (k < n) {
+    uint64_t sector = all[k] >> c->sector_shift;
+    uint32_t distinct = 0;
+    for (uint64_t prev = 0; k < n && all[k] >> c->sector_shift == sector; k++) {
+      distinct += distinct == 0 || all[k] != prev;
+      prev = all[k];
+    }
+    partial += distinct < c->sector_bytes;
+  }
+  return partial;
+}
+
 /* Whether the coalescer's answer for a warp is the reference's. */
 static int matches_reference(const sp_cm_coalescer *c, const uint64_t *addr, uint32_t mask,
                              uint32_t bytes)
@@ -234,6 +261,8 @@ static int matches_reference(const sp_cm_coalescer *c, const uint64_t *addr, uin
   int same = w.n_sectors == ns && w.n_lines == nl && w.requests == (mask != 0);
   for (uint32_t k = 0; same && k < ns; k++) same = w.sectors[k] == want_s[k];
   for (uint32_t k = 0; same && k < nl; k++) same = w.lines[k] == want_l[k];
+  if (same && sp_cm_partial_sectors(c, addr, mask, bytes, &w) != reference_partial(addr, mask, bytes, c))
+    same = 0;
   return same;
 }
 
@@ -411,6 +440,47 @@ static void test_transpose_design_counts(void)
   CHECK_NEAR((double)writes_coalesced.l1_hits / (double)writes_coalesced.sectors, 0.75, 1e-12);
 }
 
+/* Stores that leave part of a sector unwritten (jacobi2d's j from 1; a column of a transpose). */
+static void test_partial_sectors(void)
+{
+  sp_cm_coalescer c = modern();
+  uint64_t addr[32];
+  sp_cm_warp_access w;
+  strided(addr, 0x10000, 8); /* 32 doubles from a sector boundary: 8 whole sectors */
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 8, &w), 0);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFFu, 8, &w), 0);
+  strided(addr, 0x10008, 8); /* one double on: 9 sectors, the first and the last partial */
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 8, &w), 0);
+  CHECK_EQ_INT(w.n_sectors, 9);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFFu, 8, &w), 2);
+  /* lanes 0..3 off: the first sector untouched, the other 7 whole */
+  strided(addr, 0x10000, 8);
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFF0u, 8, &w), 0);
+  CHECK_EQ_INT(w.n_sectors, 7);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFF0u, 8, &w), 0);
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFEu, 8, &w), 0); /* lane 0 off: one partial */
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFEu, 8, &w), 1);
+  strided(addr, 0, 4096 * 8); /* a column: 32 sectors, 8 of 32 bytes each */
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 8, &w), 0);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFFu, 8, &w), 32);
+  strided(addr, 0, 16); /* every other double: 16 sectors, each half written */
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 8, &w), 0);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFFu, 8, &w), 16);
+  strided(addr, 0x400, 0); /* every lane the same double: one sector, partial */
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 8, &w), 0);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFFu, 8, &w), 1);
+  strided(addr, 0x400, 0); /* ... but 16 bytes of 32 even with 16-byte accesses */
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 16, &w), 0);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFFu, 16, &w), 1);
+  for (int l = 0; l < 32; l++) addr[l] = 0x400 + (uint64_t)(l % 2) * 16; /* two lanes fill it */
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 16, &w), 0);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFFu, 16, &w), 0);
+  for (int l = 0; l < 32; l++) addr[l] = 0x800 + (uint64_t)(31 - l) * 4; /* floats, descending */
+  CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, 4, &w), 0);
+  CHECK_EQ_INT(w.n_sectors, 4);
+  CHECK_EQ_INT(sp_cm_partial_sectors(&c, addr, 0xFFFFFFFFu, 4, &w), 0);
+}
+
 int main(void)
 {
   SP_RUN(test_coalesced_doubles);
@@ -423,5 +493,6 @@ int main(void)
   SP_RUN(test_random_warps_vs_reference);
   SP_RUN(test_random_grids_vs_reference);
   SP_RUN(test_transpose_design_counts);
+  SP_RUN(test_partial_sectors);
   return SP_TEST_END();
 }

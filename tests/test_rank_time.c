@@ -218,6 +218,64 @@ static void test_unrolled_loads(void) {
   }
 }
 
+/* Store sectors written in part cost the H100 0.015 ns each, GPU-wide (partial_probe.cu): added
+ * to the time, the same when fewer SMs store, absent on an arch without the figure. */
+static void test_partial_writes(void) {
+  CHECK_NEAR(h100.l2_partial_write_ns, 0.015, 1e-12);
+  sp_cm_counters whole = streaming(), part = whole;
+  part.st_partial_sectors = 1 << 20;
+  sp_rank_time a, b, few_a, few_b;
+  run(&whole, 256, 132 * 8, &a);
+  run(&part, 256, 132 * 8, &b);
+  CHECK_NEAR(a.partial_s, 0, 1e-15);
+  CHECK_NEAR(b.partial_s, (1 << 20) * 0.015e-9, 1e-12);
+  CHECK_NEAR(b.total_s - a.total_s, (1 << 20) * 0.015e-9, 1e-12);
+  CHECK(b.bound == SP_BOUND_DRAM);
+  run(&whole, 256, 33, &few_a); /* 33 SMs busy: the same cost, a rate of the whole L2 */
+  run(&part, 256, 33, &few_b);
+  CHECK_NEAR(few_b.total_s - few_a.total_s, (1 << 20) * 0.015e-9, 1e-12);
+  part.st_partial_sectors = 1 << 28; /* more than the traffic's time: it bounds */
+  run(&part, 256, 132 * 8, &b);
+  CHECK(b.bound == SP_BOUND_PARTIAL);
+  sp_arch keep = h100;
+  h100.l2_partial_write_ns = 0;
+  run(&part, 256, 132 * 8, &b);
+  h100 = keep;
+  CHECK_NEAR(b.total_s, a.total_s, 1e-12);
+}
+
+/* The count itself, through the ranking: B[i][j + off] for j in 0..255 in rows of 264 doubles.
+ * With j on 32 lanes in a row each warp's store covers 9 sectors with the first and the last
+ * partial when off = 1, 8 whole ones when off = 0; 64 x 256 / 32 = 512 warp stores. */
+static void test_partial_count(void) {
+  for (int off = 0; off < 2; off++) {
+    tnest t;
+    tn_init(&t);
+    int i = tn_loop(&t, -1, true, true, 0, 0, 63, 0, 1);
+    int j = tn_loop(&t, i, true, true, 0, 0, 255, 0, 1);
+    int b = tn_array(&t, 8, 64 * 264 * 8);
+    int chain[2] = {i, j};
+    int64_t cb[SP_MAX_LOOPS] = {264 * 8, 8};
+    tn_ref(&t, b, true, 8, chain, 2, 8 * off, cb);
+    sp_rank_result r;
+    rank_latency(&t.n, &h100, &r);
+    int checked = 0;
+    for (int x = 0; x < r.n; x++) {
+      const sp_rank_candidate *c = &r.candidates[x];
+      char map[160];
+      sp_report_cuda_mapping(&t.n, &c->schedule, map, sizeof map);
+      CHECK(c->total.st_partial_sectors <= c->total.st_sectors);
+      if (strncmp(map, "i->ty", 5) != 0 || strstr(map, "j->tx") == NULL || c->schedule.block[0] % 32)
+        continue;
+      CHECK_EQ_INT(c->total.st_sectors, 512 * (8 + off));
+      CHECK_EQ_INT(c->total.st_partial_sectors, 512 * 2 * off);
+      checked++;
+    }
+    CHECK(checked > 3);
+    sp_rank_result_free(&r);
+  }
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
@@ -231,5 +289,7 @@ int main(void) {
   SP_RUN(test_working_blocks);
   SP_RUN(test_dirty_writes);
   SP_RUN(test_unrolled_loads);
+  SP_RUN(test_partial_writes);
+  SP_RUN(test_partial_count);
   return SP_TEST_END();
 }

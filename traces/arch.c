@@ -109,6 +109,7 @@ static const fdesc k_fields[] = {
     F("memory_bytes", FT_I64, memory_bytes, 0),
     F("same_address_atomic_ns", FT_DOUBLE, same_address_atomic_ns, F_OPTIONAL),
     F("warp_loads_in_flight", FT_DOUBLE, warp_loads_in_flight, F_OPTIONAL),
+    F("l2_partial_write_ns", FT_DOUBLE, l2_partial_write_ns, F_OPTIONAL),
     F("block_dealing_cycle", FT_DEALING, block_dealing_cycle, F_OPTIONAL),
 };
 #undef F

@@ -96,6 +96,9 @@ typedef struct sp_arch {
    * sequential loop that stores nothing is unrolled and overlaps this many; 0 = absent
    * (optional: one iteration's loads at a time) */
   double warp_loads_in_flight;
+  /* GPU time of one store sector that its instruction writes only in part (the L2 merges it
+   * into the sector's other bytes), ns, all SMs storing; 0 = absent (optional: free) */
+  double l2_partial_write_ns;
   /* The order in which the chip's work distributor deals the blocks of a launch to SMs: SM
    * ids, repeated as a cycle, an SM that holds its share skipped (sp_trace_deal_blocks).
    * Measured per board (which TPCs are fused off differs); 0 entries = not measured

@@ -52,6 +52,14 @@ int sp_cm_coalescer_init(sp_cm_coalescer *c, uint32_t sector_bytes, uint32_t lin
 int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t active_mask,
                    uint32_t access_bytes, sp_cm_warp_access *out);
 
+/* Of the sectors `wa` lists (sp_cm_coalesce of the same lanes), how many the active lanes'
+ * bytes cover only in part: a store that leaves some of a sector's bytes unwritten. Lanes that
+ * write the same bytes cover them once. 0 when sectors are wider than 128 bytes (Kepler's
+ * transactions, where it is not modelled). O(32) for ascending lane addresses. */
+uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_addr,
+                               uint32_t active_mask, uint32_t access_bytes,
+                               const sp_cm_warp_access *wa);
+
 /* ---- reuse distance --------------------------------------------------------------------------- */
 
 #define SP_CM_RD_INF UINT64_MAX          /* first access (or, when capped, distance >= cap) */

@@ -56,6 +56,9 @@ typedef struct sp_cm_counters {
                                    arch->l2_fill_bytes > a sector it includes the fill partners */
   int64_t l2_read_fill_sectors; /* no counter: sectors a read miss brought from DRAM besides its
                                    own (the rest of its arch->l2_fill_bytes block, when absent) */
+  int64_t st_partial_sectors; /* no counter: the store sectors (at the L2's sector size) that
+                                 their instruction writes only in part, summed per instruction;
+                                 the L2 takes them more slowly than whole ones (rank/time.c) */
 } sp_cm_counters;
 
 typedef struct sp_cm_options {
