@@ -26,6 +26,8 @@ Datasets (under --results, default validation/results/h100):
   run7    2026-11-23-model-2108e9c/   seventh run, 787 candidates, all examples, with DRAM writes
   run8    2026-11-23-model-d7c4d47/   eighth run, 778 candidates, all examples: the plans of the
           model with one candidate per trace and screening on as few SMs as its budget needs
+  run9    2026-11-23-model-dfbf6d0/   ninth run, 779 candidates, all examples: the plans of the
+          model that charges store sectors written in part
   merged  the union of all; a candidate measured in more than one run (same nest, mapping, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
@@ -45,7 +47,8 @@ Metrics over nests: the pick is the measured best (regret 0) / within 10 % of it
 0.10, as `schedpredict compare`), median regret, geometric mean of baseline time / pick time with
 the counts of nests where the pick is more than 2 % faster (+) or slower (-), and the median over
 nests (of 3 or more matched candidates) of Spearman's rho (average ranks for ties) between the
-predicted time (time.total_us; plan: predicted.time_us) and the measured median time.
+predicted time (time.total_us; plan: predicted.time_us) and the measured median time. Over
+candidates: the time error, mean |log(measured / predicted)|, and how many are within 20 %.
 
 Read "pick is the ranking's #1" first: only where the binary's own first choice was measured is
 the row below it about the binary's real pick; elsewhere the pick is its best-ranked schedule
@@ -82,13 +85,14 @@ DATASETS = [("run1", "2026-11-22", "first run"),
              "reduction nests, fresh plans of the model with the combine term"),
             ("run7", "2026-11-23-model-2108e9c", "seventh run, DRAM writes measured"),
             ("run8", "2026-11-23-model-d7c4d47",
-             "eighth run, one candidate per trace, screening on one SM")]
+             "eighth run, one candidate per trace, screening on one SM"),
+            ("run9", "2026-11-23-model-dfbf6d0", "ninth run, partly written store sectors")]
 # Datasets whose nests replace the earlier runs' in "merged": run5 measured the two reduction
 # nests (jacobi.c:18, himeno.c:18) with the harness combining once per block; runs 1-4 combined
 # once per warp, which cost up to 4x their time (validation/results/h100/2026-11-22-atomic-probe.md).
 SUPERSEDING = {"run5", "run6"}
 # Datasets measured with that harness too, whose measurements of those nests are kept.
-SAME_HARNESS = SUPERSEDING | {"run7", "run8"}
+SAME_HARNESS = SUPERSEDING | {"run7", "run8", "run9"}
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -355,7 +359,8 @@ def evaluate(d, ranker, runs):
                 unmatched.append({"nest": nest_str(nest), "key": key_str(key), "id": c["id"],
                                   "time_us": c["time"], "reason": why})
         row = {"nest": nest_str(nest), "example": d["example"][nest], "measured": len(cands),
-               "matched": len(matched)}
+               "matched": len(matched),
+               "log_errors": [math.log(m[3] / m[2]) for m in matched if m[2] and m[2] > 0]}
         base = {}
         for comp in ("nvc", "gcc"):
             key = d["base"].get(nest, {}).get(comp)
@@ -396,6 +401,10 @@ def summarize(nests, unmatched):
     rhos = [n["rho"] for n in picked if n["rho"] is not None]
     s["median_rho"] = statistics.median(rhos) if rhos else None
     s["rho_nests"] = len(rhos)
+    errs = [e for n in nests for e in n["log_errors"]]
+    s["mean_abs_log_error"] = statistics.mean(abs(e) for e in errs) if errs else None
+    s["within_20pct"] = sum(abs(e) <= math.log(1.2) for e in errs)
+    s["time_errors"] = len(errs)
     return s
 
 
@@ -412,13 +421,16 @@ def cells(s):
         out.append("-" if not v["n"] else
                    f"{v['geomean']:.3f}x n{v['n']} +{v['faster']} -{v['slower']}")
     out.append("-" if s["median_rho"] is None else f"{s['median_rho']:.3f} ({s['rho_nests']})")
+    out.append("-" if s["mean_abs_log_error"] is None else
+               f"{s['mean_abs_log_error']:.3f}, {s['within_20pct']}/{s['time_errors']}")
     return out
 
 
 ROWS = ["matched / measured ok", "nests with a pick", "pick is the ranking's #1",
         "pick is the measured best",
         "pick within 10 % of best", "median regret of pick", "nvc default / pick, gm",
-        "gcc default / pick, gm", "median Spearman rho (n)"]
+        "gcc default / pick, gm", "median Spearman rho (n)",
+        "time error: mean |log|, <=20 %"]
 
 
 def print_table(title, cols):
@@ -470,8 +482,8 @@ def main():
     fill_baselines(sets)
     merged = merge_datasets([sets[n] for n, _, _ in DATASETS],
                             [sets[n] for n in SUPERSEDING], [sets[n] for n in SAME_HARNESS])
-    merged["desc"] = ("run1 + ... + run8 (measured more than once: the median of the medians; "
-                      "of two, their mean; the reduction nests from runs 5 to 8 only)")
+    merged["desc"] = ("run1 + ... + run9 (measured more than once: the median of the medians; "
+                      "of two, their mean; the reduction nests from runs 5 to 9 only)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:
             for comp, key in sets[n]["base"].get(nest, {}).items():
