@@ -63,6 +63,7 @@ typedef enum sp_adv_rule {
   SP_RULE_IDLE_LANES,
   SP_RULE_FEW_GANGS,
   SP_RULE_DEPENDENCE,
+  SP_RULE_PARTIAL_STORES,
   SP_RULE_COUNT
 } sp_adv_rule;
 
@@ -78,6 +79,9 @@ static const struct {
     {"too-few-gangs", "TooFewGangs", "The schedule launches fewer gangs than the GPU has SMs"},
     {"parallel-dependence", "ParallelDependence",
      "A loop marked parallel may carry a dependence"},
+    {"partial-sector-stores", "PartialSectorStores",
+     "A warp's stores leave sectors partly written, which the GPU merges more slowly than whole "
+     "ones"},
 };
 
 typedef struct sp_adv_finding {
@@ -194,6 +198,36 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
                (long long)gangs, arch->sm_count, arch->name, arch->sm_count - (int)gangs);
       n++;
     }
+  }
+  /* per array, under the recommended schedule, where the arch has the cost measured: a tenth
+   * or more of the store sectors partly written, costing at least 5 % of the predicted time
+   * (validation/results/h100/2026-11-23-partial-probe) */
+  for (int k = 0; c && arch->l2_partial_write_ns > 0 && k < nest->narrays && n < max; k++) {
+    const sp_cm_counters *x = &c->per_array[k];
+    double cost_s = (double)x->st_partial_sectors * arch->l2_partial_write_ns * 1e-9;
+    if (x->st_partial_sectors <= 0 || 10 * x->st_partial_sectors < x->st_sectors ||
+        cost_s < 0.05 * c->time.total_s)
+      continue;
+    sp_srcloc loc = nest->loc;
+    for (int r = 0; r < nest->nrefs; r++)
+      if (nest->refs[r].array == k && nest->refs[r].access != SP_READ) {
+        loc = nest->refs[r].loc;
+        break;
+      }
+    bool most = 2 * x->st_partial_sectors >= x->st_sectors;
+    f[n] = (sp_adv_finding){SP_RULE_PARTIAL_STORES, "note", loc, ""};
+    snprintf(f[n].message, sizeof f[n].message,
+             "under the recommended schedule, %.0f%% of the sectors stored to %s are written "
+             "only in part (%.1f us of its predicted time on the %s; more where the rest of a "
+             "sector comes from far away on the GPU): %s",
+             100.0 * (double)x->st_partial_sectors / (double)x->st_sectors, nest->arrays[k].name,
+             cost_s * 1e6, arch->name,
+             most ? "each warp writes only part of most sectors it touches (a strided or "
+                    "scattered store)"
+                  : "a warp's elements start off a 32-byte sector boundary (a loop from 1); "
+                    "running the vector loop from an aligned index under a guard avoids it "
+                    "(jacobi2d's best schedule: 14% faster on the H100)");
+    n++;
   }
   for (int k = 0; k < nest->nloops && n < max; k++) {
     const sp_loop *L = &nest->loops[k];
