@@ -288,12 +288,40 @@ static void cover(uint64_t *mask, uint32_t from, uint32_t to)
   }
 }
 
+/* Lanes first .. first + n - 1 at a constant stride (either sign): the answer without masks.
+ * A stride wider than the access leaves a gap after every lane, and no sector fits in one
+ * access (<= 16 bytes), so every sector touched is partial; otherwise the bytes are one run
+ * and only its end sectors can be. -1 when the lanes are not such a run. */
+static int affine_partial(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, uint64_t bytes,
+                          const sp_cm_warp_access *wa)
+{
+  if (bytes >= c->sector_bytes) return -1; /* an access may cover a sector by itself */
+  uint64_t s = n > 1 ? a[1] - a[0] : 0;
+  const int64_t ss = (int64_t)s;
+  for (uint32_t l = 1; l < n; l++) /* constant, and not wrapping around the address space */
+    if (a[l] - a[l - 1] != s || (ss > 0 && a[l] < a[l - 1]) || (ss < 0 && a[l] > a[l - 1]))
+      return -1;
+  const uint64_t mag_s = ss < 0 ? (uint64_t)0 - s : s;
+  if (n > 1 && mag_s > bytes) return (int)wa->n_sectors;
+  uint64_t lo = ss < 0 ? a[n - 1] : a[0], hi = ss < 0 ? a[0] : a[n - 1];
+  if (hi > UINT64_MAX - bytes) return -1; /* the top of the space: the general path */
+  const uint64_t m = c->sector_bytes - 1, end = hi + bytes; /* one past the last byte */
+  int first = (lo & m) != 0, last = (end & m) != 0;
+  return wa->n_sectors == 1 ? (first || last) : first + last;
+}
+
 uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_addr,
                                uint32_t active_mask, uint32_t access_bytes,
                                const sp_cm_warp_access *wa)
 {
   const uint32_t sb = c->sector_bytes;
   if (sb > 128 || wa->n_sectors == 0 || access_bytes < 1 || access_bytes > 16) return 0;
+  const uint32_t first_lane = (uint32_t)__builtin_ctz(active_mask);
+  const uint32_t n_lanes = (uint32_t)__builtin_popcount(active_mask);
+  if ((active_mask >> first_lane) == (UINT32_MAX >> (32 - n_lanes))) {
+    int p = affine_partial(c, lane_addr + first_lane, n_lanes, access_bytes, wa);
+    if (p >= 0) return (uint32_t)p;
+  }
   uint64_t mask[SP_CM_MAX_UNITS][2];
   memset(mask, 0, sizeof mask[0] * wa->n_sectors);
   uint32_t hint = 0;

@@ -1311,15 +1311,21 @@ static void sp_order_plateau(const sp_rank_result *out, int *order);
 /* The factor screened times are multiplied by before they are compared with refined ones: the
  * refined over screened time of the refined compiler baselines (geometric mean) when that shows
  * an optimistic screening, else 1 (a pessimistic screening is not a reason to refine more: the
- * best screened candidates are refined anyway). */
+ * best screened candidates are refined anyway). Only the sampled part of the time is scaled:
+ * the partly written sectors' time comes from exact counts, the same in both (sp_calibrated). */
+static double sp_calibrated(const sp_rank_candidate *c, double calib) {
+  return (c->time.total_s - c->time.partial_s) * calib + c->time.partial_s;
+}
+
 static double sp_screen_calibration(const sp_rank_result *out) {
   int defs[2] = {out->default_gcc, out->default_nvc}, n = 0;
   double log_sum = 0;
   for (int d = 0; d < 2; d++) {
     if (defs[d] < 0 || (d == 1 && defs[1] == defs[0])) continue;
     const sp_rank_candidate *c = &out->candidates[defs[d]];
-    if (!c->refined || !(c->screened_s > 0) || !(c->time.total_s > 0)) continue;
-    log_sum += log(c->time.total_s / c->screened_s);
+    double sampled = c->time.total_s - c->time.partial_s;
+    if (!c->refined || !(c->screened_s - c->time.partial_s > 0) || !(sampled > 0)) continue;
+    log_sum += log(sampled / (c->screened_s - c->time.partial_s));
     n++;
   }
   return n ? fmax(1.0, exp(log_sum / n)) : 1;
@@ -1400,7 +1406,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
     int nref = 0, nalso = 0;
     for (int i = 0; i < out->n && nref < per_round; i++) {
       const sp_rank_candidate *c = &out->candidates[out->order[i]];
-      if (!c->refined && (round == 0 || c->time.total_s * calib < best)) {
+      if (!c->refined && (round == 0 || sp_calibrated(c, calib) < best)) {
         nalso += also[out->order[i]];
         idx[nref++] = out->order[i];
       }
@@ -1411,7 +1417,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
       bool queued = false;
       for (int q = 0; q < first; q++) queued |= idx[q] == k;
       if (also[k] && !c->refined && !queued &&
-          (round == 0 || c->time.total_s * calib < best_also)) {
+          (round == 0 || sp_calibrated(c, calib) < best_also)) {
         idx[nref++] = k;
         nalso++;
       }
