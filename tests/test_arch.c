@@ -93,6 +93,10 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.l2_partitions, 2);
   CHECK_NEAR(a.dram_bw_gbs, 4800.0, 1e-9);
   CHECK_EQ_INT(a.n_block_dealing_cycle, 0); /* not measured on the H200 */
+  CHECK_NEAR(a.warp_loads_in_flight, 6, 1e-12);    /* mlp_probe on the H200 */
+  CHECK_NEAR(a.l2_partial_write_ns, 0.013, 1e-12); /* partial_probe on the H200 */
+  CHECK_EQ_INT(load_path("arch/a100.json", &a), 0);
+  CHECK_NEAR(a.l2_partial_write_ns, 0, 0); /* not measured: free */
 }
 
 static void test_load_by_name(void) {
