@@ -130,6 +130,14 @@ static void sp_adv_summary(const sp_adv_nest *a, char *buf, size_t n) {
   if (u < n) snprintf(buf + u, n - u, " vector_length(%d)", p->vector_length);
 }
 
+/* The first reference to array k (the first store when stores_only), or NULL. */
+static const sp_ref *sp_adv_first_ref(const sp_nest *nest, int k, bool stores_only) {
+  for (int r = 0; r < nest->nrefs; r++)
+    if (nest->refs[r].array == k && (!stores_only || nest->refs[r].access != SP_READ))
+      return &nest->refs[r];
+  return NULL;
+}
+
 static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc,
                            sp_adv_finding *f, int max) {
   int n = 0;
@@ -150,14 +158,9 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
     for (int k = 0; k < nest->narrays && n < max; k++) {
       const sp_cm_counters *x = &d->per_array[k];
       int64_t req = x->ld_requests + x->st_requests, sec = x->ld_sectors + x->st_sectors;
-      int64_t size = 0;
-      sp_srcloc loc = nest->loc;
-      for (int r = 0; r < nest->nrefs; r++)
-        if (nest->refs[r].array == k) {
-          size = nest->refs[r].size;
-          loc = nest->refs[r].loc;
-          break;
-        }
+      const sp_ref *first = sp_adv_first_ref(nest, k, false);
+      int64_t size = first ? first->size : 0;
+      sp_srcloc loc = first ? first->loc : nest->loc;
       double ideal = (double)(size * SP_WARP) / 32.0;
       if (ideal < 1) ideal = 1;
       if (req == 0 || (double)sec / (double)req <= 2 * ideal) continue;
@@ -204,16 +207,12 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
    * (validation/results/h100/2026-11-23-partial-probe) */
   for (int k = 0; c && arch->l2_partial_write_ns > 0 && k < nest->narrays && n < max; k++) {
     const sp_cm_counters *x = &c->per_array[k];
-    double cost_s = (double)x->st_partial_sectors * arch->l2_partial_write_ns * 1e-9;
+    double cost_s = sp_rank_partial_write_seconds((double)x->st_partial_sectors, arch);
     if (x->st_partial_sectors <= 0 || 10 * x->st_partial_sectors < x->st_sectors ||
         cost_s < 0.05 * c->time.total_s)
       continue;
-    sp_srcloc loc = nest->loc;
-    for (int r = 0; r < nest->nrefs; r++)
-      if (nest->refs[r].array == k && nest->refs[r].access != SP_READ) {
-        loc = nest->refs[r].loc;
-        break;
-      }
+    const sp_ref *store = sp_adv_first_ref(nest, k, true);
+    sp_srcloc loc = store ? store->loc : nest->loc;
     bool most = 2 * x->st_partial_sectors >= x->st_sectors;
     f[n] = (sp_adv_finding){SP_RULE_PARTIAL_STORES, "note", loc, ""};
     snprintf(f[n].message, sizeof f[n].message,

@@ -130,6 +130,15 @@ static inline uint64_t mag(int64_t v)
   return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 }
 
+/* Whether the active lanes are one run first .. first + n - 1 (all, or a warp cut short at
+ * either end); mask != 0. */
+static int lane_run(uint32_t mask, uint32_t *first, uint32_t *n)
+{
+  *first = (uint32_t)__builtin_ctz(mask);
+  *n = (uint32_t)__builtin_popcount(mask);
+  return (mask >> *first) == (UINT32_MAX >> (32 - *n));
+}
+
 /* Lanes a[0..n-1] (1 <= n <= 32) as a grid; 0 (nothing written) when they are not one, or the
  * grid's order is not the address order described above, or an access could wrap the top of the
  * address space. */
@@ -197,10 +206,8 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
   uint32_t n = 0;
   const unsigned sh = c->sector_shift;
   const uint64_t span = access_bytes - 1;
-  /* lanes first .. first + n - 1 active (all, or a warp cut short at either end): as a grid */
-  const uint32_t first_lane = (uint32_t)__builtin_ctz(active_mask);
-  const uint32_t n_lanes = (uint32_t)__builtin_popcount(active_mask);
-  if ((active_mask >> first_lane) == (UINT32_MAX >> (32 - n_lanes)) &&
+  uint32_t first_lane, n_lanes;
+  if (lane_run(active_mask, &first_lane, &n_lanes) &&
       grid_warp(c, lane_addr + first_lane, n_lanes, span, out))
     return 0;
   if (active_mask == UINT32_MAX) {
@@ -316,9 +323,8 @@ uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_ad
 {
   const uint32_t sb = c->sector_bytes;
   if (sb > 128 || wa->n_sectors == 0 || access_bytes < 1 || access_bytes > 16) return 0;
-  const uint32_t first_lane = (uint32_t)__builtin_ctz(active_mask);
-  const uint32_t n_lanes = (uint32_t)__builtin_popcount(active_mask);
-  if ((active_mask >> first_lane) == (UINT32_MAX >> (32 - n_lanes))) {
+  uint32_t first_lane, n_lanes;
+  if (lane_run(active_mask, &first_lane, &n_lanes)) {
     int p = affine_partial(c, lane_addr + first_lane, n_lanes, access_bytes, wa);
     if (p >= 0) return (uint32_t)p;
   }

@@ -824,15 +824,14 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   if (e->l2_split &&
       sp_cm_coalesce(&m->co_l2, wi->addr, wi->active, wi->access_bytes, &e->wa2) != 0)
     return -1;
+  const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
   e->partial = wi->write ? sp_cm_partial_sectors(e->l2_split ? &m->co_l2 : &m->co, wi->addr,
-                                                 wi->active, wi->access_bytes,
-                                                 e->l2_split ? &e->wa2 : &e->wa)
+                                                 wi->active, wi->access_bytes, l2wa)
                          : 0;
   m->pipe_count++;
   if (m->opt.assoc != SP_CM_FULLY_ASSOCIATIVE) return 0;
   if (m->l1_on && (!wi->write || m->l1_store != SP_L1_STORE_WRITE_THROUGH_NO_ALLOC))
     for (uint32_t k = 0; k < e->wa.n_lines; k++) l1_prefetch(s, e->wa.lines[k]);
-  const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
   /* a load's L2 slots only for its L1 misses, by load_l1: most sectors of a load hit the L1, and
    * prefetching all of them here cost 2-5 % of the ranking's time */
   if (m->l1_on && !wi->write) return 0;

@@ -1313,8 +1313,13 @@ static void sp_order_plateau(const sp_rank_result *out, int *order);
  * an optimistic screening, else 1 (a pessimistic screening is not a reason to refine more: the
  * best screened candidates are refined anyway). Only the sampled part of the time is scaled:
  * the partly written sectors' time comes from exact counts, the same in both (sp_calibrated). */
+/* The part of a time (the candidate's total, or its screened time) that sampling can move. */
+static double sp_sampled_part(const sp_rank_candidate *c, double total_s) {
+  return total_s - c->time.partial_s;
+}
+
 static double sp_calibrated(const sp_rank_candidate *c, double calib) {
-  return (c->time.total_s - c->time.partial_s) * calib + c->time.partial_s;
+  return sp_sampled_part(c, c->time.total_s) * calib + c->time.partial_s;
 }
 
 static double sp_screen_calibration(const sp_rank_result *out) {
@@ -1323,9 +1328,9 @@ static double sp_screen_calibration(const sp_rank_result *out) {
   for (int d = 0; d < 2; d++) {
     if (defs[d] < 0 || (d == 1 && defs[1] == defs[0])) continue;
     const sp_rank_candidate *c = &out->candidates[defs[d]];
-    double sampled = c->time.total_s - c->time.partial_s;
-    if (!c->refined || !(c->screened_s - c->time.partial_s > 0) || !(sampled > 0)) continue;
-    log_sum += log(sampled / (c->screened_s - c->time.partial_s));
+    double refined = sp_sampled_part(c, c->time.total_s), screened = sp_sampled_part(c, c->screened_s);
+    if (!c->refined || !(screened > 0) || !(refined > 0)) continue;
+    log_sum += log(refined / screened);
     n++;
   }
   return n ? fmax(1.0, exp(log_sum / n)) : 1;

@@ -41,6 +41,10 @@ double sp_rank_dram_write_bytes(const sp_cm_counters *c) {
   return (double)c->dram_write_bytes + (double)c->l2_dirty_bytes;
 }
 
+double sp_rank_partial_write_seconds(double sectors, const sp_arch *a) {
+  return sectors * a->l2_partial_write_ns * 1e-9;
+}
+
 typedef struct sp_group {
   double fraction; /* of all blocks (and of all traffic) */
   int sms;         /* SMs busy */
@@ -64,11 +68,13 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
   parts[3] = loads_per_sm / loads_per_iter * lat_cycles / g->warps / clock; /* iterations x latency */
   /* a GPU-wide rate, not scaled to the SMs in use: single-block candidates on the H100 (one
    * SM storing) were slower by 0-0.4x what a per-SM cost would add */
-  parts[4] = (double)c->st_partial_sectors * f * a->l2_partial_write_ns * 1e-9;
+  parts[4] = sp_rank_partial_write_seconds((double)c->st_partial_sectors * f, a);
+  static const sp_rank_bound part_bound[5] = {SP_BOUND_DRAM, SP_BOUND_L2, SP_BOUND_L1,
+                                               SP_BOUND_LATENCY, SP_BOUND_PARTIAL};
   int worst = 0;
   for (int i = 1; i < 5; i++)
     if (parts[i] > parts[worst]) worst = i;
-  *bound = worst == 4 ? SP_BOUND_PARTIAL : (sp_rank_bound)worst;
+  *bound = part_bound[worst];
   /* The memory system's busiest level plus the warps' waiting, not the larger of the two: an
    * iteration's loads are issued only after the previous iteration's have returned, so the
    * latency chain is not hidden behind the transfers. Chosen on the H100 measurements of 60

@@ -173,12 +173,8 @@ static void test_dirty_writes(void) {
   CHECK_NEAR(b.total_s, a.total_s, 1e-12);
 }
 
-/* A sequential loop whose body stores nothing (sum += A[k][i]) is unrolled by nvcc and a warp
- * keeps warp_loads_in_flight of its loads outstanding (the H100: 6, validation/probes/
- * mlp_probe.cu); with a store in the body the next iteration's loads wait behind it. Every load
- * of A misses, so the latency term is the iterations' count x one miss: 6 times shorter
- * without the store, unchanged with it, and unchanged on an architecture without the figure. */
-static void rank_latency(const sp_nest *n, const sp_arch *a, sp_rank_result *r) {
+/* The whole ranking of n, every candidate simulated exactly (no sampling). */
+static void rank_exact(const sp_nest *n, const sp_arch *a, sp_rank_result *r) {
   sp_rank_options o;
   memset(&o, 0, sizeof o);
   o.exact = true;
@@ -187,6 +183,11 @@ static void rank_latency(const sp_nest *n, const sp_arch *a, sp_rank_result *r) 
   CHECK_EQ_INT(sp_rank_nest(n, a, &o, r, err, sizeof err), 0);
 }
 
+/* A sequential loop whose body stores nothing (sum += A[k][i]) is unrolled by nvcc and a warp
+ * keeps warp_loads_in_flight of its loads outstanding (the H100: 6, validation/probes/
+ * mlp_probe.cu); with a store in the body the next iteration's loads wait behind it. Every load
+ * of A misses, so the latency term is the iterations' count x one miss: 6 times shorter
+ * without the store, unchanged with it, and unchanged on an architecture without the figure. */
 static void test_unrolled_loads(void) {
   CHECK_NEAR(h100.warp_loads_in_flight, 6, 1e-9);
   sp_arch without = h100;
@@ -202,8 +203,8 @@ static void test_unrolled_loads(void) {
     tn_ref(&t, a, false, 8, chain, 2, 0, ca);
     tn_ref(&t, c, true, 8, chain, store_inside ? 2 : 1, 0, cc);
     sp_rank_result r6, r0;
-    rank_latency(&t.n, &h100, &r6);
-    rank_latency(&t.n, &without, &r0);
+    rank_exact(&t.n, &h100, &r6);
+    rank_exact(&t.n, &without, &r0);
     CHECK(r6.n > 10 && r6.n == r0.n);
     int checked = 0;
     for (int x = 0; x < r6.n && r6.n == r0.n; x++) {
@@ -258,7 +259,7 @@ static void test_partial_count(void) {
     int64_t cb[SP_MAX_LOOPS] = {264 * 8, 8};
     tn_ref(&t, b, true, 8, chain, 2, 8 * off, cb);
     sp_rank_result r;
-    rank_latency(&t.n, &h100, &r);
+    rank_exact(&t.n, &h100, &r);
     int checked = 0;
     for (int x = 0; x < r.n; x++) {
       const sp_rank_candidate *c = &r.candidates[x];

@@ -137,6 +137,10 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
  * timed run), which it evicts while it runs: in a loop of kernels the two balance. The time
  * model's DRAM writes and the reported dram_write_bytes. */
 double sp_rank_dram_write_bytes(const sp_cm_counters *c);
+
+/* The time the L2 takes to merge `sectors` partly written store sectors, seconds, a rate of the
+ * whole GPU (arch->l2_partial_write_ns; 0 where absent). */
+double sp_rank_partial_write_seconds(double sectors, const sp_arch *a);
 /* Distinct sectors of sector_bytes of an array that the nest reads (accesses SP_FOOT_READS),
  * writes (SP_FOOT_WRITES) or both, estimated from its references' affine forms
  * (rank/footprint.c): each reference's footprint is a box, a contiguous row repeated over its

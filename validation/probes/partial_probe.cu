@@ -27,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include "probe_sm.cuh"
+#include "probe_time.cuh"
 
 #define N 4096
 
@@ -114,9 +115,6 @@ static int pairs(bool once) {
     return 1;
   int smem = (int)prop.sharedMemPerBlockOptin;
   cudaFuncSetAttribute(pair_fill, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
   printf("pairs,d,gap,offset,time_us,sms_with_one_block\n");
   const int modes[][3] = {{1, 0, 1},  {1, 1, 1},  {1, 4, 1},  {1, 16, 1},  {1, 64, 1},
                           {67, 0, 1}, {67, 1, 1}, {67, 4, 1}, {67, 16, 1}, {67, 64, 1},
@@ -131,29 +129,18 @@ static int pairs(bool once) {
     if (inv < 0) continue; // d shares a factor with the SM count
     for (int sm = 0; sm < nsm; sm++) host_slot[sm] = (int)((long)sm * inv % nsm);
     cudaMemcpy(slot_of_sm, host_slot, nsm * sizeof(int), cudaMemcpyHostToDevice);
-    float best = 1e30f;
-    int one = 0;
-    for (int rep = 0; rep < (once ? 1 : 7); rep++) {
-      cudaMemset(blocks_on_sm, 0, 1024 * sizeof(int));
-      cudaEventRecord(e0);
-      pair_fill<<<nsm, 1024, smem>>>(B, p, slot_of_sm, nsm, md[1], md[2], by_block, same_block,
-                                     blocks_on_sm);
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      if ((once || rep >= 2) && ms < best) best = ms;
-      int host_blocks[1024];
-      cudaMemcpy(host_blocks, blocks_on_sm, sizeof host_blocks, cudaMemcpyDeviceToHost);
-      one = 0;
-      for (int sm = 0; sm < nsm; sm++) one += host_blocks[sm] == 1;
-    }
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) {
-      fprintf(stderr, "partial_probe: pairs: %s\n", cudaGetErrorString(e));
-      return 1;
-    }
-    printf("pairs,%d,%d,%d,%.2f,%d\n", md[0], md[1], md[2], 1000 * best, one);
+    float us = probe_time_us_each(
+        "partial_probe: pairs", once ? 1 : 7, once ? 0 : 2,
+        [&] { cudaMemset(blocks_on_sm, 0, 1024 * sizeof(int)); },
+        [&] {
+          pair_fill<<<nsm, 1024, smem>>>(B, p, slot_of_sm, nsm, md[1], md[2], by_block, same_block,
+                                         blocks_on_sm);
+        });
+    if (us < 0) return 1;
+    int host_blocks[1024], one = 0; // of the last launch
+    cudaMemcpy(host_blocks, blocks_on_sm, sizeof host_blocks, cudaMemcpyDeviceToHost);
+    for (int sm = 0; sm < nsm; sm++) one += host_blocks[sm] == 1;
+    printf("pairs,%d,%d,%d,%.2f,%d\n", md[0], md[1], md[2], us, one);
   }
   return 0;
 }
@@ -180,9 +167,6 @@ int main(int argc, char **argv) {
   cudaMemset(A, 0, bytes);
   cudaMemset(B, 0, bytes);
   cudaMemset(F, 0x5a, fbytes);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
   printf("# %s, ECC %s, L2 %d bytes\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.l2CacheSize);
   printf("kernel,grid_x,grid_y,time_us_no_flush,time_us_flushed\n");
   dim3 block(32, 16);
@@ -192,31 +176,26 @@ int main(int argc, char **argv) {
       {"gen_cols", 1, dim3(128, 4)}, {"fill_j1", 3, dim3(256, 4)},  {"fill_j0", 4, dim3(256, 4)},
       {"fill_j1", 3, dim3(256, 2)},  {"cols_j0", 5, dim3(128, 8)}};
   for (auto &r : runs) {
-    float best[2] = {1e30f, 1e30f};
-    for (int flushed = 0; flushed < (once ? 1 : 2); flushed++)
-      for (int rep = 0; rep < (once ? 1 : 7); rep++) {
-        if (flushed) flush_read<<<1024, 256>>>(F, fbytes / 4, sink);
-        cudaEventRecord(e0);
-        switch (r.k) {
-        case 0: gen_rows<<<r.grid, block>>>(B, A); break;
-        case 1: gen_cols<<<r.grid, block>>>(B, A); break;
-        case 2: rows_j0<<<r.grid, block>>>(B, A); break;
-        case 3: fill<<<r.grid, block>>>(B, 1); break;
-        case 4: fill<<<r.grid, block>>>(B, 0); break;
-        default: cols_j0<<<r.grid, block>>>(B, A); break;
-        }
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if ((once || rep >= 2) && ms < best[flushed]) best[flushed] = ms;
-      }
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) {
-      fprintf(stderr, "partial_probe: %s: %s\n", r.name, cudaGetErrorString(e));
-      return 1;
+    float us[2] = {1000.0f * 1e30f, 1000.0f * 1e30f}; // "once" leaves the flushed column unset
+    for (int flushed = 0; flushed < (once ? 1 : 2); flushed++) {
+      us[flushed] = probe_time_us_each(
+          "partial_probe", once ? 1 : 7, once ? 0 : 2,
+          [&] {
+            if (flushed) flush_read<<<1024, 256>>>(F, fbytes / 4, sink);
+          },
+          [&] {
+            switch (r.k) {
+            case 0: gen_rows<<<r.grid, block>>>(B, A); break;
+            case 1: gen_cols<<<r.grid, block>>>(B, A); break;
+            case 2: rows_j0<<<r.grid, block>>>(B, A); break;
+            case 3: fill<<<r.grid, block>>>(B, 1); break;
+            case 4: fill<<<r.grid, block>>>(B, 0); break;
+            default: cols_j0<<<r.grid, block>>>(B, A); break;
+            }
+          });
+      if (us[flushed] < 0) return 1;
     }
-    printf("%s,%u,%u,%.2f,%.2f\n", r.name, r.grid.x, r.grid.y, 1000 * best[0], 1000 * best[1]);
+    printf("%s,%u,%u,%.2f,%.2f\n", r.name, r.grid.x, r.grid.y, us[0], us[1]);
   }
   return pairs(once);
 }

@@ -1,28 +1,30 @@
-// Timing shared by the timing probes (mlp_probe.cu, pitch_probe.cu).
+// Timing shared by the timing probes (mlp_probe.cu, pitch_probe.cu, partial_probe.cu).
 #ifndef PROBE_TIME_CUH
 #define PROBE_TIME_CUH
 #include <cstdio>
 #include <cuda_runtime.h>
 
-// The kernel time of launch(), in microseconds: CUDA events around each of 7 launches, the
-// first 2 warm-ups, the minimum of the other 5. -1, with a message naming `who`, if a launch
-// failed.
-template <typename F>
-static float probe_time_us(const char *who, F launch) {
+// The kernel time of launch(), in microseconds: CUDA events around each of `reps` launches,
+// before() run ahead of each one outside the events (an L2 flush, a counter reset), the first
+// `warmups` not counted, the minimum of the others. -1, with a message naming `who`, if a
+// launch failed.
+template <typename B, typename F>
+static float probe_time_us_each(const char *who, int reps, int warmups, B before, F launch) {
   static cudaEvent_t ev0, ev1;
   if (!ev0) {
     cudaEventCreate(&ev0);
     cudaEventCreate(&ev1);
   }
   float best = 1e30f;
-  for (int r = 0; r < 7; r++) {
+  for (int r = 0; r < reps; r++) {
+    before();
     cudaEventRecord(ev0);
     launch();
     cudaEventRecord(ev1);
     cudaEventSynchronize(ev1);
     float ms;
     cudaEventElapsedTime(&ms, ev0, ev1);
-    if (r >= 2 && ms < best) best = ms;
+    if (r >= warmups && ms < best) best = ms;
   }
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) {
@@ -30,5 +32,11 @@ static float probe_time_us(const char *who, F launch) {
     return -1;
   }
   return best * 1000.0f;
+}
+
+// 7 launches, the first 2 warm-ups, nothing before each.
+template <typename F>
+static float probe_time_us(const char *who, F launch) {
+  return probe_time_us_each(who, 7, 2, [] {}, launch);
 }
 #endif
