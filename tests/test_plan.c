@@ -580,6 +580,10 @@ static const golden_schedule goldens[] = {
     {"syrk.c", 0, "2_1 triangular: j->tx i->bx", {{-1, 0}, {0, -1}}, 0, 0, {256, 1, 1}, {1200, 1, 1}},
     {"reverse_loop.c", 1, "negative steps: j->tx+bx i->by", {{-1, 1}, {0, 0}}, 0, 0, {128, 1, 1}, {512, 256, 1}},
     {"aos_particles.c", 0, "structs: i->tx+bx", {{0, 0}}, 0, 0, {128, 1, 1}, {128, 1, 1}},
+    /* SP_LANE_LOOP: on i, and on j whose bound differs between i's lanes; on neither when i is
+     * on blocks only */
+    {"triangular.c", 0, "i->tx+bx, j (<= i) whole in each thread", {{0, 0}, {-1, -1}}, 0, 0, {128, 1, 1}, {32, 1, 1}},
+    {"triangular.c", 0, "i->bx, j (<= i) whole in each thread", {{-1, 0}, {-1, -1}}, 0, 0, {1, 1, 1}, {4096, 1, 1}},
 };
 
 static void test_golden_sources(void) {

@@ -2,6 +2,13 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef SP_LANE_LOOP
+#ifdef __CUDACC__
+#define SP_LANE_LOOP _Pragma("unroll 1")
+#else
+#define SP_LANE_LOOP
+#endif
+#endif
 #ifndef restrict
 #define restrict __restrict__
 #endif
@@ -17,6 +24,7 @@ struct particle {
 extern "C" __global__ void golden_6(struct particle *sp_p, double soft2, double dt)
 {
   struct particle *p = sp_p;
+  SP_LANE_LOOP
   for (int i = (int)((0) + 1LL * ((long long)blockIdx.x * blockDim.x + threadIdx.x)); i < (NP); i += (int)(1LL * ((long long)blockDim.x * gridDim.x))) {
     SP_ITERATION(i);
     {

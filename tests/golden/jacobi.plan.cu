@@ -2,6 +2,13 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef SP_LANE_LOOP
+#ifdef __CUDACC__
+#define SP_LANE_LOOP _Pragma("unroll 1")
+#else
+#define SP_LANE_LOOP
+#endif
+#endif
 #ifndef restrict
 #define restrict __restrict__
 #endif
@@ -24,6 +31,7 @@ extern "C" __global__ void golden_3(double *sp_unew, double *sp_u, double *sp_re
   double (*u)[4096] = (double (*)[4096])sp_u;
   double err = (double)(__longlong_as_double(0xfff0000000000000ULL));
   for (int j = (int)((1) + 1LL * ((long long)blockIdx.y)); j < (N - 1); j += (int)(1LL * ((long long)gridDim.y))) {
+    SP_LANE_LOOP
     for (int i = (int)((1) + 1LL * ((long long)blockIdx.x * blockDim.x + threadIdx.x)); i < (N - 1); i += (int)(1LL * ((long long)blockDim.x * gridDim.x))) {
       SP_ITERATION(j, i);
       {

@@ -2,6 +2,13 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef SP_LANE_LOOP
+#ifdef __CUDACC__
+#define SP_LANE_LOOP _Pragma("unroll 1")
+#else
+#define SP_LANE_LOOP
+#endif
+#endif
 #ifndef restrict
 #define restrict __restrict__
 #endif
@@ -12,6 +19,7 @@ extern "C" __global__ void golden_5(double *sp_out, double *sp_in, int nlen, int
   double *out = sp_out;
   double *in = sp_in;
   for (int i = (int)((nlen - 1) + -1LL * ((long long)blockIdx.y)); i >= (0); i += (int)(-1LL * ((long long)gridDim.y))) {
+    SP_LANE_LOOP
     for (int j = (int)((nsys - 1) + -1LL * ((long long)blockIdx.x * blockDim.x + threadIdx.x)); j >= (0); j += (int)(-1LL * ((long long)blockDim.x * gridDim.x))) {
       SP_ITERATION(i, j);
       out[i * nsys + j] = in[(nlen - 1 - i) * nsys + (nsys - 1 - j)];

@@ -2,6 +2,13 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef SP_LANE_LOOP
+#ifdef __CUDACC__
+#define SP_LANE_LOOP _Pragma("unroll 1")
+#else
+#define SP_LANE_LOOP
+#endif
+#endif
 #ifndef restrict
 #define restrict __restrict__
 #endif
@@ -14,6 +21,7 @@ extern "C" __global__ void golden_4(double *sp_C, double *sp_A, double beta, dou
   double (*C)[1200] = (double (*)[1200])sp_C;
   double (*A)[1000] = (double (*)[1000])sp_A;
   for (int i = (int)((0) + 1LL * ((long long)blockIdx.x)); i < (N); i += (int)(1LL * ((long long)gridDim.x))) {
+    SP_LANE_LOOP
     for (int j = (int)((0) + 1LL * ((long long)threadIdx.x)); j <= (i); j += (int)(1LL * ((long long)blockDim.x))) {
       SP_ITERATION(i, j);
       {

@@ -2,6 +2,13 @@
 #ifndef SP_ITERATION
 #define SP_ITERATION(...) ((void)0)
 #endif
+#ifndef SP_LANE_LOOP
+#ifdef __CUDACC__
+#define SP_LANE_LOOP _Pragma("unroll 1")
+#else
+#define SP_LANE_LOOP
+#endif
+#endif
 #ifndef restrict
 #define restrict __restrict__
 #endif
@@ -12,7 +19,9 @@ extern "C" __global__ void golden_0(double *sp_b, double *sp_a)
 {
   double (*b)[4096] = (double (*)[4096])sp_b;
   double (*a)[4096] = (double (*)[4096])sp_a;
+  SP_LANE_LOOP
   for (int i = (int)((0) + 1LL * ((long long)blockIdx.y * blockDim.y + threadIdx.y)); i < (N); i += (int)(1LL * ((long long)blockDim.y * gridDim.y))) {
+    SP_LANE_LOOP
     for (int j = (int)((0) + 1LL * ((long long)blockIdx.x * blockDim.x + threadIdx.x)); j < (N); j += (int)(1LL * ((long long)blockDim.x * gridDim.x))) {
       SP_ITERATION(i, j);
       b[j][i] = a[i][j];
@@ -25,6 +34,7 @@ extern "C" __global__ void golden_1(double *sp_b, double *sp_a)
 {
   double (*b)[4096] = (double (*)[4096])sp_b;
   double (*a)[4096] = (double (*)[4096])sp_a;
+  SP_LANE_LOOP
   for (unsigned int sp_f0 = blockIdx.x * blockDim.x + threadIdx.x; sp_f0 < 16777216u; sp_f0 += blockDim.x * gridDim.x) {
     const int i = (int)(0LL + 1LL * (long long)(sp_f0 / 4096u));
     const int j = (int)(0LL + 1LL * (long long)(sp_f0 / 1u % 4096u));

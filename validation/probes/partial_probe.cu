@@ -145,14 +145,6 @@ static int pairs(bool once) {
   return 0;
 }
 
-__global__ void flush_read(const unsigned *p, unsigned long long n, unsigned *sink) {
-  unsigned s = 0;
-  for (unsigned long long k = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; k < n;
-       k += (unsigned long long)gridDim.x * blockDim.x)
-    s += p[k];
-  if (s == 0x12345678u) *sink = s;
-}
-
 int main(int argc, char **argv) {
   // "once": each kernel once, unflushed (for ncu, which flushes the caches itself)
   const bool once = argc > 1 && argv[1][0] == 'o';

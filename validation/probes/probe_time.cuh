@@ -1,4 +1,5 @@
-// Timing shared by the timing probes (mlp_probe.cu, pitch_probe.cu, partial_probe.cu).
+// Timing shared by the timing probes (mlp_probe.cu, pitch_probe.cu, partial_probe.cu,
+// partial_gap_probe.cu).
 #ifndef PROBE_TIME_CUH
 #define PROBE_TIME_CUH
 #include <cstdio>
@@ -32,6 +33,16 @@ static float probe_time_us_each(const char *who, int reps, int warmups, B before
     return -1;
   }
   return best * 1000.0f;
+}
+
+// Reads n words of p (twice the L2 or more: the L2 holds none of the kernel's data afterwards),
+// the harness's flush before a timed launch. sink keeps the reads.
+__global__ void flush_read(const unsigned *p, unsigned long long n, unsigned *sink) {
+  unsigned s = 0;
+  for (unsigned long long k = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; k < n;
+       k += (unsigned long long)gridDim.x * blockDim.x)
+    s += p[k];
+  if (s == 0x12345678u) *sink = s;
 }
 
 // 7 launches, the first 2 warm-ups, nothing before each.
