@@ -28,6 +28,10 @@ Datasets (under --results, default validation/results/h100):
           model with one candidate per trace and screening on as few SMs as its budget needs
   run9    2026-11-23-model-dfbf6d0/   ninth run, 779 candidates, all examples: the plans of the
           model that charges store sectors written in part
+  run10   2026-11-23-lane-loops-b441b9a/  tenth run, the same 779 candidates (plans of the same
+          model) with the harness that does not unroll lane-varying loops; in "merged" a
+          candidate it measured takes its time only (the earlier harness's unrolled loops left
+          lanes iterations apart, validation/results/h100/2026-11-23-partial-gap-probe/)
   merged  the union of all; a candidate measured in more than one run (same nest, mapping, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
@@ -86,13 +90,18 @@ DATASETS = [("run1", "2026-11-22", "first run"),
             ("run7", "2026-11-23-model-2108e9c", "seventh run, DRAM writes measured"),
             ("run8", "2026-11-23-model-d7c4d47",
              "eighth run, one candidate per trace, screening on one SM"),
-            ("run9", "2026-11-23-model-dfbf6d0", "ninth run, partly written store sectors")]
+            ("run9", "2026-11-23-model-dfbf6d0", "ninth run, partly written store sectors"),
+            ("run10", "2026-11-23-lane-loops-b441b9a",
+             "tenth run, run 9's plans with lane-varying loops not unrolled")]
 # Datasets whose nests replace the earlier runs' in "merged": run5 measured the two reduction
 # nests (jacobi.c:18, himeno.c:18) with the harness combining once per block; runs 1-4 combined
 # once per warp, which cost up to 4x their time (validation/results/h100/2026-11-22-atomic-probe.md).
 SUPERSEDING = {"run5", "run6"}
 # Datasets measured with that harness too, whose measurements of those nests are kept.
-SAME_HARNESS = SUPERSEDING | {"run7", "run8", "run9"}
+SAME_HARNESS = SUPERSEDING | {"run7", "run8", "run9", "run10"}
+# Datasets whose measurement of a candidate replaces every earlier one of it in "merged": run10's
+# harness keeps lane-varying loops from being unrolled, which changed the measured times.
+CANDIDATE_SUPERSEDING = {"run10"}
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -180,19 +189,24 @@ def load_dataset(ddir, only):
     return {"meas": meas, "notok": notok, "base": base, "example": example, "problems": problems}
 
 
-def merge_datasets(ds, superseding=(), same_harness=()):
+def merge_datasets(ds, superseding=(), same_harness=(), cand_superseding=()):
     """ds in order; a nest measured by a dataset in superseding takes only the measurements of
-    the datasets in superseding and same_harness."""
+    the datasets in superseding and same_harness; a candidate measured by a dataset in
+    cand_superseding only those of cand_superseding."""
     meas, twice, example = {}, [], {}
     replaced = {nest for d in superseding for nest in d["meas"]}
     kept = list(superseding) + list(same_harness)
+    newer = {(nest, key) for d in cand_superseding for nest, cands in d["meas"].items() for key in cands}
     for d in ds:
         example.update(d["example"])
+        newest = any(d is x for x in cand_superseding)
         for nest, cands in d["meas"].items():
             if nest in replaced and not any(d is x for x in kept):
                 continue
             out = meas.setdefault(nest, {})
             for key, c in cands.items():
+                if (nest, key) in newer and not newest:
+                    continue
                 out.setdefault(key, []).append(c)
     merged = {}
     for nest, cands in meas.items():
@@ -481,9 +495,11 @@ def main():
         sets[name] = d
     fill_baselines(sets)
     merged = merge_datasets([sets[n] for n, _, _ in DATASETS],
-                            [sets[n] for n in SUPERSEDING], [sets[n] for n in SAME_HARNESS])
-    merged["desc"] = ("run1 + ... + run9 (measured more than once: the median of the medians; "
-                      "of two, their mean; the reduction nests from runs 5 to 9 only)")
+                            [sets[n] for n in SUPERSEDING], [sets[n] for n in SAME_HARNESS],
+                            [sets[n] for n in CANDIDATE_SUPERSEDING])
+    merged["desc"] = ("run1 + ... + run10 (measured more than once: the median of the medians; "
+                      "of two, their mean; the reduction nests from runs 5 to 10 only; a "
+                      "candidate run10 measured, run10's time only)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:
             for comp, key in sets[n]["base"].get(nest, {}).items():
