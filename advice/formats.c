@@ -204,7 +204,8 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
   }
   /* per array, under the recommended schedule, where the arch has the cost measured: a tenth
    * or more of the store sectors partly written, costing at least 5 % of the predicted time
-   * (validation/results/h100/2026-11-23-partial-probe) */
+   * (validation/results/h100/2026-11-23-partial-probe; the gain of an aligned start from
+   * 2026-11-23-partial-gap-probe, the same guarded kernel both ways) */
   for (int k = 0; c && arch->l2_partial_write_ns > 0 && k < nest->narrays && n < max; k++) {
     const sp_cm_counters *x = &c->per_array[k];
     double cost_s = sp_rank_partial_write_seconds((double)x->st_partial_sectors, arch);
@@ -225,7 +226,8 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
                     "scattered store)"
                   : "a warp's elements start off a 32-byte sector boundary (a loop from 1); "
                     "running the vector loop from an aligned index under a guard avoids it "
-                    "(jacobi2d's best schedule: 14% faster on the H100)");
+                    "(jacobi2d's stencil: 2-14% faster on the H100, the most where blocks "
+                    "walk rows)");
     n++;
   }
   for (int k = 0; k < nest->nloops && n < max; k++) {
