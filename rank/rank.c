@@ -25,6 +25,9 @@
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
 #define SP_REFINE_COUNT 8
 #define SP_REFINE_ROUNDS 4
+/* The later rounds refine a screened candidate only when it is predicted this much faster than
+ * the best refined one (see sp_refine_rounds) */
+#define SP_REFINE_MARGIN 0.02
 /* A refined candidate whose whole-grid run is a cut trace also runs a few SMs on their own for
  * its L1 (sp_refine_l1), on this share of the refinement budget */
 #define SP_L1_SAMPLE_SHARE 0.25
@@ -1382,7 +1385,10 @@ static void sp_order_longest_first(const sp_rank_result *out, int *idx, int n, i
  * nest without the winner's curse of the refined best. Divergence's screening puts hundreds of
  * candidates at 135 us that refine to 161 us and more, and would otherwise fill every round.
  * (Stopping once a round finds no new best was tried: himeno and laplacian then lost 29 % and
- * 24 % against refining every candidate, which the third round finds.) idx: room for
+ * 24 % against refining every candidate, which the third round finds.) A contender must beat
+ * the best by more than SP_REFINE_MARGIN: conv3d's 21 and divergence's 8 screened within 2.7 %
+ * of it refined to at most 0.2 % better and took 31 % and 11 % of their rankings' CPU time, with
+ * the same picks and regret without them (bench/results/2026-11-23-refine-margin.md). idx: room for
  * out->n candidate indices. 0, or -1 on allocation failure. */
 static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t budget, int *idx) {
   sp_rank_result *out = pass->out;
@@ -1411,7 +1417,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
     int nref = 0, nalso = 0;
     for (int i = 0; i < out->n && nref < per_round; i++) {
       const sp_rank_candidate *c = &out->candidates[out->order[i]];
-      if (!c->refined && (round == 0 || sp_calibrated(c, calib) < best)) {
+      if (!c->refined && (round == 0 || sp_calibrated(c, calib) < best * (1 - SP_REFINE_MARGIN))) {
         nalso += also[out->order[i]];
         idx[nref++] = out->order[i];
       }
@@ -1422,7 +1428,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
       bool queued = false;
       for (int q = 0; q < first; q++) queued |= idx[q] == k;
       if (also[k] && !c->refined && !queued &&
-          (round == 0 || sp_calibrated(c, calib) < best_also)) {
+          (round == 0 || sp_calibrated(c, calib) < best_also * (1 - SP_REFINE_MARGIN))) {
         idx[nref++] = k;
         nalso++;
       }
