@@ -142,9 +142,7 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
     char *c = plan->clauses[p];
     size_t cl = sizeof plan->clauses[p];
     if (u < 0) {
-      bool in_group = s->collapse_count >= 2 && k > s->collapse_first &&
-                      k < s->collapse_first + s->collapse_count;
-      if (in_group) snprintf(c, cl, "-");
+      if (sp_schedule_collapsed_away(s, k)) snprintf(c, cl, "-");
       else if (nest->loops[k].parallel) snprintf(c, cl, "seq"); /* beyond the 3 mapped loops */
       continue;
     }

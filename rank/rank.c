@@ -1311,11 +1311,6 @@ static int sp_by_time(const void *pa, const void *pb) {
 static int sp_order_by_time(const sp_rank_result *out, int *order);
 static void sp_order_plateau(const sp_rank_result *out, int *order);
 
-/* The factor screened times are multiplied by before they are compared with refined ones: the
- * refined over screened time of the refined compiler baselines (geometric mean) when that shows
- * an optimistic screening, else 1 (a pessimistic screening is not a reason to refine more: the
- * best screened candidates are refined anyway). Only the sampled part of the time is scaled:
- * the partly written sectors' time comes from exact counts, the same in both (sp_calibrated). */
 /* The part of a time (the candidate's total, or its screened time) that sampling can move. */
 static double sp_sampled_part(const sp_rank_candidate *c, double total_s) {
   return total_s - c->time.partial_s;
@@ -1325,6 +1320,17 @@ static double sp_calibrated(const sp_rank_candidate *c, double calib) {
   return sp_sampled_part(c, c->time.total_s) * calib + c->time.partial_s;
 }
 
+/* A screened-only candidate worth refining in round `round`: any in the first, later only one
+ * predicted (calibrated) faster than `best` by more than SP_REFINE_MARGIN. */
+static bool sp_contender(const sp_rank_candidate *c, double calib, double best, int round) {
+  return !c->refined && (round == 0 || sp_calibrated(c, calib) < best * (1 - SP_REFINE_MARGIN));
+}
+
+/* The factor screened times are multiplied by before they are compared with refined ones: the
+ * refined over screened time of the refined compiler baselines (geometric mean) when that shows
+ * an optimistic screening, else 1 (a pessimistic screening is not a reason to refine more: the
+ * best screened candidates are refined anyway). Only the sampled part of the time is scaled:
+ * the partly written sectors' time comes from exact counts, the same in both (sp_calibrated). */
 static double sp_screen_calibration(const sp_rank_result *out) {
   int defs[2] = {out->default_gcc, out->default_nvc}, n = 0;
   double log_sum = 0;
@@ -1417,7 +1423,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
     int nref = 0, nalso = 0;
     for (int i = 0; i < out->n && nref < per_round; i++) {
       const sp_rank_candidate *c = &out->candidates[out->order[i]];
-      if (!c->refined && (round == 0 || sp_calibrated(c, calib) < best * (1 - SP_REFINE_MARGIN))) {
+      if (sp_contender(c, calib, best, round)) {
         nalso += also[out->order[i]];
         idx[nref++] = out->order[i];
       }
@@ -1427,8 +1433,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
       const sp_rank_candidate *c = &out->candidates[k];
       bool queued = false;
       for (int q = 0; q < first; q++) queued |= idx[q] == k;
-      if (also[k] && !c->refined && !queued &&
-          (round == 0 || sp_calibrated(c, calib) < best_also * (1 - SP_REFINE_MARGIN))) {
+      if (also[k] && !queued && sp_contender(c, calib, best_also, round)) {
         idx[nref++] = k;
         nalso++;
       }

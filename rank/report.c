@@ -12,18 +12,12 @@ static double sp_pct(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* A band loop fused into the collapse group that starts before it: no line of its own. */
-static bool sp_collapsed_away(const sp_schedule *s, int k) {
-  return s->collapse_count >= 2 && k > s->collapse_first &&
-         k < s->collapse_first + s->collapse_count;
-}
-
 /* "j->tx+bx i->ty+by k:seq" */
 void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = 0;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
-    if (sp_collapsed_away(s, k)) continue;
+    if (sp_schedule_collapsed_away(s, k)) continue;
     const sp_loop_map *m = &s->map[k];
     char what[32];
     if (m->thread_dim >= 0 && m->block_dim >= 0)

@@ -234,6 +234,11 @@ static int push(sp_space *sp, const sp_schedule *s) {
   return 0;
 }
 
+bool sp_schedule_collapsed_away(const sp_schedule *s, int k) {
+  return s->collapse_count >= 2 && k > s->collapse_first &&
+         k < s->collapse_first + s->collapse_count;
+}
+
 bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b) {
   if (a->nband != b->nband || a->collapse_first != b->collapse_first ||
       a->collapse_count != b->collapse_count)

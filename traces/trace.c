@@ -654,9 +654,7 @@ static void dim_shares(const sp_nest *nest, const sp_schedule *s, dim_share sh[3
   for (int k = 0; k < s->nband; k++) {
     int d = s->map[k].block_dim;
     bool group = s->collapse_count >= 2 && k == s->collapse_first;
-    if (d < 0 || d > 2 || (s->collapse_count >= 2 && k > s->collapse_first &&
-                           k < s->collapse_first + s->collapse_count))
-      continue;
+    if (d < 0 || d > 2 || sp_schedule_collapsed_away(s, k)) continue;
     int64_t trip = 1;
     bool fixed = true;
     for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++) {

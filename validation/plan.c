@@ -263,9 +263,7 @@ static void sp_warp_combine(sp_text *t, const sp_cg_var *v) {
  * not; 32x16 ones 205 against 127. */
 static void sp_plan_lane_loops(const sp_nest *nest, const sp_schedule *s, bool *lane) {
   for (int k = 0; k < s->nband; k++) {
-    bool grouped = s->collapse_count >= 2 && k >= s->collapse_first &&
-                   k < s->collapse_first + s->collapse_count;
-    const sp_loop_map *m = &s->map[grouped ? s->collapse_first : k];
+    const sp_loop_map *m = &s->map[sp_schedule_collapsed_away(s, k) ? s->collapse_first : k];
     lane[k] = m->thread_dim >= 0;
     for (int j = 0; j < k; j++)
       lane[k] |= lane[j] && (nest->loops[k].lower.coef[j] != 0 || nest->loops[k].upper.coef[j] != 0);

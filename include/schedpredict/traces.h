@@ -173,6 +173,10 @@ void sp_trace_array_bases(const sp_nest *nest, uint64_t *base);
 int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch, char *err,
                       size_t errlen);
 
+/* Band loop k is fused into the collapse group that starts before it (it has no loop of its own
+ * and no mapping: the group's first loop carries both). */
+bool sp_schedule_collapsed_away(const sp_schedule *s, int k);
+
 /* Same mapping and launch configuration (names and OpenACC text aside). */
 bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b);
 

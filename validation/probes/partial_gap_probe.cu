@@ -91,6 +91,9 @@ int main(int argc, char **argv) {
   cudaMemset(F, 0x5a, fbytes);
   printf("# %s, ECC %s, L2 %d bytes, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off",
          prop.l2CacheSize, prop.multiProcessorCount);
+  auto flush = [&] { // before each timed launch ("once": ncu flushes itself)
+    if (!once) flush_read<<<1024, 256>>>(F, fbytes / 4, sink);
+  };
   printf("kernel,map,W,R,gx,gy,j0,delay_ns,time_us\n");
   // kernel (0 stencil, 1 fill), rows?, W, R, grid x, grid y, delay
   const int runs[][7] = {
@@ -113,9 +116,7 @@ int main(int argc, char **argv) {
       dim3 block(r[2], r[3]), grid(r[4], r[5]);
       float us = probe_time_us_each(
           "partial_gap_probe", once ? 1 : 7, once ? 0 : 2,
-          [&] {
-            if (!once) flush_read<<<1024, 256>>>(F, fbytes / 4, sink);
-          },
+          flush,
           [&] {
             if (r[0] == 0) stencil_map<<<grid, block>>>(B, A, r[1], j0);
             else fill_map<<<grid, block>>>(B, r[1], j0, r[6]);
@@ -141,9 +142,7 @@ int main(int argc, char **argv) {
       double *b = B + off;
       float us = probe_time_us_each(
           "partial_gap_probe", once ? 1 : 7, once ? 0 : 2,
-          [&] {
-            if (!once) flush_read<<<1024, 256>>>(F, fbytes / 4, sink);
-          },
+          flush,
           [&] {
             switch (g[0]) {
             case 0: gen_tybx_tx<<<grid, block>>>(b, A); break;
