@@ -10,7 +10,7 @@ Runs `BIN --format json --top 100000 -q examples/NAME.c ARGS` (ARGS: the example
 validation/results/h100/2026-11-23-model-d7c4d47, whose comparison.csv holds each candidate's
 measured counters), and matches candidates by (nest, mapping as its trace runs, block, grid;
 scripts/trace_key.py). Per nest: the median over its matched candidates of |modeled/measured - 1|
-(requests, sectors, L2 read sectors, in %) and of |modeled - measured| L1 hit rate (points);
+(requests, sectors, L2 read sectors and the same against the L1's misses, in %) and of |modeled - measured| L1 hit rate (points);
 then over all candidates the median and mean. With --baseline, each cell is "BASE -> BIN" and
 only candidates both binaries rank are counted; rows where a cell moves by 0.05 or more end in
 '*'. Exit 0; 1 when an example failed under a binary (reported; its candidates are left out);
@@ -34,7 +34,10 @@ RUN8 = os.path.join("validation", "results", "h100", "2026-11-23-model-d7c4d47")
 METRICS = [("requests", "global_load_requests", "global_load_requests", True),
            ("sectors", "gld_transactions", "gld_transactions", True),
            ("L1 hit (pts)", "global_hit_rate", "global_hit_rate", False),
-           ("L2 reads", "l2_tex_read_transactions", "l2_tex_read_transactions", True)]
+           ("L2 reads", "l2_tex_read_transactions", "l2_tex_read_transactions", True),
+           # the model's L2 reads are the L1's misses; the GPU's L2 counts them after its request
+           # coalescer merged some (validation/FORMATS.md)
+           ("L1 misses", "l2_tex_read_transactions", "ld_l1_miss_sectors", True)]
 
 
 def key_of(file, line, mapping, block, grid):
@@ -54,6 +57,9 @@ def load_measured(run_dir):
             file, line = r["kernel"].rsplit(":", 1)
             block = [int(x) for x in r["block"].split("x")]
             grid = [int(x) for x in r["grid"].split("x")]
+            if not r.get("ld_l1_miss_sectors_measured"):  # runs compared before 2026-11-24
+                r["ld_l1_miss_sectors_measured"] = max(
+                    0.0, float(r["gld_transactions_measured"]) - float(r["ld_l1_hit_sectors_measured"]))
             meas[key_of(file, line, r["cuda_mapping"], block, grid)] = {
                 m[2]: float(r[m[2] + "_measured"]) for m in METRICS}
     return meas

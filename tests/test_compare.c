@@ -19,7 +19,9 @@
  * against the raw rates 33 20 25 40 60: (17+20+0+10+10)/5 = 11.4.
  * DRAM modeled 8000 3200 96000 3200 16000 vs 10000 6400 80000 3200 16000: |rel| 0.2 0.5 0.2 0 0,
  * median 0.2, worst -0.5. Sectors: 4 of 5 exact, 1000 vs 1010 within 1 %. L2 sectors: 3 exact,
- * worst 200 vs 303. */
+ * worst 200 vs 303. L1 miss sectors: modeled = the L2 reads, 500 250 4000 200 1000; measured
+ * lookups - hits 600 250 3600 for ids 0-2 and 4, but id 3 has the lookup_miss counter, 400, which
+ * wins over 1010 - 707: 2 exact, worst 200 vs 400. */
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
@@ -101,6 +103,13 @@ static void test_hand_computed(void) {
   NEAR(st->sectors.worst_rel, 1000.0 / 1010 - 1);
   CHECK(st->l2_sectors.exact == 3 && st->l2_sectors.within_1pct == 3);
   NEAR(st->l2_sectors.worst_rel, 200.0 / 303 - 1);
+  CHECK(st->l1_miss_sectors.n == 5 && st->l1_miss_sectors.exact == 2 &&
+        st->l1_miss_sectors.within_1pct == 2);
+  NEAR(st->l1_miss_sectors.worst_rel, -0.5);
+  NEAR(k->cand[0].meas[SP_CMP_L1_MISS_SECTORS], 600);
+  CHECK(k->cand[0].l1_miss_derived && !k->cand[3].l1_miss_derived);
+  NEAR(k->cand[3].meas[SP_CMP_L1_MISS_SECTORS], 400);
+  NEAR(k->cand[3].model[SP_CMP_L1_MISS_SECTORS], 200);
   CHECK(k->paper_row == 2);
   /* measured fields read from Nsight names */
   const sp_cmp_candidate *c3 = &k->cand[3];

@@ -163,6 +163,7 @@ static void sp_analyze_kernel(sp_cmp_kernel *k) {
   st->l2_raw_mae_pp = sp_mae(k, SP_CMP_L2_HIT_PCT, true);
   st->requests = sp_exactness(k, SP_CMP_LD_REQUESTS);
   st->sectors = sp_exactness(k, SP_CMP_LD_SECTORS);
+  st->l1_miss_sectors = sp_exactness(k, SP_CMP_L1_MISS_SECTORS);
   st->l2_sectors = sp_exactness(k, SP_CMP_L2_SECTORS);
   free(cost);
   free(pred);

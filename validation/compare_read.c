@@ -19,6 +19,12 @@ const sp_cmp_field_info sp_cmp_fields[SP_CMP_NFIELDS] = {
     [SP_CMP_L1_HIT_PCT] = {"global_hit_rate", "global_hit_rate",
                            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum / "
                            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", true},
+    /* The model sends every L1 miss to the L2 and counts it as an L2 read. On the H100 the L2
+     * request coalescer merges misses of several SMs for one sector before the L2 counts them
+     * (validation/results/h100/2026-11-24-l2-merge-probe/), so the model's L2 reads are the
+     * L1's misses, which this compares, as well as the L2's count below. */
+    [SP_CMP_L1_MISS_SECTORS] = {"ld_l1_miss_sectors", NULL,
+                                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum", false},
     [SP_CMP_L2_SECTORS] = {"l2_tex_read_transactions", "l2_tex_read_transactions",
                            "lts__t_sectors_srcunit_tex_op_read.sum", false},
     [SP_CMP_L2_HIT_SECTORS] = {"l2_read_hit_sectors", NULL,
@@ -223,6 +229,7 @@ static void sp_read_predicted(sp_rd *r, json_t *cj, const char *path, sp_cmp_can
   c->sampled = s && json_is_true(s);
   c->model[SP_CMP_L1_HIT_PCT] = sp_pct_of(c->model[SP_CMP_L1_HIT_SECTORS], c->model[SP_CMP_LD_SECTORS]);
   c->model[SP_CMP_L2_HIT_PCT] = sp_pct_of(c->model[SP_CMP_L2_HIT_SECTORS], c->model[SP_CMP_L2_SECTORS]);
+  c->model[SP_CMP_L1_MISS_SECTORS] = c->model[SP_CMP_L2_SECTORS];
   c->model[SP_CMP_DRAM_SECTORS] = c->model[SP_CMP_DRAM_BYTES] / 32.0;
 }
 
@@ -353,7 +360,7 @@ static void sp_read_metrics(sp_rd *r, json_t *cj, const char *path, sp_cmp_candi
   static const sp_cmp_field counts[] = {SP_CMP_LD_REQUESTS, SP_CMP_LD_SECTORS,
                                         SP_CMP_L1_HIT_SECTORS, SP_CMP_L2_SECTORS,
                                         SP_CMP_L2_HIT_SECTORS, SP_CMP_DRAM_BYTES,
-                                        SP_CMP_DRAM_WRITE_BYTES};
+                                        SP_CMP_DRAM_WRITE_BYTES, SP_CMP_L1_MISS_SECTORS};
   /* Metric names contain dots: give the path with the name quoted. */
   for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
     const char *name = sp_cmp_fields[counts[i]].nsight;
@@ -368,6 +375,13 @@ static void sp_read_metrics(sp_rd *r, json_t *cj, const char *path, sp_cmp_candi
   if (isnan(c->meas[SP_CMP_L1_HIT_PCT])) c->meas[SP_CMP_L1_HIT_PCT] = c->l1_hit_raw_pct;
   c->meas[SP_CMP_L2_HIT_PCT] = sp_pct_of(c->meas[SP_CMP_L2_HIT_SECTORS], c->meas[SP_CMP_L2_SECTORS]);
   c->meas[SP_CMP_DRAM_SECTORS] = c->meas[SP_CMP_DRAM_BYTES] / 32.0;
+  /* Measurements before 2026-11-24 have no lookup_miss counter: lookups less hits, which come
+   * from different replay passes (below), so a few sectors apart. */
+  c->l1_miss_derived = isnan(c->meas[SP_CMP_L1_MISS_SECTORS]) &&
+                       !isnan(c->meas[SP_CMP_LD_SECTORS]) && !isnan(c->meas[SP_CMP_L1_HIT_SECTORS]);
+  if (c->l1_miss_derived)
+    c->meas[SP_CMP_L1_MISS_SECTORS] =
+        fmax(0, c->meas[SP_CMP_LD_SECTORS] - c->meas[SP_CMP_L1_HIT_SECTORS]);
   /* The hit and lookup counters come from different replay passes of the kernel, and they differ
    * by a fraction of a percent between passes (seen on the H100: hits 0.1-4 % above lookups on
    * kernels with heavy L2 reuse); a derived rate is capped at 100 %, the raw counters are kept. */

@@ -11,7 +11,7 @@ typedef struct sp_cmp_summary {
   int kernels, with_stats, ok, failed, unmeasured, wrong;
   double r2_cost, rho_cost, r2_time, rho_time, regret, speedup, geo_speedup, l1, l2, dram;
   int picked_best, within_10pct, speedup_n, faster, slower;
-  sp_cmp_exactness requests, sectors, l2_sectors;
+  sp_cmp_exactness requests, sectors, l1_miss_sectors, l2_sectors;
 } sp_cmp_summary;
 
 static double sp_median_of(const sp_cmp_data *c, size_t offset, int *count) {
@@ -38,7 +38,8 @@ static void sp_add_exactness(sp_cmp_exactness *sum, const sp_cmp_exactness *e) {
 static sp_cmp_summary sp_summarize(const sp_cmp_data *c) {
   sp_cmp_summary s;
   memset(&s, 0, sizeof s);
-  s.requests.worst_rel = s.sectors.worst_rel = s.l2_sectors.worst_rel = NAN;
+  s.requests.worst_rel = s.sectors.worst_rel = s.l1_miss_sectors.worst_rel = s.l2_sectors.worst_rel =
+      NAN;
   double logsum = 0;
   for (int i = 0; i < c->nkernels; i++) {
     const sp_cmp_kernel_stats *st = &c->kernels[i].st;
@@ -59,6 +60,7 @@ static sp_cmp_summary sp_summarize(const sp_cmp_data *c) {
     }
     sp_add_exactness(&s.requests, &st->requests);
     sp_add_exactness(&s.sectors, &st->sectors);
+    sp_add_exactness(&s.l1_miss_sectors, &st->l1_miss_sectors);
     sp_add_exactness(&s.l2_sectors, &st->l2_sectors);
   }
 #define SP_MED(field) sp_median_of(c, offsetof(sp_cmp_kernel_stats, field), NULL)
@@ -181,6 +183,7 @@ static void sp_text_stats(FILE *out, const sp_cmp_kernel *k) {
           sp_f(b, sizeof b, "%+.1f", 100 * st->dram_worst_rel));
   sp_text_exactness(out, "load requests", &st->requests);
   sp_text_exactness(out, "load sectors", &st->sectors);
+  sp_text_exactness(out, "L1 miss sectors", &st->l1_miss_sectors);
   sp_text_exactness(out, "L2 read sectors", &st->l2_sectors);
 }
 
@@ -292,6 +295,7 @@ static void sp_text_table(FILE *out, const sp_cmp_data *c, const int *order) {
           sp_f(v[2], 16, "%.1f", 100 * s.dram));
   sp_text_exactness(out, "load requests", &s.requests);
   sp_text_exactness(out, "load sectors", &s.sectors);
+  sp_text_exactness(out, "L1 miss sectors", &s.l1_miss_sectors);
   sp_text_exactness(out, "L2 read sectors", &s.l2_sectors);
 }
 
@@ -440,6 +444,7 @@ static json_t *sp_jstats(const sp_cmp_kernel *k) {
   json_object_set_new(o, "dram_worst_rel_error", sp_jnum(st->dram_worst_rel));
   json_object_set_new(o, "load_requests", sp_jexact(&st->requests));
   json_object_set_new(o, "load_sectors", sp_jexact(&st->sectors));
+  json_object_set_new(o, "l1_miss_sectors", sp_jexact(&st->l1_miss_sectors));
   json_object_set_new(o, "l2_read_sectors", sp_jexact(&st->l2_sectors));
   return o;
 }
@@ -511,6 +516,7 @@ static char *sp_render_json(const sp_cmp_data *c) {
   json_object_set_new(sum, "median_dram_abs_rel_error", sp_jnum(s.dram));
   json_object_set_new(sum, "load_requests", sp_jexact(&s.requests));
   json_object_set_new(sum, "load_sectors", sp_jexact(&s.sectors));
+  json_object_set_new(sum, "l1_miss_sectors", sp_jexact(&s.l1_miss_sectors));
   json_object_set_new(sum, "l2_read_sectors", sp_jexact(&s.l2_sectors));
   json_object_set_new(root, "summary", sum);
   char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);

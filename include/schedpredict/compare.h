@@ -27,6 +27,7 @@ typedef enum sp_cmp_field {
   SP_CMP_LD_SECTORS,    /* gld_transactions */
   SP_CMP_L1_HIT_SECTORS,
   SP_CMP_L1_HIT_PCT,    /* global_hit_rate */
+  SP_CMP_L1_MISS_SECTORS, /* load sectors the L1s send to the L2: the model's L2 reads */
   SP_CMP_L2_SECTORS,    /* l2_tex_read_transactions */
   SP_CMP_L2_HIT_SECTORS,
   SP_CMP_L2_HIT_PCT,    /* l2_tex_read_hit_rate (derived) */
@@ -64,6 +65,7 @@ typedef struct sp_cmp_candidate {
   const char *measured_file;
   const char *status, *message, *result_equal;
   double meas[SP_CMP_NFIELDS];  /* NaN: not measured */
+  bool l1_miss_derived; /* meas[SP_CMP_L1_MISS_SECTORS] is sectors - hits (no lookup_miss) */
   double l1_hit_raw_pct, l2_hit_raw_pct, occupancy_pct, time_min_us, time_max_us, max_rel_diff;
   int64_t registers; /* -1: not given */
   bool ok;           /* measured, status ok, result not "differs": used in the statistics */
@@ -90,7 +92,7 @@ typedef struct sp_cmp_kernel_stats {
   double speedup_model;  /* the same, predicted times */
   double l1_mae_pp, l2_mae_pp, l2_raw_mae_pp; /* mean |modeled - measured| hit rate, points */
   double dram_median_abs_rel, dram_worst_rel;
-  sp_cmp_exactness requests, sectors, l2_sectors;
+  sp_cmp_exactness requests, sectors, l1_miss_sectors, l2_sectors;
 } sp_cmp_kernel_stats;
 
 typedef struct sp_cmp_kernel {

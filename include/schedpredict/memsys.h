@@ -31,8 +31,13 @@ typedef struct sp_cm_counters {
   int64_t ld_l1_hit_sectors; /* l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum */
   int64_t st_requests;     /* l1tex__t_requests_pipe_lsu_mem_global_op_st.sum */
   int64_t st_sectors;      /* l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum */
-  int64_t l2_read_sectors; /* lts__t_sectors_srcunit_tex_op_read.sum (l2_tex_read_transactions) */
-  int64_t l2_read_hit_sectors; /* lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum */
+  /* Every L1 miss is an L2 read here: the L1's misses (..._ld_lookup_miss.sum,
+   * l1tex__m_xbar2l1tex_read_sectors.sum). The GPU's lts__t_sectors_srcunit_tex_op_read.sum
+   * (l2_tex_read_transactions) counts them after the L2 request coalescer merged misses of
+   * several SMs for one sector (H100: validation/results/h100/2026-11-24-l2-merge-probe/), and
+   * its lookup hits are then fewer by the merged ones. */
+  int64_t l2_read_sectors;
+  int64_t l2_read_hit_sectors;
   int64_t l2_write_sectors;    /* lts__t_sectors_srcunit_tex_op_write.sum */
   int64_t dram_read_bytes;     /* dram__bytes_read.sum (dram_read_transactions x 32) */
   int64_t dram_write_bytes;    /* dram__bytes_write.sum: write-backs of dirty L2 sectors evicted

@@ -6,6 +6,7 @@ static const char *const sv_metric_names[] = {
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
     "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct",
     "lts__t_sectors_srcunit_tex_op_read.sum",
     "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
