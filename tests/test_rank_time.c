@@ -156,6 +156,33 @@ static void test_working_blocks(void) {
   CHECK_NEAR(some.combine_s, 16896 * 2 * 1.8e-9, 1e-12); /* every block combines */
 }
 
+/* Warps without iterations hide no latency: 256-lane blocks over a 64-iteration loop keep 2 of
+ * their 8 warps busy, so the SM waits as with 2-warp blocks; residency stays the block's. */
+static void test_working_warps(void) {
+  sp_cm_counters c = streaming();
+  sp_schedule s;
+  memset(&s, 0, sizeof s);
+  s.block[0] = 256, s.block[1] = 1, s.block[2] = 1;
+  s.grid[0] = 1024, s.grid[1] = s.grid[2] = 1;
+  sp_trace_stats st;
+  memset(&st, 0, sizeof st);
+  st.blocks = 1024;
+  st.active_blocks_per_sm = 8;
+  sp_rank_time all, two, unknown;
+  st.warps_working_per_block = 8;
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &all);
+  st.warps_working_per_block = 2;
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &two);
+  st.warps_working_per_block = 0; /* not computed: the block's warps */
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &unknown);
+  CHECK_EQ_INT(all.active_warps_per_sm, 64);
+  CHECK_EQ_INT(two.active_warps_per_sm, 16);
+  CHECK_NEAR(two.latency_s, 4 * all.latency_s, 1e-12 * all.latency_s + 1e-18);
+  CHECK_NEAR(two.dram_s, all.dram_s, 1e-15);
+  CHECK_NEAR(unknown.total_s, all.total_s, 1e-15);
+  CHECK(two.total_s > all.total_s);
+}
+
 /* Every written byte reaches DRAM once a run, also what is still dirty in the L2 when a run
  * (or a sample too short to fill the L2) ends: it is written back during the next run (the
  * H100 measured all of laplacian's and jacobi's written data; the previous estimate kept an
@@ -288,6 +315,7 @@ int main(void) {
   SP_RUN(test_tail_wave);
   SP_RUN(test_reduction_combine);
   SP_RUN(test_working_blocks);
+  SP_RUN(test_working_warps);
   SP_RUN(test_dirty_writes);
   SP_RUN(test_unrolled_loads);
   SP_RUN(test_partial_writes);

@@ -28,10 +28,12 @@ typedef struct cover_ctx {
   int64_t size[2];
   int probe[2]; /* reference ids */
   int64_t outside;
+  uint32_t block0_warps; /* bit w: warp w of block 0 issued an instruction */
 } cover_ctx;
 
 static int cover_sink(void *vctx, const sp_warp_instr *wi) {
   cover_ctx *c = vctx;
+  if (wi->block == 0 && wi->active && wi->warp < 32) c->block0_warps |= UINT32_C(1) << wi->warp;
   for (int p = 0; p < 2; p++) {
     if (wi->ref != c->probe[p]) continue;
     for (int l = 0; l < SP_WARP; l++) {
@@ -148,7 +150,7 @@ static void random_placement(int64_t nblk, int nsm, sp_block_placement *out) {
 static void test_every_iteration_once(void) {
   sp_arch small = H100;
   small.sm_count = 3;
-  int nschedules = 0, bad_nests = 0, nplaced = 0;
+  int nschedules = 0, bad_nests = 0, nplaced = 0, nwarps_checked = 0;
   int64_t total_iters = 0;
   for (int trial = 0; trial < 120; trial++) {
     tnest t;
@@ -194,16 +196,24 @@ static void test_every_iteration_once(void) {
       sp_trace_stats st;
       int rc = sp_trace_run(&t.n, s, &small, &to, cover_sink, &c, &st);
       sp_trace_placement_free(&place);
+      /* the warps that issue in block 0 are the working warps; an upper bound where the band's
+       * bounds vary (the first block's lanes may lack iterations that trip_max counts) */
+      int issued = __builtin_popcount(c.block0_warps);
+      bool warps_ok = sp_nest_rectangular(&t.n) ? issued == st.warps_working_per_block
+                                                : issued <= st.warps_working_per_block;
+      nwarps_checked += sp_nest_rectangular(&t.n);
       bool ok = rc == 0 && c.outside == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
-                st.iterations == count && (!inner || memcmp(got1, exp1, (size_t)size) == 0);
+                st.iterations == count && (!inner || memcmp(got1, exp1, (size_t)size) == 0) &&
+                warps_ok;
       nschedules++;
       if (!ok) {
         if (bad_nests < 5)
           fprintf(stderr, "trial %d schedule %s [%s] block %dx%dx%d grid %lldx%lldx%lld: rc %d, "
-                  "outside %lld, iterations %lld of %lld\n", trial, s->name, s->openacc, s->block[0],
+                  "outside %lld, iterations %lld of %lld, warps issued in block 0 %d of %d "
+                  "working\n", trial, s->name, s->openacc, s->block[0],
                   s->block[1], s->block[2], (long long)s->grid[0], (long long)s->grid[1],
                   (long long)s->grid[2], rc, (long long)c.outside, (long long)st.iterations,
-                  (long long)count);
+                  (long long)count, issued, st.warps_working_per_block);
         bad_nests++;
         break;
       }
@@ -213,9 +223,10 @@ static void test_every_iteration_once(void) {
   next:
     free(exp0), free(exp1), free(got0), free(got1);
   }
-  fprintf(stderr, "  %d schedules checked (%d under a random placement), %lld iterations\n",
-          nschedules, nplaced, (long long)total_iters);
+  fprintf(stderr, "  %d schedules checked (%d under a random placement, %d with the working warps "
+          "exact), %lld iterations\n", nschedules, nplaced, nwarps_checked, (long long)total_iters);
   CHECK_EQ_INT(bad_nests, 0);
+  CHECK(nwarps_checked > 300);
   CHECK(nschedules > 1000);
   CHECK(nplaced > 400);
 }
@@ -658,6 +669,49 @@ static void test_working_blocks(void) {
   CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 65536);
   s.grid[0] = 1320;
   CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 1320);
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 8); /* 4096^2 iterations fill every lane */
+}
+
+/* Warps with iterations, by hand on a 40 x 40 transpose (i = loop 0, j = loop 1). */
+static void test_working_warps(void) {
+  tnest t;
+  tn_transpose(&t, 40);
+  sp_schedule s;
+  init_schedule(&s, 2);
+  s.map[0] = (sp_loop_map){1, 1}; /* i -> ty + by */
+  s.map[1] = (sp_loop_map){0, 0}; /* j -> tx + bx */
+  s.block[0] = 64, s.block[1] = 4; /* a row of 64 lanes is 2 warps, lanes 0-39 work: all 8 */
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 8);
+  s.block[0] = 256, s.block[1] = 1; /* lanes 0-39: warps 0 and 1 of 8 */
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 2);
+  s.block[0] = 32, s.block[1] = 32; /* 32 of i's 40 rows, a warp each */
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 32);
+  s.block[0] = 1024, s.block[1] = 1; /* 40 lanes of 1024 */
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 2);
+  tn_transpose(&t, 4);
+  s.block[0] = 32, s.block[1] = 8; /* rows 0-3 (a warp each), lanes 0-3 of each */
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 4);
+  s.block[0] = 8, s.block[1] = 32; /* 4 rows of 8 lanes, 4 rows a warp: rows 0-3 in warp 0 */
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 1);
+  /* a collapsed pair on x: 16 iterations of 128 lanes */
+  init_schedule(&s, 2);
+  s.collapse_first = 0, s.collapse_count = 2;
+  s.map[0] = (sp_loop_map){0, 0};
+  s.block[0] = 128;
+  s.grid[0] = 1;
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 1);
+  tn_transpose(&t, 40); /* 1600 iterations: every warp of 1024 lanes */
+  s.block[0] = 1024;
+  CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 32);
+  /* and the trace's statistics carry it */
+  s.block[0] = 1024, s.grid[0] = 2;
+  s.collapse_count = 0;
+  s.map[0] = (sp_loop_map){-1, 0}; /* i -> bx */
+  s.map[1] = (sp_loop_map){0, -1}; /* j -> tx: 40 of 1024 lanes */
+  count_ctx c = {.k = 0};
+  sp_trace_stats st;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, count_sink, &c, &st), 0);
+  CHECK_EQ_INT(st.warps_working_per_block, 2);
 }
 
 /* Iterations per SM, counted from the trace: the active lanes of its instructions (one
@@ -773,6 +827,7 @@ int main(void) {
   SP_RUN(test_grid_stride_y);
   SP_RUN(test_transpose);
   SP_RUN(test_working_blocks);
+  SP_RUN(test_working_warps);
   SP_RUN(test_sm_work);
   SP_RUN(test_every_iteration_once);
   SP_RUN(test_same_trace);

@@ -685,6 +685,29 @@ int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s) {
   return working;
 }
 
+int sp_trace_working_warps(const sp_nest *nest, const sp_schedule *s) {
+  int64_t used[3] = {s->block[0], s->block[1], s->block[2]};
+  for (int k = 0; k < s->nband; k++) {
+    int t = s->map[k].thread_dim;
+    if (t < 0 || t > 2 || sp_schedule_collapsed_away(s, k)) continue;
+    bool group = s->collapse_count >= 2 && k == s->collapse_first;
+    int64_t trip = 1;
+    for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++)
+      trip = nest->loops[j].trip_max > 0 && trip > 0 ? trip * nest->loops[j].trip_max : 0;
+    if (trip > 0 && trip < used[t]) used[t] = trip;
+  }
+  const int64_t threads = (int64_t)s->block[0] * s->block[1] * s->block[2];
+  int working = 0;
+  for (int64_t w = 0; w * SP_WARP < threads; w++) {
+    bool any = false;
+    for (int64_t l = w * SP_WARP; l < (w + 1) * SP_WARP && l < threads && !any; l++)
+      any = l % s->block[0] < used[0] && l / s->block[0] % s->block[1] < used[1] &&
+            l / ((int64_t)s->block[0] * s->block[1]) < used[2];
+    working += any;
+  }
+  return working > 0 ? working : 1;
+}
+
 unsigned sp_trace_lane_uneven_dims(const sp_nest *nest, const sp_schedule *s) {
   dim_share sh[3];
   dim_shares(nest, s, sh);
@@ -886,6 +909,7 @@ done:
   if (stats) {
     stats->blocks = nblocks;
     stats->blocks_working = sp_trace_working_blocks(nest, s);
+    stats->warps_working_per_block = sp_trace_working_warps(nest, s);
     stats->blocks_simulated = simulated;
     sp_waves wv;
     if (sp_arch_waves(arch, nblocks, active, &wv) == 0) stats->waves = wv.waves;

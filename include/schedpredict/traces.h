@@ -140,6 +140,8 @@ typedef struct sp_trace_stats {
   /* blocks whose threads have band iterations at all (sp_trace_working_blocks): a grid larger
    * than its loops need (a fixed gang count) has blocks that only start and stop */
   int64_t blocks_working;
+  /* warps of a block with band iterations (sp_trace_working_warps); 0 where not computed */
+  int warps_working_per_block;
   int64_t waves;      /* Eq. 7.1, rounded up */
   int active_blocks_per_sm;
   int64_t warp_instructions;
@@ -150,6 +152,13 @@ typedef struct sp_trace_stats {
  * so an upper bound where bounds vary): along each grid dimension, the blocks the loop mapped to
  * it needs (its trip over the threads it spreads over within a block), at most the grid. */
 int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s);
+
+/* Warps of a block with at least one lane that gets band iterations: along each thread
+ * dimension the threads the loop mapped to it can use (its trip, trip_max; a collapse group's
+ * product), at most the block's size there. A block wider than its loop (256 lanes over 64
+ * iterations) has warps that only start and stop, and they hide no latency. From the first
+ * block, which has the most work. At least 1. */
+int sp_trace_working_warps(const sp_nest *nest, const sp_schedule *s);
 
 /* The block dimensions (bit d) whose loop also runs on threadIdx.x and does not share out
  * equally among the blocks along d: a partial share there also changes how a warp's accesses
