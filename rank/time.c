@@ -20,6 +20,7 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
     case SP_BOUND_LATENCY: return "memory latency";
     case SP_BOUND_COMBINE: return "reduction atomics";
     case SP_BOUND_PARTIAL: return "partly written store sectors";
+    case SP_BOUND_EMPTY: return "blocks without work";
   }
   return "?";
 }
@@ -100,6 +101,25 @@ static double sp_combine_seconds(const sp_rank_combine *comb, const sp_schedule 
   return (double)blocks * per_block * ops * a->same_address_atomic_ns * 1e-9;
 }
 
+/* Blocks without iterations (a fixed gang count larger than the loops need; they come after the
+ * working blocks) only start and stop, but each is dealt to a slot and holds it a while: the
+ * distributor deals one every block_dispatch_ns GPU-wide, and an empty block holds its slot
+ * empty_block_ns. While the work runs they pass through the slots the working blocks leave free,
+ * at most one per dispatch; those left pass after it, as fast as the dispatch and all slots
+ * allow. On the H100, 128-thread blocks (16 slots an SM, 1,024 working) hid 32,768 empty
+ * blocks, and 1024-thread blocks (2 an SM, none free) took 12 us more for 15,872
+ * (validation/probes/empty_block_probe.cu). work_s: the working blocks' time. */
+static double sp_empty_seconds(int64_t launched, int64_t working, int active, double work_s,
+                               const sp_arch *a) {
+  if (launched <= working || a->block_dispatch_ns <= 0 || a->empty_block_ns <= 0) return 0;
+  double empty = (double)(launched - working), slots = (double)active * a->sm_count;
+  double dispatch_rate = 1.0 / a->block_dispatch_ns; /* blocks per ns */
+  double free_slots = fmax(0.0, slots - (double)working);
+  double during = fmin(dispatch_rate, free_slots / a->empty_block_ns) * work_s * 1e9;
+  double left = empty - fmin(empty, during);
+  return left / fmin(dispatch_rate, slots / a->empty_block_ns) * 1e-9;
+}
+
 void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *a, double loads_per_iteration,
                           const sp_rank_combine *comb, sp_rank_time *out) {
@@ -173,6 +193,9 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
     total = out->combine_s;
     out->bound = SP_BOUND_COMBINE;
   }
+  out->empty_s = sp_empty_seconds(launched, blocks, active, total, a);
+  if (out->empty_s > total) out->bound = SP_BOUND_EMPTY;
+  total += out->empty_s;
   out->launch_s = SP_LAUNCH_SECONDS;
   out->total_s = total + SP_LAUNCH_SECONDS;
 }

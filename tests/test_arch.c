@@ -95,8 +95,12 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.n_block_dealing_cycle, 0); /* not measured on the H200 */
   CHECK_NEAR(a.warp_loads_in_flight, 6, 1e-12);    /* mlp_probe on the H200 */
   CHECK_NEAR(a.l2_partial_write_ns, 0.013, 1e-12); /* partial_probe on the H200 */
+  CHECK_NEAR(a.block_dispatch_ns, 0.58, 1e-12);    /* empty_block_probe on the H200 */
+  CHECK_NEAR(a.empty_block_ns, 220, 1e-12);
   CHECK_EQ_INT(load_path("arch/a100.json", &a), 0);
   CHECK_NEAR(a.l2_partial_write_ns, 0, 0); /* not measured: free */
+  CHECK_NEAR(a.block_dispatch_ns, 0, 0);
+  CHECK_NEAR(a.empty_block_ns, 0, 0);
 }
 
 static void test_load_by_name(void) {
@@ -175,6 +179,7 @@ static void test_bad_files(void) {
       {"dealing_out_of_range.json", "field 'block_dealing_cycle': element 15: SM 15, but sm_count is 15"},
       {"dealing_missing_sm.json", "field 'block_dealing_cycle': SM 14 is never dealt a block"},
       {"dealing_not_ids.json", "field 'block_dealing_cycle': element 1 must be an SM id"},
+      {"dispatch_alone.json", "field 'empty_block_ns': missing: block_dispatch_ns and empty_block_ns"},
       {"does_not_exist.json", "does_not_exist.json"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -1,4 +1,6 @@
 /* The time model: parallelism counts, not only traffic. */
+#include <math.h>
+
 #include "schedpredict/rank.h"
 #include "tests/sp_nestbuild.h"
 #include "tests/sp_test.h"
@@ -20,18 +22,24 @@ static sp_cm_counters streaming(void) {
   return c;
 }
 
+/* A 1-D launch of `blocks` blocks of `threads`, its statistics with `active` resident blocks an
+ * SM and nothing else known. */
+static void launch(int threads, int64_t blocks, int active, sp_schedule *s, sp_trace_stats *st) {
+  memset(s, 0, sizeof *s);
+  s->block[0] = threads;
+  s->block[1] = s->block[2] = 1;
+  s->grid[0] = blocks;
+  s->grid[1] = s->grid[2] = 1;
+  memset(st, 0, sizeof *st);
+  st->blocks = blocks;
+  st->active_blocks_per_sm = active;
+}
+
 static void run_comb(const sp_cm_counters *c, int threads, int64_t blocks,
                      const sp_rank_combine *comb, sp_rank_time *t) {
   sp_schedule s;
-  memset(&s, 0, sizeof s);
-  s.block[0] = threads;
-  s.block[1] = s.block[2] = 1;
-  s.grid[0] = blocks;
-  s.grid[1] = s.grid[2] = 1;
   sp_trace_stats st;
-  memset(&st, 0, sizeof st);
-  st.blocks = blocks;
-  st.active_blocks_per_sm = sp_arch_active_blocks_per_sm(&h100, threads, 0, 0);
+  launch(threads, blocks, sp_arch_active_blocks_per_sm(&h100, threads, 0, 0), &s, &st);
   sp_rank_predict_time(c, &st, &s, &h100, 1, comb, t);
 }
 
@@ -132,13 +140,9 @@ static void test_reduction_combine(void) {
 static void test_working_blocks(void) {
   sp_cm_counters c = streaming();
   sp_schedule s;
-  memset(&s, 0, sizeof s);
-  s.block[0] = 32, s.block[1] = 32, s.block[2] = 1;
-  s.grid[0] = 16896, s.grid[1] = s.grid[2] = 1;
   sp_trace_stats st;
-  memset(&st, 0, sizeof st);
-  st.blocks = 16896;
-  st.active_blocks_per_sm = 2;
+  launch(1024, 16896, 2, &s, &st);
+  s.block[0] = 32, s.block[1] = 32;
   sp_rank_time all, some, only;
   sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &all);
   st.blocks_working = 128;
@@ -148,6 +152,9 @@ static void test_working_blocks(void) {
   CHECK_EQ_INT(all.sms_used, 132);
   CHECK_EQ_INT(some.sms_used, 128);
   CHECK_EQ_INT(some.active_warps_per_sm, 32);
+  /* the same work: the 16,768 idle blocks pass through the 136 slots the 128 working ones
+   * leave free while they stream for a millisecond (test_empty_blocks) */
+  CHECK_NEAR(some.empty_s, 0, 0);
   CHECK_NEAR(some.total_s, only.total_s, 1e-12);
   CHECK(some.latency_s > 2 * all.latency_s); /* 32 warps on 128 SMs wait, not 64 on 132 */
   sp_rank_combine max = {0, 1};
@@ -161,13 +168,8 @@ static void test_working_blocks(void) {
 static void test_working_warps(void) {
   sp_cm_counters c = streaming();
   sp_schedule s;
-  memset(&s, 0, sizeof s);
-  s.block[0] = 256, s.block[1] = 1, s.block[2] = 1;
-  s.grid[0] = 1024, s.grid[1] = s.grid[2] = 1;
   sp_trace_stats st;
-  memset(&st, 0, sizeof st);
-  st.blocks = 1024;
-  st.active_blocks_per_sm = 8;
+  launch(256, 1024, 8, &s, &st);
   sp_rank_time all, two, unknown;
   st.warps_working_per_block = 8;
   sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &all);
@@ -181,6 +183,49 @@ static void test_working_warps(void) {
   CHECK_NEAR(two.dram_s, all.dram_s, 1e-15);
   CHECK_NEAR(unknown.total_s, all.total_s, 1e-15);
   CHECK(two.total_s > all.total_s);
+}
+
+/* Blocks without iterations pass through the slots the working blocks leave free, and after the
+ * work at the dispatch rate or as the slots allow (h100: 0.57 ns, 220 ns). By hand:
+ * - 1024 x 1024-thread blocks working, 2 slots an SM (264): none free, so all 15,872 idle
+ *   blocks of a 16,896 grid pass after the work at min(1 / 0.57, 264 / 220) = 1.2 a ns:
+ *   13,227 ns (the probe measured 12.4 us);
+ * - 1024 x 128-thread blocks working, 16 slots an SM (2,112): 1,088 free pass
+ *   min(1 / 0.57, 1088 / 220) = 1.754 a ns during the work; a work of t s passes
+ *   1.754e9 t of them, and the rest go at 1.754 a ns. */
+static void test_empty_blocks(void) {
+  CHECK_NEAR(h100.block_dispatch_ns, 0.57, 1e-12);
+  CHECK_NEAR(h100.empty_block_ns, 220, 1e-12);
+  sp_cm_counters c = streaming();
+  sp_schedule s;
+  sp_trace_stats st;
+  sp_rank_time alone, idle;
+  launch(1024, 1024, 2, &s, &st);
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &alone);
+  launch(1024, 16896, 2, &s, &st);
+  st.blocks_working = 1024;
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &idle);
+  CHECK_NEAR(alone.empty_s, 0, 0);
+  CHECK_NEAR(idle.empty_s, 15872 / (264.0 / 220) * 1e-9, 1e-12);
+  CHECK_NEAR(idle.total_s, alone.total_s + idle.empty_s, 1e-12);
+  /* 128-thread blocks: the work hides what it passes during it */
+  launch(128, 1024, 16, &s, &st);
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &alone);
+  double work = alone.total_s - alone.launch_s, rate = fmin(1 / 0.57, 1088 / 220.0);
+  double hidden = rate * work * 1e9;
+  for (int64_t grid = 2048; grid <= 1 << 20; grid *= 4) {
+    launch(128, grid, 16, &s, &st);
+    st.blocks_working = 1024;
+    sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &idle);
+    double left = fmax(0.0, (double)(grid - 1024) - hidden);
+    CHECK_NEAR(idle.empty_s, left / rate * 1e-9, 1e-12);
+  }
+  CHECK(idle.empty_s > 0 && idle.bound == SP_BOUND_EMPTY); /* a million blocks: 600 us */
+  /* an arch without the figures: idle blocks are free */
+  sp_arch other = h100;
+  other.block_dispatch_ns = 0;
+  sp_rank_predict_time(&c, &st, &s, &other, 1, NULL, &idle);
+  CHECK_NEAR(idle.empty_s, 0, 0);
 }
 
 /* Every written byte reaches DRAM once a run, also what is still dirty in the L2 when a run
@@ -316,6 +361,7 @@ int main(void) {
   SP_RUN(test_reduction_combine);
   SP_RUN(test_working_blocks);
   SP_RUN(test_working_warps);
+  SP_RUN(test_empty_blocks);
   SP_RUN(test_dirty_writes);
   SP_RUN(test_unrolled_loads);
   SP_RUN(test_partial_writes);

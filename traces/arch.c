@@ -110,6 +110,8 @@ static const fdesc k_fields[] = {
     F("same_address_atomic_ns", FT_DOUBLE, same_address_atomic_ns, F_OPTIONAL),
     F("warp_loads_in_flight", FT_DOUBLE, warp_loads_in_flight, F_OPTIONAL),
     F("l2_partial_write_ns", FT_DOUBLE, l2_partial_write_ns, F_OPTIONAL),
+    F("block_dispatch_ns", FT_DOUBLE, block_dispatch_ns, F_OPTIONAL),
+    F("empty_block_ns", FT_DOUBLE, empty_block_ns, F_OPTIONAL),
     F("block_dealing_cycle", FT_DEALING, block_dealing_cycle, F_OPTIONAL),
 };
 #undef F
@@ -406,6 +408,10 @@ static int cross_check(const sp_arch *a, const char *p, char *err, size_t n) {
   if (a->clock_base_mhz > a->clock_boost_mhz)
     return fail(err, n, p, "clock_base_mhz", "%g exceeds clock_boost_mhz %g", a->clock_base_mhz,
                 a->clock_boost_mhz);
+  if ((a->block_dispatch_ns > 0) != (a->empty_block_ns > 0))
+    return fail(err, n, p, a->block_dispatch_ns > 0 ? "empty_block_ns" : "block_dispatch_ns",
+                "missing: block_dispatch_ns and empty_block_ns are measured together (give both "
+                "or neither)");
   return check_dealing(a, p, err, n);
 }
 

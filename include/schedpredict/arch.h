@@ -99,6 +99,12 @@ typedef struct sp_arch {
   /* GPU time of one store sector that its instruction writes only in part (the L2 merges it
    * into the sector's other bytes), ns, all SMs storing; 0 = absent (optional: free) */
   double l2_partial_write_ns;
+  /* Blocks without iterations (a fixed gang count larger than the loops need): the work
+   * distributor deals one block every block_dispatch_ns, GPU-wide, and a block that only
+   * starts and stops holds its slot empty_block_ns; 0 = absent (optional: such blocks are
+   * free) */
+  double block_dispatch_ns;
+  double empty_block_ns;
   /* The order in which the chip's work distributor deals the blocks of a launch to SMs: SM
    * ids, repeated as a cycle, an SM that holds its share skipped (sp_trace_deal_blocks).
    * Measured per board (which TPCs are fused off differs); 0 entries = not measured

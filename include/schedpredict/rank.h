@@ -19,6 +19,7 @@ typedef enum sp_rank_bound {
   SP_BOUND_LATENCY,
   SP_BOUND_COMBINE, /* the reductions' atomics on one address */
   SP_BOUND_PARTIAL, /* the L2's merging of store sectors written in part */
+  SP_BOUND_EMPTY,   /* dealing blocks that have no iterations */
 } sp_rank_bound;
 
 /* A nest's reductions as the time model sees them: what each thread block does to combine its
@@ -37,6 +38,7 @@ typedef struct sp_rank_time {
   double launch_s;           /* fixed launch overhead */
   double combine_s;          /* the reductions' atomics, one after another (sp_rank_combine) */
   double partial_s;          /* store sectors written in part, merged by the L2 (added) */
+  double empty_s;            /* blocks without iterations passing after the work (added) */
   double total_s;            /* max of the above per wave group (at least combine_s), plus
                                 launch */
   sp_rank_bound bound;
