@@ -649,18 +649,26 @@ typedef struct dim_share {
   int64_t trip, q, per, rest; /* trip: 0 where a loop's count is unknown */
 } dim_share;
 
+/* The iterations of band loop k, the product over its collapse group where one starts at k
+ * (trip_max; 0 where any count is unknown); *fixed: every count is known and constant. */
+static int64_t band_trip(const sp_nest *nest, const sp_schedule *s, int k, bool *fixed) {
+  bool group = s->collapse_count >= 2 && k == s->collapse_first;
+  int64_t trip = 1;
+  *fixed = true;
+  for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++) {
+    *fixed &= nest->loops[j].trip_min == nest->loops[j].trip_max && nest->loops[j].trip_max > 0;
+    trip *= nest->loops[j].trip_max > 0 ? nest->loops[j].trip_max : 0;
+  }
+  return trip;
+}
+
 static void dim_shares(const sp_nest *nest, const sp_schedule *s, dim_share sh[3]) {
   memset(sh, 0, 3 * sizeof *sh);
   for (int k = 0; k < s->nband; k++) {
     int d = s->map[k].block_dim;
-    bool group = s->collapse_count >= 2 && k == s->collapse_first;
     if (d < 0 || d > 2 || sp_schedule_collapsed_away(s, k)) continue;
-    int64_t trip = 1;
-    bool fixed = true;
-    for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++) {
-      fixed &= nest->loops[j].trip_min == nest->loops[j].trip_max && nest->loops[j].trip_max > 0;
-      trip *= nest->loops[j].trip_max > 0 ? nest->loops[j].trip_max : 0;
-    }
+    bool fixed;
+    int64_t trip = band_trip(nest, s, k, &fixed);
     int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
     int64_t stride = per * s->grid[d];
     sh[d] = (dim_share){true, fixed, s->map[k].thread_dim == 0, trip, trip / stride, per,
@@ -690,10 +698,8 @@ int sp_trace_working_warps(const sp_nest *nest, const sp_schedule *s) {
   for (int k = 0; k < s->nband; k++) {
     int t = s->map[k].thread_dim;
     if (t < 0 || t > 2 || sp_schedule_collapsed_away(s, k)) continue;
-    bool group = s->collapse_count >= 2 && k == s->collapse_first;
-    int64_t trip = 1;
-    for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++)
-      trip = nest->loops[j].trip_max > 0 && trip > 0 ? trip * nest->loops[j].trip_max : 0;
+    bool fixed;
+    int64_t trip = band_trip(nest, s, k, &fixed);
     if (trip > 0 && trip < used[t]) used[t] = trip;
   }
   const int64_t threads = (int64_t)s->block[0] * s->block[1] * s->block[2];

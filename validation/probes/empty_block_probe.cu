@@ -25,12 +25,8 @@ int main() {
   const int row_counts[] = {1024, 4096};
   cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
-  const size_t fbytes = 2 * (size_t)prop.l2CacheSize;
-  unsigned *F, *sink;
-  cudaMalloc(&F, fbytes);
-  cudaMalloc(&sink, 4);
-  cudaMemset(F, 0x5a, fbytes);
-  auto flush = [&] { flush_read<<<1024, 256>>>(F, fbytes / 4, sink); };
+  const probe_flusher flush(prop);
+  if (!flush.ok) return 1;
   printf("# %s, ECC %s, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.multiProcessorCount);
   double *a, *b;
   cudaMalloc(&a, (size_t)4096 * COLS * sizeof(double));

@@ -81,18 +81,16 @@ int main(int argc, char **argv) {
   const bool once = argc > 1 && argv[1][0] == 'o';
   cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
-  size_t bytes = (size_t)N * N * sizeof(double), fbytes = 2 * (size_t)prop.l2CacheSize;
+  size_t bytes = (size_t)N * N * sizeof(double);
   double *A, *B; // B: 3 doubles of room for the aligned variants below
-  unsigned *F, *sink;
-  if (cudaMalloc(&A, bytes) || cudaMalloc(&B, bytes + 64) || cudaMalloc(&F, fbytes) || cudaMalloc(&sink, 4))
-    return 1;
+  const probe_flusher flusher(prop);
+  if (cudaMalloc(&A, bytes) || cudaMalloc(&B, bytes + 64) || !flusher.ok) return 1;
   cudaMemset(A, 0, bytes);
   cudaMemset(B, 0, bytes);
-  cudaMemset(F, 0x5a, fbytes);
   printf("# %s, ECC %s, L2 %d bytes, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off",
          prop.l2CacheSize, prop.multiProcessorCount);
   auto flush = [&] { // before each timed launch ("once": ncu flushes itself)
-    if (!once) flush_read<<<1024, 256>>>(F, fbytes / 4, sink);
+    if (!once) flusher();
   };
   printf("kernel,map,W,R,gx,gy,j0,delay_ns,time_us\n");
   // kernel (0 stencil, 1 fill), rows?, W, R, grid x, grid y, delay

@@ -151,14 +151,11 @@ int main(int argc, char **argv) {
   cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
   size_t bytes = (size_t)N * N * sizeof(double);
-  size_t fbytes = 2 * (size_t)prop.l2CacheSize;
   double *A, *B;
-  unsigned *F, *sink;
-  if (cudaMalloc(&A, bytes) || cudaMalloc(&B, bytes) || cudaMalloc(&F, fbytes) || cudaMalloc(&sink, 4))
-    return 1;
+  const probe_flusher flusher(prop);
+  if (cudaMalloc(&A, bytes) || cudaMalloc(&B, bytes) || !flusher.ok) return 1;
   cudaMemset(A, 0, bytes);
   cudaMemset(B, 0, bytes);
-  cudaMemset(F, 0x5a, fbytes);
   printf("# %s, ECC %s, L2 %d bytes\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.l2CacheSize);
   printf("kernel,grid_x,grid_y,time_us_no_flush,time_us_flushed\n");
   dim3 block(32, 16);
@@ -173,7 +170,7 @@ int main(int argc, char **argv) {
       us[flushed] = probe_time_us_each(
           "partial_probe", once ? 1 : 7, once ? 0 : 2,
           [&] {
-            if (flushed) flush_read<<<1024, 256>>>(F, fbytes / 4, sink);
+            if (flushed) flusher();
           },
           [&] {
             switch (r.k) {

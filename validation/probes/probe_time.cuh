@@ -1,5 +1,5 @@
 // Timing shared by the timing probes (mlp_probe.cu, pitch_probe.cu, partial_probe.cu,
-// partial_gap_probe.cu).
+// partial_gap_probe.cu, empty_block_probe.cu, l2_merge_probe.cu).
 #ifndef PROBE_TIME_CUH
 #define PROBE_TIME_CUH
 #include <cstdio>
@@ -44,6 +44,21 @@ __global__ void flush_read(const unsigned *p, unsigned long long n, unsigned *si
     s += p[k];
   if (s == 0x12345678u) *sink = s;
 }
+
+// A buffer of twice the L2 and a read of it: probe_flusher f(prop); ... f(); before a timed
+// launch (the harness's flush). Allocation failure leaves ok false.
+struct probe_flusher {
+  unsigned *buf = nullptr, *sink = nullptr;
+  unsigned long long words = 0;
+  bool ok = false;
+  explicit probe_flusher(const cudaDeviceProp &prop) {
+    const size_t bytes = 2 * (size_t)prop.l2CacheSize;
+    ok = cudaMalloc(&buf, bytes) == cudaSuccess && cudaMalloc(&sink, 4) == cudaSuccess;
+    if (ok) cudaMemset(buf, 0x5a, bytes);
+    words = bytes / 4;
+  }
+  void operator()() const { flush_read<<<1024, 256>>>(buf, words, sink); }
+};
 
 // 7 launches, the first 2 warm-ups, nothing before each.
 template <typename F>
