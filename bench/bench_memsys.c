@@ -21,7 +21,9 @@
  *   cc -std=c11 -O2 -D_GNU_SOURCE -Iinclude -I. -DSP_SOURCE_DIR=\"$PWD\" bench/bench_memsys.c \
  *      cachemodel/coalesce.c cachemodel/lru.c cachemodel/memsys.c cachemodel/cost.c \
  *      traces/arch.c -ljansson -lm -o bench_memsys
- * Run: ./bench_memsys [n, default 4096] [arch, default h100] */
+ * Run: ./bench_memsys [n, default 4096] [arch, default h100] [shaped]
+ * "shaped": instructions carry the shape ids the trace's affine path sets, so the coalescer
+ * analyses each lane layout once (sp_cm_coalesce_shaped) instead of per instruction. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,10 @@ static int null_sink(void *ctx, const sp_warp_instr *wi)
 }
 
 typedef int (*sink_fn)(void *, const sp_warp_instr *);
+
+/* Whether instructions carry a shape id (sp_warp_instr.shape) as the trace's affine path gives
+ * them: one per lane layout (here per operand and stride), so the coalescer analyses each once. */
+static int shaped;
 
 /* kind 0 coalesced, 1 strided reads, 2 strided writes. Returns instructions. */
 static int64_t gen(int n, int nsms, int kind, sink_fn sink, void *ctx)
@@ -75,6 +81,7 @@ static int64_t gen(int n, int nsms, int kind, sink_fn sink, void *ctx)
           wi.array = op;
           wi.ref = op;
           wi.write = op;
+          wi.shape = shaped ? (uint64_t)(1 + 2 * op + strided) : 0;
           for (int l = 0; l < 32; l++) wi.addr[l] = base + (uint64_t)l * stride;
           if (sink(ctx, &wi) != 0) return -1;
           count++;
@@ -89,6 +96,7 @@ int main(int argc, char **argv)
 {
   int n = argc > 1 ? atoi(argv[1]) : 4096;
   const char *archname = argc > 2 ? argv[2] : "h100";
+  shaped = argc > 3 && strcmp(argv[3], "shaped") == 0;
   if (n < 32 || n % 32) {
     fprintf(stderr, "n must be a positive multiple of 32\n");
     return 2;
@@ -102,7 +110,8 @@ int main(int argc, char **argv)
   static const char *kinds[] = {"coalesced", "strided", "strided-w"};
   static const char *cfgs[] = {"base/fully", "base/set-assoc", "modeled/fully", "sampled 4 SMs",
                                "L2 1/16"};
-  printf("%s, %d x %d doubles, block 32x8\n", arch.name, n, n);
+  printf("%s, %d x %d doubles, block 32x8%s\n", arch.name, n, n,
+         shaped ? ", instructions shaped (the coalescer's memo of lane layouts)" : "");
   printf("%-10s %-15s %10s %12s %9s %9s %12s %12s %10s %8s\n", "stream", "model", "instr",
          "lookups", "gen s", "model s", "lookups/s", "sectors/s", "instr/s", "mem MB");
   for (int kind = 0; kind < 3; kind++) {

@@ -1,6 +1,7 @@
 /* Coalescer: one warp instruction -> one request and its distinct sectors and lines. */
 #include "schedpredict/cachemodel.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int log2_exact(uint32_t v, unsigned *out)
@@ -139,11 +140,18 @@ static int lane_run(uint32_t mask, uint32_t *first, uint32_t *n)
   return (mask >> *first) == (UINT32_MAX >> (32 - *n));
 }
 
-/* Lanes a[0..n-1] (1 <= n <= 32) as a grid; 0 (nothing written) when they are not one, or the
- * grid's order is not the address order described above, or an access could wrap the top of the
- * address space. */
-static int grid_warp(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, uint64_t span,
-                     sp_cm_warp_access *out)
+/* A grid warp's layout: everything about it that depends only on the lanes' offsets from the
+ * first active lane (so it holds for every instruction whose lanes keep those offsets). */
+typedef struct grid_plan {
+  int64_t s1, s2;         /* lane strides within a row and between rows */
+  int64_t lo_off, hi_off; /* the full grid's bounding box, relative to the first lane */
+  uint32_t n, w;          /* lanes; row width */
+  int inner_t;            /* 1: rows of the grid are the outer dimension, 0: columns */
+} grid_plan;
+
+/* Lanes a[0..n-1] (1 <= n <= 32) as a grid; 0 when they are not one, or the grid's order is not
+ * the address order described above. */
+static int grid_shape(const uint64_t *a, uint32_t n, uint64_t span, grid_plan *p)
 {
   const int64_t lim = INT64_C(1) << 40; /* strides below this: no offset overflows an int64 */
   int64_t s1 = n > 1 ? (int64_t)(a[1] - a[0]) : 0, s2 = 0;
@@ -159,25 +167,38 @@ static int grid_warp(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, ui
     for (uint32_t t = 0; t < w && l < n; t++, l++) ok &= a[l] == row + (uint64_t)((int64_t)t * s1);
   }
   if (!ok) return 0;
-  /* the bounding box of the full grid's offsets must not wrap */
   int64_t ext1 = (int64_t)(w - 1) * s1, ext2 = (int64_t)(rows - 1) * s2;
-  int64_t lo_off = (ext1 < 0 ? ext1 : 0) + (ext2 < 0 ? ext2 : 0);
-  int64_t hi_off = (ext1 > 0 ? ext1 : 0) + (ext2 > 0 ? ext2 : 0);
-  if (a[0] < mag(lo_off) || UINT64_MAX - a[0] < (uint64_t)hi_off + span) return 0;
   /* inner dimension: t (rows of the grid are outer) or g (columns are outer) */
-  int inner_t;
-  if (rows == 1 || mag(s2) > mag(ext1) + span) inner_t = 1;
-  else if (mag(s1) > mag(ext2) + span) inner_t = 0;
+  if (rows == 1 || mag(s2) > mag(ext1) + span) p->inner_t = 1;
+  else if (mag(s1) > mag(ext2) + span) p->inner_t = 0;
   else return 0;
-  const int64_t s_in = inner_t ? s1 : s2, s_out = inner_t ? s2 : s1;
+  p->s1 = s1;
+  p->s2 = s2;
+  p->lo_off = (ext1 < 0 ? ext1 : 0) + (ext2 < 0 ? ext2 : 0);
+  p->hi_off = (ext1 > 0 ? ext1 : 0) + (ext2 > 0 ? ext2 : 0);
+  p->n = n;
+  p->w = w;
+  return 1;
+}
+
+/* The sectors and lines of grid p with its first lane at a0; 0 (nothing written) when an access
+ * could wrap the top of the address space. */
+static int grid_emit(const sp_cm_coalescer *c, const grid_plan *p, uint64_t a0, uint64_t span,
+                     sp_cm_warp_access *out)
+{
+  if (a0 < mag(p->lo_off) || UINT64_MAX - a0 < (uint64_t)p->hi_off + span) return 0;
+  const uint32_t n = p->n, w = p->w, rows = (n + w - 1) / w;
+  const int inner_t = p->inner_t;
+  const int64_t s_in = inner_t ? p->s1 : p->s2, s_out = inner_t ? p->s2 : p->s1;
   const uint32_t n_out = inner_t ? rows : w;
   const int contiguous = mag(s_in) <= c->sector_bytes;
   emitter e = {out, c->sector_shift, c->sectors_per_line_shift, 0, 0, ~(uint64_t)0, ~(uint64_t)0};
   for (uint32_t k = 0; k < n_out; k++) {
     uint32_t o = s_out < 0 ? n_out - 1 - k : k;
-    /* lanes of outer index o: inner index i = 0 .. n_in - 1 */
+    /* lanes of outer index o: inner index i = 0 .. n_in - 1, starting at lane o w (rows outer)
+     * or o (columns outer) */
     uint32_t n_in = inner_t ? (n - o * w < w ? n - o * w : w) : (n - 1 - o) / w + 1;
-    uint64_t base = a[inner_t ? o * w : o];
+    uint64_t base = a0 + (uint64_t)((int64_t)o * s_out);
     uint64_t first = base + (uint64_t)((int64_t)(n_in - 1) * s_in); /* the inner end's lane */
     uint64_t lo = s_in < 0 ? first : base, hi = s_in < 0 ? base : first;
     if (contiguous) {
@@ -191,25 +212,19 @@ static int grid_warp(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, ui
   return 1;
 }
 
-int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t active_mask,
-                   uint32_t access_bytes, sp_cm_warp_access *out)
+/* The general path: any active lanes, sorted and deduplicated. */
+static void coalesce_lanes(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t active_mask,
+                           uint64_t span, sp_cm_warp_access *out)
 {
-  if (access_bytes < 1 || access_bytes > 16) return -1;
-  out->requests = active_mask ? 1u : 0u;
   if (!active_mask) {
     out->n_sectors = out->n_lines = 0;
-    return 0;
+    return;
   }
   /* Every active lane contributes its first and last sector (equal unless it straddles), in
    * lane order: u = s0(l0), s1(l0), s0(l1), s1(l1), ... */
   uint64_t u[SP_CM_MAX_UNITS];
   uint32_t n = 0;
   const unsigned sh = c->sector_shift;
-  const uint64_t span = access_bytes - 1;
-  uint32_t first_lane, n_lanes;
-  if (lane_run(active_mask, &first_lane, &n_lanes) &&
-      grid_warp(c, lane_addr + first_lane, n_lanes, span, out))
-    return 0;
   if (active_mask == UINT32_MAX) {
     for (uint32_t l = 0; l < SP_CM_WARP_LANES; l++) {
       uint64_t first = lane_addr[l], last = first + span;
@@ -219,12 +234,14 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
     }
     n = SP_CM_MAX_UNITS;
   } else {
-    for (uint32_t m = active_mask; m; m &= m - 1) {
+    uint32_t m = active_mask;
+    do { /* at least one lane (a loop GCC cannot see run leaves u "maybe uninitialized") */
       uint64_t first = lane_addr[__builtin_ctz(m)], last = first + span;
       last |= (uint64_t)0 - (uint64_t)(last < first);
       u[n++] = first >> sh;
       u[n++] = last >> sh;
-    }
+      m &= m - 1;
+    } while (m);
   }
   /* Lanes ascending (the common, affine case) or descending (negative stride) cost O(n);
    * anything else is sorted. */
@@ -265,9 +282,82 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
     prev_line = line;
   }
   out->n_lines = nl;
+}
+
+int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t active_mask,
+                   uint32_t access_bytes, sp_cm_warp_access *out)
+{
+  if (access_bytes < 1 || access_bytes > 16) return -1;
+  out->requests = active_mask ? 1u : 0u;
+  if (!active_mask) {
+    out->n_sectors = out->n_lines = 0;
+    return 0;
+  }
+  const uint64_t span = access_bytes - 1;
+  uint32_t first_lane, n_lanes;
+  grid_plan p;
+  if (lane_run(active_mask, &first_lane, &n_lanes) &&
+      grid_shape(lane_addr + first_lane, n_lanes, span, &p) &&
+      grid_emit(c, &p, lane_addr[first_lane], span, out))
+    return 0;
+  coalesce_lanes(c, lane_addr, active_mask, span, out);
   return 0;
 }
 
+/* ---- the memo of lane layouts --------------------------------------------------------------
+ * Direct mapped: an entry holds the layout of one (shape, mask, access size); a colliding one
+ * replaces it. */
+enum { MEMO_BITS = 9, MEMO_ENTRIES = 1 << MEMO_BITS };
+
+typedef struct memo_entry {
+  uint64_t shape; /* 0: empty */
+  uint32_t mask, bytes;
+  int grid; /* the lanes form a grid: plan */
+  grid_plan plan;
+} memo_entry;
+
+struct sp_cm_coalesce_memo {
+  memo_entry e[MEMO_ENTRIES];
+};
+
+sp_cm_coalesce_memo *sp_cm_coalesce_memo_create(void)
+{
+  return calloc(1, sizeof(sp_cm_coalesce_memo));
+}
+
+size_t sp_cm_coalesce_memo_bytes(void)
+{
+  return sizeof(sp_cm_coalesce_memo);
+}
+
+void sp_cm_coalesce_memo_free(sp_cm_coalesce_memo *m)
+{
+  free(m);
+}
+
+int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, uint64_t shape,
+                          const uint64_t *lane_addr, uint32_t active_mask, uint32_t access_bytes,
+                          sp_cm_warp_access *out)
+{
+  if (!memo || shape == 0 || active_mask == 0)
+    return sp_cm_coalesce(c, lane_addr, active_mask, access_bytes, out);
+  if (access_bytes < 1 || access_bytes > 16) return -1;
+  out->requests = 1;
+  const uint64_t span = access_bytes - 1;
+  uint64_t h = (shape ^ ((uint64_t)active_mask << 7) ^ access_bytes) * UINT64_C(0x9E3779B97F4A7C15);
+  memo_entry *e = &memo->e[h >> (64 - MEMO_BITS)];
+  if (e->shape != shape || e->mask != active_mask || e->bytes != access_bytes) {
+    uint32_t first_lane, n_lanes;
+    e->shape = shape;
+    e->mask = active_mask;
+    e->bytes = access_bytes;
+    e->grid = lane_run(active_mask, &first_lane, &n_lanes) &&
+              grid_shape(lane_addr + first_lane, n_lanes, span, &e->plan);
+  }
+  if (e->grid && grid_emit(c, &e->plan, lane_addr[__builtin_ctz(active_mask)], span, out)) return 0;
+  coalesce_lanes(c, lane_addr, active_mask, span, out);
+  return 0;
+}
 /* Index of sector s in the ascending list, starting the search at *hint (lanes mostly ascend). */
 static uint32_t sector_index(const sp_cm_warp_access *wa, uint64_t s, uint32_t *hint)
 {

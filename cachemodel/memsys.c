@@ -212,6 +212,7 @@ struct sp_cm_memsys {
   sp_l2_store_policy l2_store;
   sp_cm_coalescer co;    /* L1 transactions */
   sp_cm_coalescer co_l2; /* L2 sectors (used when the L1 transaction is larger) */
+  sp_cm_coalesce_memo *memo, *memo_l2; /* their layouts of shaped instructions */
   unsigned spl_shift;    /* log2(L1 sectors per line) */
   unsigned sub_shift;    /* log2(L2 sectors per L1 transaction) */
   unsigned fill_shift;   /* log2(L2 sectors filled from DRAM per read miss) */
@@ -413,7 +414,10 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   m->group_array = calloc((size_t)m->ngroups, sizeof *m->group_array);
   m->l2_sampled = calloc((size_t)m->ngroups, sizeof *m->l2_sampled);
   m->pipe = malloc(SP_CM_PIPE * sizeof *m->pipe);
-  if (!m->sm || !m->ctr || !m->l2_whole || !m->group_array || !m->l2_sampled || !m->pipe)
+  m->memo = sp_cm_coalesce_memo_create();
+  m->memo_l2 = sp_cm_coalesce_memo_create();
+  if (!m->sm || !m->ctr || !m->l2_whole || !m->group_array || !m->l2_sampled || !m->pipe ||
+      !m->memo || !m->memo_l2)
     goto fail;
   return m;
 fail:
@@ -446,6 +450,8 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
   free(m->cold_nsectors);
   free(m->cold_log);
   free(m->pipe);
+  sp_cm_coalesce_memo_free(m->memo);
+  sp_cm_coalesce_memo_free(m->memo_l2);
   free(m);
 }
 
@@ -814,7 +820,8 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
     m->pipe_count--;
   }
   pipe_ent *e = &m->pipe[(m->pipe_head + m->pipe_count) % SP_CM_PIPE];
-  if (sp_cm_coalesce(&m->co, wi->addr, wi->active, wi->access_bytes, &e->wa) != 0) return -1;
+  if (sp_cm_coalesce_shaped(&m->co, m->memo, wi->shape, wi->addr, wi->active, wi->access_bytes, &e->wa) != 0)
+    return -1;
   e->sm = wi->sm;
   e->array = wi->array;
   e->group = group;
@@ -822,7 +829,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   /* the L2-granularity sectors, when they differ from the L1 transactions */
   e->l2_split = m->sub_shift && (wi->write || !m->l1_on);
   if (e->l2_split &&
-      sp_cm_coalesce(&m->co_l2, wi->addr, wi->active, wi->access_bytes, &e->wa2) != 0)
+      sp_cm_coalesce_shaped(&m->co_l2, m->memo_l2, wi->shape, wi->addr, wi->active, wi->access_bytes, &e->wa2) != 0)
     return -1;
   const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
   e->partial = wi->write ? sp_cm_partial_sectors(e->l2_split ? &m->co_l2 : &m->co, wi->addr,
@@ -1004,7 +1011,7 @@ size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
   if (!m) return 0;
   size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->narrays +
              (size_t)m->ngroups * (sizeof *m->ctr + sizeof *m->group_array + sizeof *m->l2_sampled) +
-             SP_CM_PIPE * sizeof *m->pipe;
+             SP_CM_PIPE * sizeof *m->pipe + 2 * sp_cm_coalesce_memo_bytes();
   b += m->l2f ? sp_cm_lru_memory_bytes(m->l2f) : sp_cm_setassoc_memory_bytes(m->l2s);
   if (m->l1_tables) b += (size_t)m->nsms * m->l1_table_bytes;
   for (int i = 0; i < m->nsms; i++) {

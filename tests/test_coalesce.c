@@ -248,12 +248,13 @@ static uint32_t reference_partial(const uint64_t *addr, uint32_t mask, uint32_t 
   return partial;
 }
 
-/* Whether the coalescer's answer for a warp is the reference's. */
-static int matches_reference(const sp_cm_coalescer *c, const uint64_t *addr, uint32_t mask,
-                             uint32_t bytes)
+/* Whether the coalescer's answer for a warp is the reference's (through memo with shape, where
+ * memo is not NULL). */
+static int matches_reference_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo,
+                                    uint64_t shape, const uint64_t *addr, uint32_t mask, uint32_t bytes)
 {
   sp_cm_warp_access w;
-  if (sp_cm_coalesce(c, addr, mask, bytes, &w) != 0) return 0;
+  if (sp_cm_coalesce_shaped(c, memo, shape, addr, mask, bytes, &w) != 0) return 0;
   uint64_t want_s[32 * 16], want_l[32 * 16];
   uint32_t ns = reference_units(addr, mask, bytes, c->sector_shift, want_s);
   uint32_t nl = reference_units(addr, mask, bytes, c->sector_shift + c->sectors_per_line_shift,
@@ -264,6 +265,12 @@ static int matches_reference(const sp_cm_coalescer *c, const uint64_t *addr, uin
   if (same && sp_cm_partial_sectors(c, addr, mask, bytes, &w) != reference_partial(addr, mask, bytes, c))
     same = 0;
   return same;
+}
+
+static int matches_reference(const sp_cm_coalescer *c, const uint64_t *addr, uint32_t mask,
+                             uint32_t bytes)
+{
+  return matches_reference_shaped(c, NULL, 0, addr, mask, bytes);
 }
 
 /* A run of lanes lo .. lo + len - 1: a warp cut short at either end. */
@@ -376,6 +383,55 @@ static void test_random_grids_vs_reference(void)
     wrong += !matches_reference(&c, addr, mask, bytes);
   }
   CHECK_EQ_INT(wrong, 0);
+}
+
+/* The memo of lane layouts (sp_cm_coalesce_shaped): 3,000 layouts (grids of either stride sign,
+ * affine, scattered), each with its own shape id, issued in random order at random bases
+ * (some near the top of the address space, where a grid's bounding box wraps and the general
+ * path must answer) and masks, so that the 512-entry memo sees hits, misses and collisions;
+ * every answer against the reference. A memo that kept a layout's emission instead of its
+ * analysis, or ignored the mask or the access size in its key, fails here. */
+static void test_shaped_vs_reference(void)
+{
+  enum { LAYOUTS = 3000 };
+  static int64_t off[LAYOUTS][32];
+  static uint32_t bytes_of[LAYOUTS], masks[LAYOUTS][3];
+  uint64_t rng = 2026;
+  sp_cm_coalescer c;
+  CHECK_EQ_INT(sp_cm_coalescer_init(&c, 32, 128), 0);
+  for (int k = 0; k < LAYOUTS; k++) {
+    uint32_t w = 1 + (uint32_t)(splitmix64(&rng) % 32);
+    int64_t s1 = (int64_t)(splitmix64(&rng) % 72) - 36, s2 = (int64_t)(splitmix64(&rng) % 20000) - 10000;
+    int kind = (int)(splitmix64(&rng) % 5);
+    bytes_of[k] = sizes[splitmix64(&rng) % 6];
+    if (kind == 4) /* rows just apart, or just not, for this access size: the size decides */
+      s2 = (int64_t)(w - 1) * (s1 < 0 ? -s1 : s1) + (int64_t)bytes_of[k] - 1 + (int64_t)(splitmix64(&rng) % 3) - 1;
+    for (int l = 0; l < 32; l++)
+      off[k][l] = kind == 3 ? (int64_t)(splitmix64(&rng) % 5000)
+                : kind == 2 ? (int64_t)l * s2
+                            : (int64_t)(l % (int)w) * s1 + (int64_t)(l / (int)w) * s2;
+    masks[k][0] = 0xFFFFFFFFu;
+    masks[k][1] = random_run_mask(&rng);
+    masks[k][2] = (uint32_t)splitmix64(&rng) | 1u;
+  }
+  sp_cm_coalesce_memo *memo = sp_cm_coalesce_memo_create();
+  CHECK(memo != NULL);
+  uint64_t wrong = 0, wrapped = 0;
+  for (int trial = 0; trial < 60000; trial++) {
+    int k = (int)(splitmix64(&rng) % (trial < 20000 ? 200 : LAYOUTS)); /* first few: many hits */
+    uint32_t mask = masks[k][splitmix64(&rng) % 3];
+    uint64_t base = trial % 10 == 9 ? UINT64_MAX - splitmix64(&rng) % 400000
+                                    : (UINT64_C(1) << 40) + splitmix64(&rng) % (UINT64_C(1) << 30);
+    uint64_t addr[32];
+    for (int l = 0; l < 32; l++) addr[l] = base + (uint64_t)off[k][l];
+    wrapped += trial % 10 == 9;
+    /* the same layout under another access size is another key: its size is part of it */
+    uint32_t bytes = trial % 7 == 6 ? sizes[splitmix64(&rng) % 6] : bytes_of[k];
+    wrong += !matches_reference_shaped(&c, memo, (uint64_t)k + 1, addr, mask, bytes);
+  }
+  sp_cm_coalesce_memo_free(memo);
+  CHECK_EQ_INT(wrong, 0);
+  CHECK(wrapped > 1000);
 }
 
 /* ---- the transpose of DESIGN.md ------------------------------------------------------------
@@ -492,6 +548,7 @@ int main(void)
   SP_RUN(test_bad_arguments);
   SP_RUN(test_random_warps_vs_reference);
   SP_RUN(test_random_grids_vs_reference);
+  SP_RUN(test_shaped_vs_reference);
   SP_RUN(test_transpose_design_counts);
   SP_RUN(test_partial_sectors);
   return SP_TEST_END();

@@ -29,11 +29,42 @@ typedef struct cover_ctx {
   int probe[2]; /* reference ids */
   int64_t outside;
   uint32_t block0_warps; /* bit w: warp w of block 0 issued an instruction */
+  /* sp_warp_instr.shape's promise: the first instruction of each (shape, mask) seen, and the
+   * later ones whose lane offsets differ from it */
+  struct {
+    uint64_t shape;
+    uint32_t mask;
+    uint64_t off[SP_WARP];
+  } shapes[512];
+  int nshapes;
+  int64_t shaped, shape_broken;
 } cover_ctx;
+
+static void check_shape(cover_ctx *c, const sp_warp_instr *wi) {
+  if (!wi->shape || !wi->active) return;
+  c->shaped++;
+  uint64_t a0 = wi->addr[__builtin_ctz(wi->active)];
+  int k = 0;
+  while (k < c->nshapes && (c->shapes[k].shape != wi->shape || c->shapes[k].mask != wi->active)) k++;
+  if (k == c->nshapes) {
+    if (k == 512) return;
+    c->nshapes++;
+    c->shapes[k].shape = wi->shape;
+    c->shapes[k].mask = wi->active;
+    for (int l = 0; l < SP_WARP; l++) c->shapes[k].off[l] = wi->addr[l] - a0;
+    return;
+  }
+  for (int l = 0; l < SP_WARP; l++)
+    if (wi->active >> l & 1 && wi->addr[l] - a0 != c->shapes[k].off[l]) {
+      c->shape_broken++;
+      return;
+    }
+}
 
 static int cover_sink(void *vctx, const sp_warp_instr *wi) {
   cover_ctx *c = vctx;
   if (wi->block == 0 && wi->active && wi->warp < 32) c->block0_warps |= UINT32_C(1) << wi->warp;
+  check_shape(c, wi);
   for (int p = 0; p < 2; p++) {
     if (wi->ref != c->probe[p]) continue;
     for (int l = 0; l < SP_WARP; l++) {
@@ -121,10 +152,11 @@ static void random_nest(tnest *t, int *nb_out, bool *inner_out) {
   *inner_out = inner;
 }
 
-/* The property tests' user-style space: odd block shapes (narrow, 3-D, below a warp) and
- * grids capped at 1 and 2 blocks per SM of a 3-SM GPU. */
+/* The property tests' user-style space: odd block shapes (narrow, 3-D, below a warp, rows that
+ * straddle warps: 24x4's warps have different lane layouts) and grids capped at 1 and 2 blocks
+ * per SM of a 3-SM GPU. */
 static const int PROP_BLOCKS[][3] = {{32, 1, 1}, {8, 1, 1}, {64, 2, 1}, {4, 2, 1}, {2, 2, 2},
-                                     {32, 4, 1}, {8, 4, 2}, {128, 1, 1}};
+                                     {32, 4, 1}, {8, 4, 2}, {128, 1, 1}, {24, 4, 1}};
 static const int64_t PROP_CAPS[] = {1, 2};
 
 /* Blocks 0..nblk-1 shuffled, each dealt to a random SM of nsm (the lists keep the shuffled
@@ -151,7 +183,7 @@ static void test_every_iteration_once(void) {
   sp_arch small = H100;
   small.sm_count = 3;
   int nschedules = 0, bad_nests = 0, nplaced = 0, nwarps_checked = 0;
-  int64_t total_iters = 0;
+  int64_t total_iters = 0, shaped = 0;
   for (int trial = 0; trial < 120; trial++) {
     tnest t;
     int nb;
@@ -164,7 +196,7 @@ static void test_every_iteration_once(void) {
     int64_t idx[SP_MAX_LOOPS] = {0}, count = 0;
     if (inner) enumerate(&t.n, 0, nb + 1, idx, exp0, exp1, &count, nb > 1 ? 0 : -1);
     enumerate(&t.n, 0, nb, idx, exp0, exp1, &count, -1);
-    sp_space_options o = {PROP_BLOCKS, 8, PROP_CAPS, 2, true, false, false};
+    sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
     sp_space sp;
     char err[256];
     if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) {
@@ -202,7 +234,8 @@ static void test_every_iteration_once(void) {
       bool warps_ok = sp_nest_rectangular(&t.n) ? issued == st.warps_working_per_block
                                                 : issued <= st.warps_working_per_block;
       nwarps_checked += sp_nest_rectangular(&t.n);
-      bool ok = rc == 0 && c.outside == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
+      shaped += c.shaped;
+      bool ok = rc == 0 && c.outside == 0 && c.shape_broken == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
                 st.iterations == count && (!inner || memcmp(got1, exp1, (size_t)size) == 0) &&
                 warps_ok;
       nschedules++;
@@ -210,10 +243,10 @@ static void test_every_iteration_once(void) {
         if (bad_nests < 5)
           fprintf(stderr, "trial %d schedule %s [%s] block %dx%dx%d grid %lldx%lldx%lld: rc %d, "
                   "outside %lld, iterations %lld of %lld, warps issued in block 0 %d of %d "
-                  "working\n", trial, s->name, s->openacc, s->block[0],
+                  "working, %lld instructions break their shape's layout\n", trial, s->name, s->openacc, s->block[0],
                   s->block[1], s->block[2], (long long)s->grid[0], (long long)s->grid[1],
                   (long long)s->grid[2], rc, (long long)c.outside, (long long)st.iterations,
-                  (long long)count, issued, st.warps_working_per_block);
+                  (long long)count, issued, st.warps_working_per_block, (long long)c.shape_broken);
         bad_nests++;
         break;
       }
@@ -224,11 +257,13 @@ static void test_every_iteration_once(void) {
     free(exp0), free(exp1), free(got0), free(got1);
   }
   fprintf(stderr, "  %d schedules checked (%d under a random placement, %d with the working warps "
-          "exact), %lld iterations\n", nschedules, nplaced, nwarps_checked, (long long)total_iters);
+          "exact), %lld iterations, %lld shaped instructions\n", nschedules, nplaced, nwarps_checked,
+          (long long)total_iters, (long long)shaped);
   CHECK_EQ_INT(bad_nests, 0);
   CHECK(nwarps_checked > 300);
   CHECK(nschedules > 1000);
   CHECK(nplaced > 400);
+  CHECK(shaped > 20000);
 }
 
 /* ---- one candidate per trace ----
@@ -299,7 +334,7 @@ static void test_same_trace(void) {
     int nb;
     bool inner;
     random_nest(&t, &nb, &inner);
-    sp_space_options o = {PROP_BLOCKS, 8, PROP_CAPS, 2, true, false, false};
+    sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
     sp_space sp;
     char err[256];
     if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) continue;
@@ -672,6 +707,42 @@ static void test_working_blocks(void) {
   CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 8); /* 4096^2 iterations fill every lane */
 }
 
+/* sp_warp_instr.shape on a 64 x 64 transpose with 24 x 4 blocks: warp 0 holds rows 0 (24
+ * lanes) and 1 (8), warp 1 rows 1 (16) and 2 (16), so the two have different lane layouts under
+ * the same full mask and must not share a shape; every instruction of a shape keeps its layout;
+ * a collapsed schedule (per-lane path) gives none. */
+static int shape_sink(void *vctx, const sp_warp_instr *wi) {
+  check_shape(vctx, wi);
+  return 0;
+}
+
+static void test_shapes(void) {
+  tnest t;
+  tn_transpose(&t, 64);
+  sp_schedule s;
+  init_schedule(&s, 2);
+  s.map[0] = (sp_loop_map){1, 1}; /* i -> ty + by */
+  s.map[1] = (sp_loop_map){0, 0}; /* j -> tx + bx */
+  s.block[0] = 24, s.block[1] = 4;
+  s.grid[0] = 3, s.grid[1] = 16;
+  cover_ctx *c = calloc(1, sizeof *c);
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, shape_sink, c, NULL), 0);
+  CHECK_EQ_INT(c->shape_broken, 0);
+  CHECK(c->shaped > 0);
+  /* full-mask shapes: one per reference and warp of the block (3 warps, 2 references) */
+  int full = 0;
+  for (int k = 0; k < c->nshapes; k++) full += c->shapes[k].mask == UINT32_MAX;
+  CHECK_EQ_INT(full, 6);
+  memset(c, 0, sizeof *c);
+  init_schedule(&s, 2);
+  s.collapse_first = 0, s.collapse_count = 2;
+  s.map[0] = (sp_loop_map){0, 0};
+  s.block[0] = 128, s.grid[0] = 32;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, shape_sink, c, NULL), 0);
+  CHECK_EQ_INT(c->shaped, 0);
+  free(c);
+}
+
 /* Warps with iterations, by hand on a 40 x 40 transpose (i = loop 0, j = loop 1). */
 static void test_working_warps(void) {
   tnest t;
@@ -828,6 +899,7 @@ int main(void) {
   SP_RUN(test_transpose);
   SP_RUN(test_working_blocks);
   SP_RUN(test_working_warps);
+  SP_RUN(test_shapes);
   SP_RUN(test_sm_work);
   SP_RUN(test_every_iteration_once);
   SP_RUN(test_same_trace);

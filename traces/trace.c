@@ -17,6 +17,7 @@
  * Memory: one cursor per resident warp of each simulated SM (scalars per level, or levels x 32
  * lanes with a collapse), nothing proportional to the iterations. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,7 @@ typedef struct tr {
   /* Affine path (no collapse group): per-lane parts precomputed per warp of the block, so the
    * per-warp state is a few scalars and an instruction costs 32 additions. */
   bool fast;
+  uint64_t shape_base; /* the run's sp_warp_instr.shape ids: shape_base + ref * wpb + warp + 1; 0: none */
   int wpb;
   int64_t g[SP_MAX_LOOPS][3];
   int64_t *lv_lane;  /* [nlev][wpb][32]: lane part of idx - last bound */
@@ -176,6 +178,8 @@ void sp_trace_array_bases(const sp_nest *nest, uint64_t *base) {
     a = (a + bytes + huge - 1) / huge * huge;
   }
 }
+
+static _Atomic uint64_t sp_trace_serial;
 
 /* ---- building the program ---- */
 
@@ -545,12 +549,14 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
       wi->write = R->write;
       wi->access_bytes = R->size;
       wi->active = m;
+      wi->shape = 0;
       if (R->irregular) {
         const int64_t *ix = w->idx;
         if (T->fast) fast_lane_idx(T, w, &T->ln[w->widx], __builtin_ctz(m), T->scratch), ix = T->scratch;
         irregular_addrs(R, o->ref, ix, m, wi->addr);
       } else if (T->fast) {
         const uint64_t sc = R->base + (uint64_t)affc_scalar(&R->off, w->s);
+        if (T->shape_base) wi->shape = T->shape_base + (uint64_t)o->ref * (uint64_t)T->wpb + (uint64_t)w->widx + 1;
         lane_addrs(wi->addr, T->ref_lane + ((size_t)o->ref * (size_t)T->wpb + (size_t)w->widx) * SP_WARP, sc);
       } else {
         affc_eval(&R->off, w->idx, (int64_t *)wi->addr);
@@ -810,6 +816,10 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   T->ln = ln;
   T->wpb = wpb;
   if (T->fast && fast_tables(T, nest)) goto out;
+  /* ids unique to this run: a sample cache or a model reused across candidates never mixes
+   * two runs' layouts */
+  if (T->fast && (int64_t)nest->nrefs * wpb + wpb < (INT64_C(1) << 24))
+    T->shape_base = (atomic_fetch_add(&sp_trace_serial, 1) + 1) << 24;
   T->skip_rounds = opt && opt->sample_skip_rounds > 0 ? opt->sample_skip_rounds : 0;
   T->skip_dim = sp_trace_skip_dim(s);
   if (T->skip_rounds && (T->has_collapse || T->skip_dim < 0)) goto out;

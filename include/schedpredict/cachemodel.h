@@ -52,6 +52,20 @@ int sp_cm_coalescer_init(sp_cm_coalescer *c, uint32_t sector_bytes, uint32_t lin
 int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t active_mask,
                    uint32_t access_bytes, sp_cm_warp_access *out);
 
+/* sp_cm_coalesce for a caller that knows which instructions share their lanes' layout: shape
+ * != 0 promises that every instruction given with this shape, active mask and access size has
+ * the same offsets addr[l] - addr[first active lane] (a trace's affine reference in one warp of
+ * the block, whatever the loop indices). The layout's analysis (a grid of lanes, or not) is then
+ * kept in memo and done once per (shape, mask, size) instead of per instruction; the result is
+ * always what sp_cm_coalesce gives. shape 0 or memo NULL: sp_cm_coalesce. */
+typedef struct sp_cm_coalesce_memo sp_cm_coalesce_memo;
+sp_cm_coalesce_memo *sp_cm_coalesce_memo_create(void);
+void sp_cm_coalesce_memo_free(sp_cm_coalesce_memo *m);
+size_t sp_cm_coalesce_memo_bytes(void);
+int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, uint64_t shape,
+                          const uint64_t *lane_addr, uint32_t active_mask, uint32_t access_bytes,
+                          sp_cm_warp_access *out);
+
 /* Of the sectors `wa` lists (sp_cm_coalesce of the same lanes), how many the active lanes'
  * bytes cover only in part: a store that leaves some of a sector's bytes unwritten. Lanes that
  * write the same bytes cover them once. 0 when sectors are wider than 128 bytes (Kepler's

@@ -63,6 +63,9 @@ typedef struct sp_warp_instr {
   bool write;
   uint32_t access_bytes;
   uint32_t active;     /* lane mask */
+  /* 0, or an id such that every instruction of the trace with the same shape and active mask
+   * has the same lane offsets addr[l] - addr[first active lane] (sp_cm_coalesce_shaped) */
+  uint64_t shape;
   uint64_t addr[SP_WARP]; /* byte addresses (base of the array + offset); valid where active */
 } sp_warp_instr;
 
