@@ -97,6 +97,8 @@ typedef struct warp {
   int64_t *ub;    /* [nlev][32] */
   int64_t *p0;    /* [nmapped][32] */
   int64_t *f;     /* [32] fused index of the collapse group */
+  uint32_t even;  /* per-lane path: bit k, loop k's index is the same in every lane (and bit
+                   * 16 + lv: so is level lv's last bound) */
   int64_t *dig;   /* [count][32] its digits */
   /* affine path: every index is s[loop] + sum_d g[loop][d] * threadIdx.d of the lane */
   int64_t *s;     /* [nloops] */
@@ -128,6 +130,7 @@ typedef struct tr {
   int wpb;
   int64_t g[SP_MAX_LOOPS][3];
   int64_t *lv_lane;  /* [nlev][wpb][32]: lane part of idx - last bound */
+  bool *lv_even;     /* [nlev][wpb]: the warp's lanes all have the same lane part there */
   int64_t *ref_lane; /* [nrefs][wpb][32]: lane part of the byte offset */
   int64_t *grd_lane; /* [nguards][wpb][32] */
   const lanes_t *ln;  /* [wpb] */
@@ -141,15 +144,28 @@ static void affc_from(affc *out, const sp_affine *a) {
     if (a->coef[k]) out->t[out->n++] = (term){k, a->coef[k]};
 }
 
-/* v[l] = a evaluated at each lane's indices (wrapping arithmetic) */
-static inline void affc_eval(const affc *a, const int64_t *idx, int64_t *v) {
-  uint64_t *u = (uint64_t *)v;
-  for (int l = 0; l < SP_WARP; l++) u[l] = (uint64_t)a->c;
+/* v[l] = a evaluated at each lane's indices (wrapping arithmetic), where the loops in `even` have
+ * one index for all lanes: their terms are added once, as a scalar, the others lane by lane. */
+static inline void affc_eval_even(const affc *a, const int64_t *idx, uint32_t even, int64_t *v) {
+  uint64_t sc = (uint64_t)a->c;
+  int lanes[SP_MAX_LOOPS], nl = 0;
   for (int i = 0; i < a->n; i++) {
-    const uint64_t k = (uint64_t)a->t[i].coef;
-    const int64_t *x = idx + a->t[i].loop * SP_WARP;
+    if (even >> a->t[i].loop & 1) sc += (uint64_t)a->t[i].coef * (uint64_t)idx[a->t[i].loop * SP_WARP];
+    else lanes[nl++] = i;
+  }
+  uint64_t *u = (uint64_t *)v;
+  for (int l = 0; l < SP_WARP; l++) u[l] = sc;
+  for (int j = 0; j < nl; j++) {
+    const uint64_t k = (uint64_t)a->t[lanes[j]].coef;
+    const int64_t *x = idx + a->t[lanes[j]].loop * SP_WARP;
     for (int l = 0; l < SP_WARP; l++) u[l] += k * (uint64_t)x[l];
   }
+}
+
+static inline bool lanes_equal(const int64_t *x) {
+  bool eq = true;
+  for (int l = 1; l < SP_WARP; l++) eq &= x[l] == x[0];
+  return eq;
 }
 
 static inline uint32_t in_bounds(const int64_t *ix, const int64_t *ub, int dir) {
@@ -350,6 +366,8 @@ static void collapse_indices(const tr *T, warp *w) {
     int64_t *ix = w->idx + (c->first + j) * SP_WARP;
     const int64_t *d = w->dig + j * SP_WARP;
     for (int l = 0; l < SP_WARP; l++) ix[l] = c->lo[j] + c->st[j] * d[l];
+    const uint32_t bit = UINT32_C(1) << (c->first + j); /* a group on blocks only: lane-invariant */
+    w->even = lanes_equal(ix) ? w->even | bit : w->even & ~bit;
   }
 }
 
@@ -370,13 +388,19 @@ static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
   }
   int64_t *ix = w->idx + v->loop * SP_WARP;
   int64_t *ub = w->ub + lv * SP_WARP;
-  affc_eval(&v->lower, w->idx, ix);
-  affc_eval(&v->upper, w->idx, ub);
+  affc_eval_even(&v->lower, w->idx, w->even, ix);
+  affc_eval_even(&v->upper, w->idx, w->even, ub);
   if (v->mapped >= 0) {
     const int64_t *p0 = w->p0 + v->mapped * SP_WARP;
     const uint64_t st = (uint64_t)v->step;
     for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + st * (uint64_t)p0[l]);
   }
+  /* an index and bound the same in every lane stay so as the loop steps (level_next) */
+  const uint32_t bit = UINT32_C(1) << v->loop, ubit = UINT32_C(1) << (16 + lv);
+  w->even = lanes_equal(ix) ? w->even | bit : w->even & ~bit;
+  w->even = lanes_equal(ub) ? w->even | ubit : w->even & ~ubit;
+  if ((w->even & (bit | ubit)) == (bit | ubit))
+    return (v->dir > 0 ? ix[0] <= ub[0] : ix[0] >= ub[0]) ? pm : 0;
   return pm & in_bounds(ix, ub, v->dir);
 }
 
@@ -403,6 +427,8 @@ static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
   const int64_t *ub = w->ub + lv * SP_WARP;
   const uint64_t ds = (uint64_t)v->dstep;
   for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + ds);
+  const uint32_t both = (UINT32_C(1) << v->loop) | (UINT32_C(1) << (16 + lv));
+  if ((w->even & both) == both) return (v->dir > 0 ? ix[0] <= ub[0] : ix[0] >= ub[0]) ? m : 0;
   return m & in_bounds(ix, ub, v->dir);
 }
 
@@ -410,7 +436,7 @@ static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   int64_t v[SP_WARP];
   for (int g = 0; g < R->nguards && m; g++) {
     const guardc *G = &T->guards[R->guard0 + g];
-    affc_eval(&G->e, w->idx, v);
+    affc_eval_even(&G->e, w->idx, w->even, v);
     uint32_t ok = 0;
     switch (G->cmp) {
     case SP_CMP_GE0:
@@ -449,8 +475,11 @@ static inline int64_t affc_scalar(const affc *a, const int64_t *sv) {
 }
 
 static inline uint32_t fast_bounds(const tr *T, const warp *w, int lv) {
-  const int64_t *dl = T->lv_lane + ((size_t)lv * (size_t)T->wpb + (size_t)w->widx) * SP_WARP;
+  const size_t at = (size_t)lv * (size_t)T->wpb + (size_t)w->widx;
+  const int64_t *dl = T->lv_lane + at * SP_WARP;
   int64_t d = (int64_t)((uint64_t)w->s[T->lev[lv].loop] - (uint64_t)w->u[lv]);
+  if (T->lv_even[at]) /* a loop whose bounds do not move with the lane: all lanes or none */
+    return (T->lev[lv].dir > 0 ? d + dl[0] <= 0 : d + dl[0] >= 0) ? UINT32_MAX : 0;
   uint32_t m = 0;
   if (T->lev[lv].dir > 0)
     for (int l = 0; l < SP_WARP; l++) m |= (uint32_t)(d + dl[l] <= 0) << l;
@@ -559,7 +588,7 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
         if (T->shape_base) wi->shape = T->shape_base + (uint64_t)o->ref * (uint64_t)T->wpb + (uint64_t)w->widx + 1;
         lane_addrs(wi->addr, T->ref_lane + ((size_t)o->ref * (size_t)T->wpb + (size_t)w->widx) * SP_WARP, sc);
       } else {
-        affc_eval(&R->off, w->idx, (int64_t *)wi->addr);
+        affc_eval_even(&R->off, w->idx, w->even, (int64_t *)wi->addr);
         for (int l = 0; l < SP_WARP; l++) wi->addr[l] += R->base;
       }
       w->pc = pc;
@@ -586,6 +615,7 @@ static void start_warp(const tr *T, warp *w, const lanes_t *ln, const int64_t *b
   w->pc = 0;
   w->live = true;
   w->root = ln->root;
+  w->even = 0;
   for (int m = 0; m < T->nmapped; m++) {
     int td = T->map_t[m], bd = T->map_b[m];
     int64_t per = td >= 0 ? T->block[td] : 1;
@@ -621,9 +651,10 @@ static int fast_tables(tr *T, const sp_nest *nest) {
   int ng = 0;
   for (int r = 0; r < nest->nrefs; r++) ng += nest->refs[r].nguards;
   T->lv_lane = calloc(row * (size_t)(T->nlev > 0 ? T->nlev : 1), sizeof(int64_t));
+  T->lv_even = calloc((size_t)T->wpb * (size_t)(T->nlev > 0 ? T->nlev : 1), sizeof(bool));
   T->ref_lane = calloc(row * (size_t)(nest->nrefs > 0 ? nest->nrefs : 1), sizeof(int64_t));
   T->grd_lane = calloc(row * (size_t)(ng > 0 ? ng : 1), sizeof(int64_t));
-  if (!T->lv_lane || !T->ref_lane || !T->grd_lane) return -1;
+  if (!T->lv_lane || !T->lv_even || !T->ref_lane || !T->grd_lane) return -1;
   memset(T->g, 0, sizeof T->g);
   for (int lv = 0; lv < T->nlev; lv++) { /* levels are in nesting order: outer g known */
     const level *v = &T->lev[lv];
@@ -634,6 +665,12 @@ static int fast_tables(tr *T, const sp_nest *nest) {
     if (v->mapped >= 0 && T->map_t[v->mapped] >= 0) T->g[v->loop][T->map_t[v->mapped]] += v->step;
     for (int k = 0; k < 3; k++) d[k] = T->g[v->loop][k] - gu[k];
     lane_vec(T, d, T->lv_lane + (size_t)lv * row);
+    for (int w = 0; w < T->wpb; w++) {
+      const int64_t *dl = T->lv_lane + (size_t)lv * row + (size_t)w * SP_WARP;
+      bool even = true;
+      for (int l = 1; l < SP_WARP; l++) even &= dl[l] == dl[0];
+      T->lv_even[(size_t)lv * (size_t)T->wpb + (size_t)w] = even;
+    }
   }
   for (int r = 0; r < nest->nrefs; r++) {
     int64_t gv[3];
@@ -885,9 +922,10 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
 #if defined(__GNUC__)
       /* The per-lane path keeps ~2 KB of indices per warp and the SMs take turns instruction by
        * instruction, so with 132 SMs a warp's rows have left the host's caches by its next
-       * turn (affc_eval's loads of them were 42 % of the trace's time on collapse candidates):
-       * fetch those of the warp the SM two turns ahead will run. (Written out here: GCC deletes
-       * a call to a function that only prefetches, as having no effect.) */
+       * turn (their loads by the lane-by-lane evaluation were 42 % of the trace's time on
+       * collapse candidates): fetch those of the warp the SM two turns ahead will run.
+       * (Written out here: GCC deletes a call to a function that only prefetches, as having no
+       * effect.) */
       if (!T->fast && nsim > 2) {
         const smstate *P = &sm[i + 2 < nsim ? i + 2 : i + 2 - nsim];
         if (P->live > 0) {
@@ -940,6 +978,7 @@ out:
     free(T->refs);
     free(T->guards);
     free(T->lv_lane);
+    free(T->lv_even);
     free(T->ref_lane);
     free(T->grd_lane);
   }
