@@ -284,6 +284,15 @@ static void coalesce_lanes(const sp_cm_coalescer *c, const uint64_t *lane_addr, 
   out->n_lines = nl;
 }
 
+/* A grid's sectors from its plan (NULL: the lanes are no grid), else the general path's; mask
+ * != 0. */
+static void coalesce_planned(const sp_cm_coalescer *c, const grid_plan *plan, const uint64_t *lane_addr,
+                             uint32_t active_mask, uint64_t span, sp_cm_warp_access *out)
+{
+  if (!plan || !grid_emit(c, plan, lane_addr[__builtin_ctz(active_mask)], span, out))
+    coalesce_lanes(c, lane_addr, active_mask, span, out);
+}
+
 int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t active_mask,
                    uint32_t access_bytes, sp_cm_warp_access *out)
 {
@@ -296,11 +305,9 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
   const uint64_t span = access_bytes - 1;
   uint32_t first_lane, n_lanes;
   grid_plan p;
-  if (lane_run(active_mask, &first_lane, &n_lanes) &&
-      grid_shape(lane_addr + first_lane, n_lanes, span, &p) &&
-      grid_emit(c, &p, lane_addr[first_lane], span, out))
-    return 0;
-  coalesce_lanes(c, lane_addr, active_mask, span, out);
+  int grid = lane_run(active_mask, &first_lane, &n_lanes) &&
+             grid_shape(lane_addr + first_lane, n_lanes, span, &p);
+  coalesce_planned(c, grid ? &p : NULL, lane_addr, active_mask, span, out);
   return 0;
 }
 
@@ -354,8 +361,7 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
     e->grid = lane_run(active_mask, &first_lane, &n_lanes) &&
               grid_shape(lane_addr + first_lane, n_lanes, span, &e->plan);
   }
-  if (e->grid && grid_emit(c, &e->plan, lane_addr[__builtin_ctz(active_mask)], span, out)) return 0;
-  coalesce_lanes(c, lane_addr, active_mask, span, out);
+  coalesce_planned(c, e->grid ? &e->plan : NULL, lane_addr, active_mask, span, out);
   return 0;
 }
 /* Index of sector s in the ascending list, starting the search at *hint (lanes mostly ascend). */

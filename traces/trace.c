@@ -168,6 +168,11 @@ static inline bool lanes_equal(const int64_t *x) {
   return eq;
 }
 
+/* Sets or clears `bit` of a warp's even mask by whether x is the same in all lanes. */
+static inline void mark_even(uint32_t *even, uint32_t bit, const int64_t *x) {
+  *even = lanes_equal(x) ? *even | bit : *even & ~bit;
+}
+
 static inline uint32_t in_bounds(const int64_t *ix, const int64_t *ub, int dir) {
   uint32_t m = 0;
   if (dir > 0)
@@ -366,9 +371,17 @@ static void collapse_indices(const tr *T, warp *w) {
     int64_t *ix = w->idx + (c->first + j) * SP_WARP;
     const int64_t *d = w->dig + j * SP_WARP;
     for (int l = 0; l < SP_WARP; l++) ix[l] = c->lo[j] + c->st[j] * d[l];
-    const uint32_t bit = UINT32_C(1) << (c->first + j); /* a group on blocks only: lane-invariant */
-    w->even = lanes_equal(ix) ? w->even | bit : w->even & ~bit;
+    mark_even(&w->even, UINT32_C(1) << (c->first + j), ix); /* a group on blocks only: invariant */
   }
+}
+
+/* The lanes within level lv's bound (a non-collapsed level of the per-lane path): all or none
+ * where its index and bound are the same in every lane. */
+static inline uint32_t level_lanes(const warp *w, const level *v, int lv, const int64_t *ix,
+                                   const int64_t *ub) {
+  const uint32_t both = (UINT32_C(1) << v->loop) | (UINT32_C(1) << (16 + lv));
+  if ((w->even & both) == both) return (v->dir > 0 ? ix[0] <= ub[0] : ix[0] >= ub[0]) ? UINT32_MAX : 0;
+  return in_bounds(ix, ub, v->dir);
 }
 
 static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
@@ -396,12 +409,9 @@ static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
     for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + st * (uint64_t)p0[l]);
   }
   /* an index and bound the same in every lane stay so as the loop steps (level_next) */
-  const uint32_t bit = UINT32_C(1) << v->loop, ubit = UINT32_C(1) << (16 + lv);
-  w->even = lanes_equal(ix) ? w->even | bit : w->even & ~bit;
-  w->even = lanes_equal(ub) ? w->even | ubit : w->even & ~ubit;
-  if ((w->even & (bit | ubit)) == (bit | ubit))
-    return (v->dir > 0 ? ix[0] <= ub[0] : ix[0] >= ub[0]) ? pm : 0;
-  return pm & in_bounds(ix, ub, v->dir);
+  mark_even(&w->even, UINT32_C(1) << v->loop, ix);
+  mark_even(&w->even, UINT32_C(1) << (16 + lv), ub);
+  return pm & level_lanes(w, v, lv, ix, ub);
 }
 
 static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
@@ -427,9 +437,7 @@ static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
   const int64_t *ub = w->ub + lv * SP_WARP;
   const uint64_t ds = (uint64_t)v->dstep;
   for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + ds);
-  const uint32_t both = (UINT32_C(1) << v->loop) | (UINT32_C(1) << (16 + lv));
-  if ((w->even & both) == both) return (v->dir > 0 ? ix[0] <= ub[0] : ix[0] >= ub[0]) ? m : 0;
-  return m & in_bounds(ix, ub, v->dir);
+  return m & level_lanes(w, v, lv, ix, ub);
 }
 
 static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t m) {
@@ -666,10 +674,8 @@ static int fast_tables(tr *T, const sp_nest *nest) {
     for (int k = 0; k < 3; k++) d[k] = T->g[v->loop][k] - gu[k];
     lane_vec(T, d, T->lv_lane + (size_t)lv * row);
     for (int w = 0; w < T->wpb; w++) {
-      const int64_t *dl = T->lv_lane + (size_t)lv * row + (size_t)w * SP_WARP;
-      bool even = true;
-      for (int l = 1; l < SP_WARP; l++) even &= dl[l] == dl[0];
-      T->lv_even[(size_t)lv * (size_t)T->wpb + (size_t)w] = even;
+      T->lv_even[(size_t)lv * (size_t)T->wpb + (size_t)w] =
+          lanes_equal(T->lv_lane + (size_t)lv * row + (size_t)w * SP_WARP);
     }
   }
   for (int r = 0; r < nest->nrefs; r++) {
