@@ -11,7 +11,11 @@
  * Each --try ranks again with that screening (total instructions, per-candidate floor) and, if
  * given, that refinement (candidates per round, rounds, instructions per refined candidate), and
  * prints its own line, against the same reference. 0 keeps a default. --ref-file F keeps the reference's times in F.K (nest K):
- * read from there when present, written there when computed.
+ * read from there when present, written there when computed. --screen-dump F writes the default
+ * ranking's candidates to F.K, one line each (bench/refine_rounds.py replays the refinement
+ * rounds on them): index, block x y z, grid x y z, SMs used, resident warps per SM, screened
+ * time and its partly-written-sectors part (seconds), refined (0/1), refined time and its part
+ * (0 when not refined), in the refine_also subset (0/1), baseline (1 gcc, 2 nvc, 3 both, 0).
  * One line per nest; figures only, no verdicts (the reference ranking takes minutes for 3-D
  * nests: every candidate on the 150 k-instruction refinement sample). */
 #include <stdio.h>
@@ -52,6 +56,27 @@ static int rank_timed(const sp_nest *n, const sp_arch *arch, const sp_rank_optio
   return rc;
 }
 
+/* --screen-dump's file for nest k (the format is in the comment at the top). */
+static int dump_candidates(const char *path, int k, const sp_rank_result *r, expr_ctx *ec) {
+  char name[1024];
+  snprintf(name, sizeof name, "%s.%d", path, k);
+  FILE *f = fopen(name, "w");
+  if (!f) return -1;
+  for (int i = 0; i < r->n; i++) {
+    const sp_rank_candidate *c = &r->candidates[i];
+    const sp_schedule *s = &c->schedule;
+    double screened = c->refined ? c->screened_s : c->time.total_s,
+           screened_partial = c->refined ? c->screened_partial_s : c->time.partial_s;
+    fprintf(f, "%d %d %d %d %lld %lld %lld %d %d %.9g %.9g %d %.9g %.9g %d %d\n", i, s->block[0],
+            s->block[1], s->block[2], (long long)s->grid[0], (long long)s->grid[1],
+            (long long)s->grid[2], c->time.sms_used, c->time.active_warps_per_sm, screened,
+            screened_partial, c->refined, c->refined ? c->time.total_s : 0,
+            c->refined ? c->time.partial_s : 0, expressible(s, ec),
+            (i == r->default_gcc) + 2 * (i == r->default_nvc));
+  }
+  return fclose(f) == 0 ? 0 : -1;
+}
+
 static long parse_long(const char *v, const char *opt) {
   char *end;
   long x = strtol(v, &end, 10);
@@ -70,6 +95,7 @@ int main(int argc, char **argv) {
   o.space.gcc_default = true;
   o.space.gang_caps_absolute = true;
   bool reference = false;
+  const char *dump_file = NULL;
   const char *file = NULL, *ref_file = NULL;
   enum { MAX_TRIES = 16, MAX_PARAMS = 16 };
   sp_param params[MAX_PARAMS];
@@ -87,6 +113,7 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(a, "--budget") == 0) o.sample_budget = parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--threads") == 0) o.threads = (int)parse_long(argv[++i], a);
     else if (i + 1 < argc && strcmp(a, "--ref-file") == 0) ref_file = argv[++i];
+    else if (i + 1 < argc && strcmp(a, "--screen-dump") == 0) dump_file = argv[++i];
     else if (i + 1 < argc && strcmp(a, "--param") == 0 && nparams < MAX_PARAMS) {
       const char *text = argv[++i], *eq = strchr(text, '=');
       if (!eq || eq == text) {
@@ -113,7 +140,7 @@ int main(int argc, char **argv) {
     else if (a[0] != '-' && !file) file = a;
     else {
       fprintf(stderr, "usage: bench_rank [--reference] [--screen-total N] [--screen-min N] "
-                      "[--budget N] [--threads N] [--unshared] [--uncounted] [--param NAME=VALUE]\n"
+                      "[--budget N] [--threads N] [--unshared] [--uncounted] [--param NAME=VALUE] [--ref-file F] [--screen-dump F]\n"
                       "       [--try TOTAL,MIN[,COUNT,ROUNDS[,BUDGET]]]... FILE.c [-- ARGS]\n");
       return 2;
     }
@@ -208,6 +235,10 @@ int main(int argc, char **argv) {
       }
       int refined = 0;
       for (int c = 0; c < r.n; c++) refined += r.candidates[c].refined;
+      if (t < 0 && dump_file && dump_candidates(dump_file, k, &r, &ec) != 0) {
+        fprintf(stderr, "bench_rank: cannot write %s.%d\n", dump_file, k);
+        rc = 1;
+      }
       const sp_rank_candidate *pick = &r.candidates[r.order[0]];
       char label[96];
       if (t < 0) snprintf(label, sizeof label, "%s", where);

@@ -9,6 +9,7 @@
 
 #include "schedpredict/rank.h"
 
+#include "rank/refine.h"
 #include "rank/sample_cache.h"
 
 /* Ranking runs in two passes: every candidate on a small sample of the trace (screening), then
@@ -25,9 +26,6 @@
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
 #define SP_REFINE_COUNT 8
 #define SP_REFINE_ROUNDS 4
-/* The later rounds refine a screened candidate only when it is predicted this much faster than
- * the best refined one (see sp_refine_rounds) */
-#define SP_REFINE_MARGIN 0.02
 /* A refined candidate whose whole-grid run is a cut trace also runs a few SMs on their own for
  * its L1 (sp_refine_l1), on this share of the refinement budget */
 #define SP_L1_SAMPLE_SHARE 0.25
@@ -1239,6 +1237,7 @@ static void *sp_pass_worker(void *arg) {
       free(c->per_array);
       c->per_array = NULL;
       c->screened_s = c->time.total_s;
+      c->screened_partial_s = c->time.partial_s;
     }
     int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, budget, p->all_sms, mc, c);
     if (p->refine) c->refined = true;
@@ -1311,40 +1310,6 @@ static int sp_by_time(const void *pa, const void *pb) {
 static int sp_order_by_time(const sp_rank_result *out, int *order);
 static void sp_order_plateau(const sp_rank_result *out, int *order);
 
-/* The part of a time (the candidate's total, or its screened time) that sampling can move. */
-static double sp_sampled_part(const sp_rank_candidate *c, double total_s) {
-  return total_s - c->time.partial_s;
-}
-
-static double sp_calibrated(const sp_rank_candidate *c, double calib) {
-  return sp_sampled_part(c, c->time.total_s) * calib + c->time.partial_s;
-}
-
-/* A screened-only candidate worth refining in round `round`: any in the first, later only one
- * predicted (calibrated) faster than `best` by more than SP_REFINE_MARGIN. */
-static bool sp_contender(const sp_rank_candidate *c, double calib, double best, int round) {
-  return !c->refined && (round == 0 || sp_calibrated(c, calib) < best * (1 - SP_REFINE_MARGIN));
-}
-
-/* The factor screened times are multiplied by before they are compared with refined ones: the
- * refined over screened time of the refined compiler baselines (geometric mean) when that shows
- * an optimistic screening, else 1 (a pessimistic screening is not a reason to refine more: the
- * best screened candidates are refined anyway). Only the sampled part of the time is scaled:
- * the partly written sectors' time comes from exact counts, the same in both (sp_calibrated). */
-static double sp_screen_calibration(const sp_rank_result *out) {
-  int defs[2] = {out->default_gcc, out->default_nvc}, n = 0;
-  double log_sum = 0;
-  for (int d = 0; d < 2; d++) {
-    if (defs[d] < 0 || (d == 1 && defs[1] == defs[0])) continue;
-    const sp_rank_candidate *c = &out->candidates[defs[d]];
-    double refined = sp_sampled_part(c, c->time.total_s), screened = sp_sampled_part(c, c->screened_s);
-    if (!c->refined || !(screened > 0) || !(refined > 0)) continue;
-    log_sum += log(refined / screened);
-    n++;
-  }
-  return n ? fmax(1.0, exp(log_sum / n)) : 1;
-}
-
 /* The memory model's work to refine a screened candidate on `budget`, relative: per warp
  * instruction its L1 lookups (sectors) and, weighted double, its L2 lookups (an L1 miss's L2
  * read with its fill probes costs about as much again: transpose's uncoalesced baselines took
@@ -1381,21 +1346,10 @@ static void sp_order_longest_first(const sp_rank_result *out, int *idx, int n, i
   free(keys);
 }
 
-/* Refinement in rounds. First the screening's best SP_REFINE_COUNT and both baselines; then,
- * while some candidate only screened is predicted faster than the best refined one (the
- * screening's small sample misjudged the refined ones), the next SP_REFINE_COUNT of those, for
- * at most SP_REFINE_ROUNDS rounds. The candidates opt->refine_also accepts go through the same
- * rounds on their own, SP_REFINE_COUNT / 2 at a time, against the best refined among them.
- * Screened times are compared after multiplying them by sp_screen_calibration: the baselines
- * are refined whatever their screened rank, so they show the screening's bias for the whole
- * nest without the winner's curse of the refined best. Divergence's screening puts hundreds of
- * candidates at 135 us that refine to 161 us and more, and would otherwise fill every round.
- * (Stopping once a round finds no new best was tried: himeno and laplacian then lost 29 % and
- * 24 % against refining every candidate, which the third round finds.) A contender must beat
- * the best by more than SP_REFINE_MARGIN: conv3d's 21 and divergence's 8 screened within 2.7 %
- * of it refined to at most 0.2 % better and took 31 % and 11 % of their rankings' CPU time, with
- * the same picks and regret without them (bench/results/2026-11-23-refine-margin.md). idx: room for
- * out->n candidate indices. 0, or -1 on allocation failure. */
+/* Refinement in rounds, at most SP_REFINE_ROUNDS of SP_REFINE_COUNT candidates (and half as
+ * many of the refine_also subset): round 0 the screening's best and both baselines, later rounds
+ * the candidates expected to beat the best refined one (rank/refine.c). idx: room for out->n
+ * candidate indices. 0, or -1 on allocation failure. */
 static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t budget, int *idx) {
   sp_rank_result *out = pass->out;
   pass->budget = budget;
@@ -1414,36 +1368,7 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
       rc = -1;
       break;
     }
-    double best = INFINITY, best_also = INFINITY, calib = sp_screen_calibration(out);
-    for (int i = 0; i < out->n; i++) {
-      const sp_rank_candidate *c = &out->candidates[i];
-      if (c->refined && c->time.total_s < best) best = c->time.total_s;
-      if (c->refined && also[i] && c->time.total_s < best_also) best_also = c->time.total_s;
-    }
-    int nref = 0, nalso = 0;
-    for (int i = 0; i < out->n && nref < per_round; i++) {
-      const sp_rank_candidate *c = &out->candidates[out->order[i]];
-      if (sp_contender(c, calib, best, round)) {
-        nalso += also[out->order[i]];
-        idx[nref++] = out->order[i];
-      }
-    }
-    for (int i = 0, first = nref; i < out->n && nalso < per_round / 2; i++) {
-      int k = out->order[i];
-      const sp_rank_candidate *c = &out->candidates[k];
-      bool queued = false;
-      for (int q = 0; q < first; q++) queued |= idx[q] == k;
-      if (also[k] && !queued && sp_contender(c, calib, best_also, round)) {
-        idx[nref++] = k;
-        nalso++;
-      }
-    }
-    int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
-    for (int d = 0; d < 2 && round == 0; d++) {
-      bool def_in = defs[d] < 0 || nref >= out->n;
-      for (int k = 0; k < nref; k++) def_in |= idx[k] == defs[d];
-      if (!def_in) idx[nref++] = defs[d];
-    }
+    int nref = sp_refine_select(out, also, round, per_round, idx);
     if (nref == 0) break;
     sp_order_longest_first(out, idx, nref, budget);
     pass->idx = idx;

@@ -3,6 +3,7 @@ list(APPEND SP_CORE_SOURCES
   rank/time.c
   rank/footprint.c
   rank/rank.c
+  rank/refine.c
   rank/sample_cache.c
   rank/report.c
 )

@@ -55,6 +55,7 @@ typedef struct sp_rank_candidate {
   bool sampled;
   bool refined; /* simulated again on the larger sample after screening */
   double screened_s; /* a refined candidate's predicted time from the screening; 0 otherwise */
+  double screened_partial_s; /* and the partly written sectors' part of it */
   double scale; /* counters were multiplied by this (blocks / simulated blocks) */
   double cost_xu;
   sp_rank_time time;

@@ -1,0 +1,153 @@
+/* Choosing what a refinement round refines.
+ *
+ * The screening simulates every candidate on a short sample (1,000 warp instructions and more,
+ * on one SM); the refinement simulates a few on the full sample. Round 0 refines the
+ * screening's best per_round, the best per_round / 2 of the refine_also subset (the schedules a
+ * compiler can express) and both compiler baselines. Each later round refines the next
+ * candidates that are expected to beat the best refined one (of all, or of the subset) by more
+ * than SP_REFINE_MARGIN, and the rounds end when there are none.
+ *
+ * "Expected" is the screened time corrected for the screening's bias, which differs between
+ * candidates (himeno: 1.0x for blocks of one row whose time is L1 throughput, 1.75-1.86x for
+ * those whose refined time is DRAM traffic that a short cold sample does not see; matmul:
+ * 0.97x to 5.1x):
+ *  - A candidate with a refined screening twin (the same block, a screened time within
+ *    SP_SCREEN_TWIN) is expected to take what the twin took, scaled by their screened times.
+ *    The screening saw the same thing in both, so which one the order refined first was
+ *    happenstance: the twin's ratio is free of the winner's curse.
+ *  - Else the nest-wide calibration of the baselines (sp_screen_calibration). They are refined
+ *    whatever their screened rank, so they too are free of the curse, but they are only two,
+ *    and often unlike the candidate.
+ *  - A later round takes one candidate of each group of twins. The rest of the group is then
+ *    judged by its refined twin, so a round's places go to as many different screening results
+ *    as it has. Before this, himeno's rounds 1-3 refined 24 candidates in three groups of twins
+ *    (32x4x2, 32x8x1 and 32x4x1 blocks and 16x16 ones, each 1.8x optimistic against a
+ *    calibration of 1.35x), all 1-21 % slower than the best: bench/results/2026-11-24-twins.md.
+ *
+ * A contender must beat the best by more than SP_REFINE_MARGIN: conv3d's 21 and divergence's 8
+ * screened within 2.7 % of it refined to at most 0.2 % better and took 31 % and 11 % of their
+ * rankings' CPU time, with the same picks and regret without them
+ * (bench/results/2026-11-23-refine-margin.md). (Stopping once a round finds no new best was
+ * tried earlier: himeno and laplacian then lost 29 % and 24 % against refining every
+ * candidate.) */
+#include "rank/refine.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The part of a time (the candidate's total, or its screened time) that sampling can move. */
+static double sp_sampled_part(const sp_rank_candidate *c, double total_s) {
+  return total_s - c->time.partial_s;
+}
+
+static double sp_calibrated(const sp_rank_candidate *c, double calib) {
+  return sp_sampled_part(c, c->time.total_s) * calib + c->time.partial_s;
+}
+
+/* A candidate's time from the screening (kept in screened_s once it is refined). */
+static double sp_screened_time(const sp_rank_candidate *c) {
+  return c->refined ? c->screened_s : c->time.total_s;
+}
+
+/* Screening twins: the same block, the same occupancy (SMs in use, resident warps per SM), and
+ * screened times within SP_SCREEN_TWIN of each other. The screening saw the same thing in both;
+ * what tells them apart is what its short sample on one SM does not see (later waves, the
+ * grid-stride rounds, L2 capacity). Without the occupancy, 2mm.c:26's 512-thread blocks on
+ * grids of 3x88 and 3x176 screen 0.3 % apart and refine 2.1x apart (2 and 4 blocks an SM). */
+bool sp_screen_twins(const sp_rank_candidate *a, const sp_rank_candidate *b) {
+  double ta = sp_screened_time(a), tb = sp_screened_time(b);
+  return ta > 0 && tb > 0 && fabs(ta / tb - 1) <= SP_SCREEN_TWIN &&
+         memcmp(a->schedule.block, b->schedule.block, sizeof a->schedule.block) == 0 &&
+         a->time.sms_used == b->time.sms_used &&
+         a->time.active_warps_per_sm == b->time.active_warps_per_sm;
+}
+
+/* What a screened-only candidate c is expected to take when refined. Where c has refined
+ * screening twins, it is their refined time scaled by c's screened time over theirs (the least
+ * of them): which twin the ordering refined first was happenstance, so the twin's refinement
+ * is an estimate for c free of the winner's curse, and of the nest-wide calib's averaging over
+ * unlike candidates. Else c's screened time calibrated by calib. */
+double sp_refined_estimate(const sp_rank_result *out, const sp_rank_candidate *c, double calib) {
+  double twin = INFINITY;
+  for (int i = 0; i < out->n; i++) {
+    const sp_rank_candidate *r = &out->candidates[i];
+    if (r->refined && sp_screen_twins(r, c))
+      twin = fmin(twin, r->time.total_s * (c->time.total_s / r->screened_s));
+  }
+  return isfinite(twin) ? twin : sp_calibrated(c, calib);
+}
+
+/* Whether one of the n candidates queued in idx is a screening twin of c. */
+static bool sp_twin_queued(const sp_rank_result *out, const sp_rank_candidate *c, const int *idx,
+                           int n) {
+  for (int q = 0; q < n; q++)
+    if (sp_screen_twins(&out->candidates[idx[q]], c)) return true;
+  return false;
+}
+
+/* The factor screened times are multiplied by before they are compared with refined ones: the
+ * refined over screened time of the refined compiler baselines (geometric mean) when that shows
+ * an optimistic screening, else 1 (a pessimistic screening is not a reason to refine more: the
+ * best screened candidates are refined anyway). Only the sampled part of the time is scaled:
+ * the refinement's partly written sectors' time comes from exact counts (sp_calibrated). A short
+ * screening sample can miss those stores (himeno's 32-wide blocks screen with none): a
+ * baseline's screened sampled part is then taken too small, its ratio too large. */
+double sp_screen_calibration(const sp_rank_result *out) {
+  int defs[2] = {out->default_gcc, out->default_nvc}, n = 0;
+  double log_sum = 0;
+  for (int d = 0; d < 2; d++) {
+    if (defs[d] < 0 || (d == 1 && defs[1] == defs[0])) continue;
+    const sp_rank_candidate *c = &out->candidates[defs[d]];
+    double refined = sp_sampled_part(c, c->time.total_s), screened = sp_sampled_part(c, c->screened_s);
+    if (!c->refined || !(screened > 0) || !(refined > 0)) continue;
+    log_sum += log(refined / screened);
+    n++;
+  }
+  return n ? fmax(1.0, exp(log_sum / n)) : 1;
+}
+
+/* A screened-only candidate worth refining in round `round`: any in the first; later only one
+ * expected to be faster than `best` by more than SP_REFINE_MARGIN, and no twin of one already
+ * queued in idx[0..n). */
+static bool sp_contender(const sp_rank_result *out, const sp_rank_candidate *c, double calib,
+                         double best, int round, const int *idx, int n) {
+  if (c->refined) return false;
+  if (round == 0) return true;
+  return sp_refined_estimate(out, c, calib) < best * (1 - SP_REFINE_MARGIN) &&
+         !sp_twin_queued(out, c, idx, n);
+}
+
+int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int per_round,
+                     int *idx) {
+  double best = INFINITY, best_also = INFINITY, calib = sp_screen_calibration(out);
+  for (int i = 0; i < out->n; i++) {
+    const sp_rank_candidate *c = &out->candidates[i];
+    if (c->refined && c->time.total_s < best) best = c->time.total_s;
+    if (c->refined && also && also[i] && c->time.total_s < best_also) best_also = c->time.total_s;
+  }
+  int nref = 0, nalso = 0;
+  for (int i = 0; i < out->n && nref < per_round; i++) {
+    const sp_rank_candidate *c = &out->candidates[out->order[i]];
+    if (sp_contender(out, c, calib, best, round, idx, nref)) {
+      nalso += also && also[out->order[i]];
+      idx[nref++] = out->order[i];
+    }
+  }
+  for (int i = 0, first = nref; also && i < out->n && nalso < per_round / 2; i++) {
+    int k = out->order[i];
+    const sp_rank_candidate *c = &out->candidates[k];
+    bool queued = false;
+    for (int q = 0; q < first; q++) queued |= idx[q] == k;
+    if (also[k] && !queued && sp_contender(out, c, calib, best_also, round, idx, nref)) {
+      idx[nref++] = k;
+      nalso++;
+    }
+  }
+  int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
+  for (int d = 0; d < 2 && round == 0; d++) {
+    bool def_in = defs[d] < 0 || nref >= out->n;
+    for (int k = 0; k < nref; k++) def_in |= idx[k] == defs[d];
+    if (!def_in) idx[nref++] = defs[d];
+  }
+  return nref;
+}

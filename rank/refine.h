@@ -1,0 +1,33 @@
+/* Internal to rank/: which screened candidates a refinement round refines (rank.c's
+ * sp_refine_rounds runs the rounds; refine.c says how they are chosen and why). */
+#ifndef SP_RANK_REFINE_H
+#define SP_RANK_REFINE_H
+
+#include <stdbool.h>
+
+#include "schedpredict/rank.h"
+
+/* The later rounds refine a screened candidate only when it is expected to be this much faster
+ * than the best refined one */
+#define SP_REFINE_MARGIN 0.02
+/* Screened times this close, on the same block, are one screening result (sp_screen_twins) */
+#define SP_SCREEN_TWIN 0.005
+
+/* The candidates round `round` (0 first) refines, as indices into out->candidates written to
+ * idx (room for out->n); returns how many. out->order must list the candidates refined first,
+ * then by time (rank.c's sp_order_by_time). also[i]: whether candidate i is one of the subset
+ * refined on its own (sp_rank_options.refine_also); NULL: no subset. per_round: the round's
+ * places (the subset has half as many). */
+int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int per_round,
+                     int *idx);
+
+/* The factor screened times are calibrated by when a candidate has no refined twin. */
+double sp_screen_calibration(const sp_rank_result *out);
+
+/* What a screened-only candidate is expected to take when refined. */
+double sp_refined_estimate(const sp_rank_result *out, const sp_rank_candidate *c, double calib);
+
+/* Whether a and b are screening twins. */
+bool sp_screen_twins(const sp_rank_candidate *a, const sp_rank_candidate *b);
+
+#endif

@@ -1,0 +1,163 @@
+/* Which candidates a refinement round refines (rank/refine.c), on hand-built rankings whose
+ * expected choices are worked out below. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "rank/refine.h"
+#include "sp_test.h"
+
+enum { MAXC = 16 };
+
+/* Candidates here all have sms_used = active_warps_per_sm = 0 (the same occupancy) unless a test
+ * sets them. */
+
+typedef struct ranking {
+  sp_rank_candidate c[MAXC];
+  int order[MAXC];
+  sp_rank_result r;
+} ranking;
+
+static void rk_init(ranking *k)
+{
+  memset(k, 0, sizeof *k);
+  k->r.candidates = k->c;
+  k->r.order = k->order;
+  k->r.default_gcc = k->r.default_nvc = -1;
+}
+
+/* A candidate only screened, at `screened` seconds, on blocks bx x by x 1. */
+static int rk_add(ranking *k, int bx, int by, double screened)
+{
+  int i = k->r.n++;
+  k->c[i].schedule.block[0] = bx;
+  k->c[i].schedule.block[1] = by;
+  k->c[i].schedule.block[2] = 1;
+  k->c[i].time.total_s = screened;
+  return i;
+}
+
+static void rk_refine(ranking *k, int i, double refined)
+{
+  k->c[i].screened_s = k->c[i].time.total_s;
+  k->c[i].time.total_s = refined;
+  k->c[i].refined = true;
+}
+
+/* rank.c's sp_order_by_time: refined first, then by time (no ties here) */
+static const ranking *rk_sort_ctx;
+static int rk_cmp(const void *pa, const void *pb)
+{
+  const sp_rank_candidate *a = &rk_sort_ctx->c[*(const int *)pa], *b = &rk_sort_ctx->c[*(const int *)pb];
+  if (a->refined != b->refined) return a->refined ? -1 : 1;
+  return a->time.total_s < b->time.total_s ? -1 : a->time.total_s > b->time.total_s;
+}
+
+static void rk_order(ranking *k)
+{
+  for (int i = 0; i < k->r.n; i++) k->order[i] = i;
+  rk_sort_ctx = k;
+  qsort(k->order, (size_t)k->r.n, sizeof *k->order, rk_cmp);
+}
+
+static bool has(const int *idx, int n, int i)
+{
+  for (int q = 0; q < n; q++)
+    if (idx[q] == i) return true;
+  return false;
+}
+
+/* Round 0: the best per_round by screened time, the subset's best per_round / 2 counting those
+ * already in, then both baselines. */
+static void test_first_round(void)
+{
+  ranking k;
+  rk_init(&k);
+  for (int i = 0; i < 10; i++) rk_add(&k, 32, 1, 1.0 + 0.1 * i); /* 0 fastest */
+  bool also[MAXC] = {0};
+  also[1] = also[6] = also[7] = also[8] = true;
+  k.r.default_gcc = 9;
+  k.r.default_nvc = 3;
+  rk_order(&k);
+  int idx[MAXC];
+  int n = sp_refine_select(&k.r, also, 0, 4, idx);
+  /* 0..3 (1 of the subset among them), then 6 for the subset's second place, then gcc's 9 */
+  CHECK_EQ_INT(n, 6);
+  for (int i = 0; i < 4; i++) CHECK_EQ_INT(idx[i], i);
+  CHECK_EQ_INT(idx[4], 6);
+  CHECK_EQ_INT(idx[5], 9);
+}
+
+/* The expected refined time: a twin's (same block, screened within SP_SCREEN_TWIN), scaled by
+ * the screened times; else the baselines' calibration. */
+static void test_estimate(void)
+{
+  ranking k;
+  rk_init(&k);
+  int r = rk_add(&k, 32, 4, 100e-6);
+  rk_refine(&k, r, 180e-6);
+  int twin = rk_add(&k, 32, 4, 100.3e-6), apart = rk_add(&k, 32, 4, 101e-6),
+      other = rk_add(&k, 32, 8, 100e-6);
+  CHECK(sp_screen_twins(&k.c[r], &k.c[twin]));
+  CHECK(!sp_screen_twins(&k.c[r], &k.c[apart]));
+  CHECK(!sp_screen_twins(&k.c[r], &k.c[other]));
+  /* the same screening with another occupancy (half the blocks an SM) is not a twin */
+  int fewer = rk_add(&k, 32, 4, 100.1e-6);
+  k.c[fewer].time.active_warps_per_sm = 16;
+  CHECK(!sp_screen_twins(&k.c[r], &k.c[fewer]));
+  CHECK_NEAR(sp_refined_estimate(&k.r, &k.c[fewer], 1.25) * 1e6, 125.125, 1e-9);
+  k.c[fewer].time.active_warps_per_sm = 0;
+  k.c[fewer].time.sms_used = 66;
+  CHECK(!sp_screen_twins(&k.c[r], &k.c[fewer]));
+  CHECK_NEAR(sp_refined_estimate(&k.r, &k.c[twin], 1.25) * 1e6, 180.54, 1e-9);
+  CHECK_NEAR(sp_refined_estimate(&k.r, &k.c[apart], 1.25) * 1e6, 126.25, 1e-9);
+  CHECK_NEAR(sp_refined_estimate(&k.r, &k.c[other], 1.25) * 1e6, 125.0, 1e-9);
+  /* of two twins, the smaller estimate */
+  int r2 = rk_add(&k, 32, 4, 100.2e-6);
+  rk_refine(&k, r2, 170e-6);
+  CHECK_NEAR(sp_refined_estimate(&k.r, &k.c[twin], 1.25) * 1e6, 170 * 100.3 / 100.2, 1e-9);
+}
+
+/* A later round (himeno's case): the baselines calibrate by sqrt(1.8 * 1.0) = 1.3416, but
+ * group A's refined twin shows 1.8; group B has no refined twin and goes by the calibration,
+ * one of it per round. Best refined 170: a contender must be expected under 166.6. */
+static void test_later_round(void)
+{
+  ranking k;
+  rk_init(&k);
+  int gcc = rk_add(&k, 32, 32, 100e-6), nvc = rk_add(&k, 128, 1, 300e-6);
+  rk_refine(&k, gcc, 180e-6);
+  rk_refine(&k, nvc, 300e-6);
+  k.r.default_gcc = gcc;
+  k.r.default_nvc = nvc;
+  int a0 = rk_add(&k, 32, 4, 95e-6);
+  rk_refine(&k, a0, 171e-6);
+  int best = rk_add(&k, 32, 2, 97e-6);
+  rk_refine(&k, best, 170e-6);
+  int a1 = rk_add(&k, 32, 4, 95.1e-6), a2 = rk_add(&k, 32, 4, 95.2e-6);
+  int b0 = rk_add(&k, 32, 8, 110e-6), b1 = rk_add(&k, 32, 8, 110.2e-6),
+      b2 = rk_add(&k, 32, 8, 110.4e-6);
+  int c0 = rk_add(&k, 16, 16, 120e-6); /* 161.0 expected */
+  int d0 = rk_add(&k, 64, 1, 130e-6);  /* 174.4 */
+  CHECK_NEAR(sp_screen_calibration(&k.r), sqrt(1.8), 1e-12);
+  rk_order(&k);
+  int idx[MAXC];
+  int n = sp_refine_select(&k.r, NULL, 1, 8, idx);
+  CHECK_EQ_INT(n, 2);
+  CHECK(has(idx, n, b0) && has(idx, n, c0));
+  CHECK(!has(idx, n, a1) && !has(idx, n, a2) && !has(idx, n, b1) && !has(idx, n, b2) &&
+        !has(idx, n, d0));
+  /* B refines 1.82x: its twins are expected at 200.4 and 200.7; C at 150 is the new best, and
+   * nothing is expected under 147 */
+  rk_refine(&k, b0, 200.2e-6);
+  rk_refine(&k, c0, 150e-6);
+  rk_order(&k);
+  CHECK_EQ_INT(sp_refine_select(&k.r, NULL, 2, 8, idx), 0);
+}
+
+int main(void)
+{
+  SP_RUN(test_first_round);
+  SP_RUN(test_estimate);
+  SP_RUN(test_later_round);
+  return sp_test_failures ? 1 : 0;
+}
