@@ -11,8 +11,10 @@
  * candidates (himeno: 1.0x for blocks of one row whose time is L1 throughput, 1.75-1.86x for
  * those whose refined time is DRAM traffic that a short cold sample does not see; matmul:
  * 0.97x to 5.1x):
- *  - A candidate with a refined screening twin (the same block, a screened time within
- *    SP_SCREEN_TWIN) is expected to take what the twin took, scaled by their screened times.
+ *  - A candidate with a refined screening twin (the same block and occupancy, a screened time
+ *    within SP_SCREEN_TWIN) is expected to take what the twin took, scaled by their screened
+ *    times. Over 19 nests such an estimate is off by 3.9 % at the 90th percentile, the
+ *    baselines' calibration by 27 %.
  *    The screening saw the same thing in both, so which one the order refined first was
  *    happenstance: the twin's ratio is free of the winner's curse.
  *  - Else the nest-wide calibration of the baselines (sp_screen_calibration). They are refined
@@ -20,9 +22,9 @@
  *    and often unlike the candidate.
  *  - A later round takes one candidate of each group of twins. The rest of the group is then
  *    judged by its refined twin, so a round's places go to as many different screening results
- *    as it has. Before this, himeno's rounds 1-3 refined 24 candidates in three groups of twins
- *    (32x4x2, 32x8x1 and 32x4x1 blocks and 16x16 ones, each 1.8x optimistic against a
- *    calibration of 1.35x), all 1-21 % slower than the best: bench/results/2026-11-24-twins.md.
+ *    as it has. Before this, himeno's rounds 1-3 refined 24 candidates of 32x4x2 blocks that
+ *    screened within 0.3 % of round 0's, all 1.8x optimistic against a calibration of 1.35x
+ *    and 0.2-1.4 % slower than the best when refined: bench/results/2026-11-24-twins.md.
  *
  * A contender must beat the best by more than SP_REFINE_MARGIN: conv3d's 21 and divergence's 8
  * screened within 2.7 % of it refined to at most 0.2 % better and took 31 % and 11 % of their
