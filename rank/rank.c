@@ -14,8 +14,8 @@
 
 /* Ranking runs in two passes: every candidate on a small sample of the trace (screening), then
  * the best of those and the compiler defaults again on a larger sample (refinement, in rounds
- * until no screened-only candidate is predicted faster than the best refined one); the final
- * order is the refined one. Budgets are warp instructions simulated per candidate. A sample
+ * until no screened-only candidate is expected to beat the best refined one: rank/refine.c);
+ * the final order is the refined one. Budgets are warp instructions simulated per candidate. A sample
  * takes, in this order: fewer SMs (screening only), fewer waves, a shortened sequential loop
  * (sp_shorten_choice), and as the last resort a cut trace; sp_run_candidate extrapolates. */
 /* Screening: shared by all candidates of the space (1,000,000 while screening samples were
@@ -1474,6 +1474,10 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
 
 bool sp_rank_screened_only(const sp_rank_result *r, const sp_rank_candidate *c) {
   return r->screened && !c->refined;
+}
+
+double sp_rank_screened_s(const sp_rank_candidate *c) {
+  return c->refined ? c->screened_s : c->time.total_s;
 }
 
 bool sp_rank_plateau_before(const sp_rank_candidate *a, const sp_rank_candidate *b) {

@@ -46,18 +46,13 @@ static double sp_calibrated(const sp_rank_candidate *c, double calib) {
   return sp_sampled_part(c, c->time.total_s) * calib + c->time.partial_s;
 }
 
-/* A candidate's time from the screening (kept in screened_s once it is refined). */
-static double sp_screened_time(const sp_rank_candidate *c) {
-  return c->refined ? c->screened_s : c->time.total_s;
-}
-
 /* Screening twins: the same block, the same occupancy (SMs in use, resident warps per SM), and
  * screened times within SP_SCREEN_TWIN of each other. The screening saw the same thing in both;
  * what tells them apart is what its short sample on one SM does not see (later waves, the
  * grid-stride rounds, L2 capacity). Without the occupancy, 2mm.c:26's 512-thread blocks on
  * grids of 3x88 and 3x176 screen 0.3 % apart and refine 2.1x apart (2 and 4 blocks an SM). */
 bool sp_screen_twins(const sp_rank_candidate *a, const sp_rank_candidate *b) {
-  double ta = sp_screened_time(a), tb = sp_screened_time(b);
+  double ta = sp_rank_screened_s(a), tb = sp_rank_screened_s(b);
   return ta > 0 && tb > 0 && fabs(ta / tb - 1) <= SP_SCREEN_TWIN &&
          memcmp(a->schedule.block, b->schedule.block, sizeof a->schedule.block) == 0 &&
          a->time.sms_used == b->time.sms_used &&
