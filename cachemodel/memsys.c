@@ -235,6 +235,7 @@ struct sp_cm_memsys {
   int *group_array;        /* per counter group: its array (for the group's sampling weight) */
   struct l2_sampled { int64_t reads, writes; } *l2_sampled; /* per group: sampled requests */
   int64_t lookups;
+  int64_t sectors_accessed; /* L1-granularity sectors of the instructions accessed so far */
   uint64_t **cold_bits;   /* per array: sectors ever read from DRAM, or NULL */
   uint64_t *cold_first, *cold_nsectors;
   /* The bitmap words set since the last clear, (array << 40) | word, so that clearing costs what
@@ -832,6 +833,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
       sp_cm_coalesce_shaped(&m->co_l2, m->memo_l2, wi->shape, wi->addr, wi->active, wi->access_bytes, &e->wa2) != 0)
     return -1;
   const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
+  m->sectors_accessed += e->wa.n_sectors;
   e->partial = wi->write ? sp_cm_partial_sectors(e->l2_split ? &m->co_l2 : &m->co, wi->addr,
                                                  wi->active, wi->access_bytes, l2wa)
                          : 0;
@@ -980,6 +982,7 @@ void sp_cm_memsys_reset(sp_cm_memsys *m)
   memset(m->ctr, 0, (size_t)m->ngroups * sizeof *m->ctr);
   memset(m->l2_sampled, 0, (size_t)m->ngroups * sizeof *m->l2_sampled);
   m->lookups = 0;
+  m->sectors_accessed = 0;
   cold_clear(m, -1);
 }
 
@@ -1026,6 +1029,11 @@ size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
     for (int a = 0; a < m->narrays; a++)
       if (m->cold_bits[a]) b += (size_t)((m->cold_nsectors[a] + 63) / 64) * 8;
   return b;
+}
+
+int64_t sp_cm_memsys_sectors_accessed(const sp_cm_memsys *m)
+{
+  return m ? m->sectors_accessed : 0;
 }
 
 int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m)

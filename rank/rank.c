@@ -23,6 +23,13 @@
  * the nests bench_rank --reference checks: bench/results/2026-11-23-screening.md) */
 #define SP_SCREEN_TOTAL 500000
 #define SP_SCREEN_MIN 1000
+/* What a sample costs to simulate is its sector lookups. A budget of instructions holds for
+ * instructions of up to SP_BUDGET_SECTORS_PER_INSTR sectors each (a warp's coalesced access to
+ * doubles) and shrinks for those of more in proportion, down to SP_BUDGET_MIN_SHARE of it: a
+ * refinement's from the candidate's screened counts (sp_refine_budget), a screening sample's
+ * as it runs (sp_capped_sink). */
+#define SP_BUDGET_SECTORS_PER_INSTR 8.0
+#define SP_BUDGET_MIN_SHARE 0.25
 #define SP_DEFAULT_SAMPLE_BUDGET 150000
 #define SP_REFINE_COUNT 8
 #define SP_REFINE_ROUNDS 4
@@ -227,7 +234,15 @@ static void sp_counters_scale(sp_cm_counters *c, double f) {
  * last resort of sampling, for grids too small to sample by SM or wave (one long block). It
  * counts each reference's executions, and snapshots them and the counters (per reference) at
  * 256, 512, 1024, ... instructions, keeping the last two, so that the extrapolation can tell
- * the sample's second half from its cold start. */
+ * the sample's second half from its cold start.
+ * A screening sample also stops once its sectors would fill the budget at
+ * SP_BUDGET_SECTORS_PER_INSTR (divergence's 581 uncoalesced candidates, 32 sectors an
+ * instruction, were three quarters of its screening's lookups), but not before every reference
+ * has run, and then as many instructions again, whose rate the extrapolation takes
+ * (bench/results/2026-11-24-screen-sectors.md): himeno's 32 references on one SM's 64 warps
+ * take 2,048 instructions for one pass of the body, and a cut at 625 left its second half
+ * uncounted (400 candidates screened at half their time); on 16 warps a cut at 497, just past
+ * the first pass, took the rate of a cold L1 (screened 2.3 ms, refined 4.1 ms). */
 typedef struct sp_capped_sink {
   sp_cm_memsys *memsys;
   int64_t seen, cap;
@@ -235,16 +250,35 @@ typedef struct sp_capped_sink {
   int nrefs;
   double *ref_lanes;         /* [nrefs] */
   int64_t snap_at;           /* instructions at the next snapshot */
-  sp_cm_counters *snap[2];   /* [nrefs]: [0] the latest snapshot, [1] the one before */
-  double *snap_lanes[2];     /* [nrefs] */
-  int64_t snap_seen[2];      /* instructions at the snapshot; 0: none */
+  /* [nrefs]: [0] the latest snapshot, [1] the one before, [2] where every reference had run */
+  sp_cm_counters *snap[3];
+  double *snap_lanes[3];     /* [nrefs] */
+  int64_t snap_seen[3];      /* instructions at the snapshot; 0: none */
+  /* the memory model is fed no more once it has been fed sector_cap sectors, min_seen
+   * instructions and twice reached_at (sector_cap 0: no such stop); the trace still runs to
+   * cap (passed: its instructions, fed or not), so that its statistics are those of the
+   * recording that sample_cache.c replays */
+  int64_t sector_cap, min_seen, passed;
+  int reached;        /* references executed at least once */
+  int64_t reached_at; /* instructions when the last of them first ran (snap[2]); 0: not yet */
+  bool fed_enough;
 } sp_capped_sink;
+
+/* The counters and executions so far into snapshot slot i. */
+static void sp_sink_snapshot(sp_capped_sink *c, int i) {
+  for (int r = 0; r < c->nrefs; r++) sp_cm_memsys_counters(c->memsys, r, &c->snap[i][r]);
+  memcpy(c->snap_lanes[i], c->ref_lanes, (size_t)c->nrefs * sizeof *c->snap_lanes[i]);
+  c->snap_seen[i] = c->seen;
+}
 
 static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
   sp_capped_sink *c = ctx;
+  if (c->fed_enough) return c->cap > 0 && ++c->passed >= c->cap ? 1 : 0;
+  c->passed++;
   int rc = sp_cm_memsys_access(c->memsys, wi);
   if (rc) return rc;
   int n = __builtin_popcount(wi->active);
+  c->reached += n > 0 && c->ref_lanes[wi->ref] == 0;
   c->lanes += n;
   c->ref_lanes[wi->ref] += n;
   if (++c->seen == c->snap_at) {
@@ -253,17 +287,31 @@ static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
     c->snap[1] = c->snap[0], c->snap[0] = t;
     c->snap_lanes[1] = c->snap_lanes[0], c->snap_lanes[0] = tl;
     c->snap_seen[1] = c->snap_seen[0];
-    for (int r = 0; r < c->nrefs; r++) sp_cm_memsys_counters(c->memsys, r, &t[r]);
-    memcpy(tl, c->ref_lanes, (size_t)c->nrefs * sizeof *tl);
-    c->snap_seen[0] = c->seen;
+    sp_sink_snapshot(c, 0);
     c->snap_at *= 2;
+  }
+  if (c->sector_cap <= 0) return c->cap > 0 && c->seen >= c->cap ? 1 : 0;
+  if (!c->reached_at && c->reached == c->nrefs) {
+    sp_sink_snapshot(c, 2);
+    c->reached_at = c->seen;
+  }
+  /* enough: every reference has run, and as many instructions again since (the second part,
+   * whose rate the extrapolation takes, is past the cold first pass of the body) */
+  if (c->reached_at && c->seen >= 2 * c->reached_at && c->seen >= c->min_seen &&
+      sp_cm_memsys_sectors_accessed(c->memsys) >= c->sector_cap) {
+    c->fed_enough = true;
+    sp_cm_counters *t = c->snap[0];
+    double *tl = c->snap_lanes[0];
+    c->snap[0] = c->snap[2], c->snap[2] = t;
+    c->snap_lanes[0] = c->snap_lanes[2], c->snap_lanes[2] = tl;
+    c->snap_seen[0] = c->reached_at;
   }
   return c->cap > 0 && c->seen >= c->cap ? 1 : 0;
 }
 
 static void sp_sink_free(sp_capped_sink *k) {
   free(k->ref_lanes);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     free(k->snap[i]);
     free(k->snap_lanes[i]);
   }
@@ -452,7 +500,8 @@ static void sp_sample_copy(sp_capped_sink *k, sp_cm_counters *raw, void *blob, b
  * configured by cmo, taken from mc), leaving in raw[] each reference's counts; through the
  * worker's sample cache where it has one and the sample is short: the trace is recorded
  * first, and replayed into the model only when no identical sample is stored. 0, or -1;
- * *truncated: whether the sink cut the trace. */
+ * *truncated: whether the sink cut the trace or stopped feeding the model before its end (then
+ * stats->warp_instructions are the instructions the model was fed). */
 static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch *arch,
                          const sp_schedule *sched, const sp_trace_options *topt, int nsms,
                          const sp_cm_options *cmo, sp_model_cache *mc, sp_capped_sink *sink,
@@ -474,18 +523,23 @@ static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch 
     *truncated = rc == 1;
     if (rc == 1) rc = 0;
   }
+  bool hit = false;
   if (record && rc == 0) {
-    if (sp_sample_cache_get(sc, mc->rec.hash, nsms, cmo, blob, bytes)) {
+    if ((hit = sp_sample_cache_get(sc, mc->rec.hash, nsms, cmo, blob, bytes))) {
       sp_sample_copy(sink, raw, blob, false);
-      free(blob);
-      return 0;
+    } else if (!(sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo))) {
+      rc = -1;
     }
-    if (!(sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo))) rc = -1;
-    for (int64_t i = 0; rc == 0 && i < mc->rec.n; i++)
+    for (int64_t i = 0; !hit && rc == 0 && i < mc->rec.n && !sink->fed_enough; i++)
       if (sp_capped_access(sink, &mc->rec.instr[i]) < 0) rc = -1;
   }
-  for (int r = 0; r < nest->nrefs && rc == 0; r++) sp_cm_memsys_counters(sink->memsys, r, &raw[r]);
-  if (record && rc == 0) {
+  if (rc == 0 && sink->seen < stats->warp_instructions) { /* fed_enough before the trace's end */
+    *truncated = true;
+    stats->warp_instructions = sink->seen;
+  }
+  for (int r = 0; r < nest->nrefs && rc == 0 && !hit; r++)
+    sp_cm_memsys_counters(sink->memsys, r, &raw[r]);
+  if (record && rc == 0 && !hit) {
     sp_sample_copy(sink, raw, blob, true);
     sp_sample_cache_put(sc, mc->rec.hash, nsms, cmo, blob, bytes);
   }
@@ -499,21 +553,25 @@ static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch 
  * per_array[narrays]. l1_replaced: sp_refine_l1 will replace the run's L1 side (sp_cap_cold). */
 static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *arch,
                        const sp_schedule *sched, const sp_trace_options *topt, int nsms,
-                       const sp_cm_options *cmo, double est_instr, int64_t budget, bool shortened,
-                       bool l1_replaced, bool raw, sp_model_cache *mc, sp_cm_counters *per_array,
-                       sp_cm_counters *per_ref, sp_trace_stats *stats, bool *sampled,
-                       double *scale, bool *cut) {
+                       const sp_cm_options *cmo, double est_instr, int64_t budget,
+                       bool by_sectors, bool shortened, bool l1_replaced, bool raw,
+                       sp_model_cache *mc, sp_cm_counters *per_array, sp_cm_counters *per_ref,
+                       sp_trace_stats *stats, bool *sampled, double *scale, bool *cut) {
   size_t nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
   sp_capped_sink sink = {.cap = budget > 0 ? budget + budget / 4 : 0,
                          .nrefs = nest->nrefs, .snap_at = 256,
                          .ref_lanes = calloc(nr, sizeof(double))};
-  for (int i = 0; i < 2; i++) {
-    sink.snap[i] = calloc(nr, sizeof(sp_cm_counters));
-    sink.snap_lanes[i] = calloc(nr, sizeof(double));
+  if (by_sectors && sink.cap > 0) {
+    sink.sector_cap = (int64_t)((double)sink.cap * SP_BUDGET_SECTORS_PER_INSTR);
+    sink.min_seen = (int64_t)ceil((double)sink.cap * SP_BUDGET_MIN_SHARE);
+  }
+  bool ok = sink.ref_lanes != NULL;
+  for (int i = 0; i < 3; i++) {
+    ok &= (sink.snap[i] = calloc(nr, sizeof(sp_cm_counters))) != NULL;
+    ok &= (sink.snap_lanes[i] = calloc(nr, sizeof(double))) != NULL;
   }
   sp_cm_counters *ref_raw = calloc(nr, sizeof *ref_raw);
-  if (!ref_raw || !sink.ref_lanes || !sink.snap[0] || !sink.snap[1] || !sink.snap_lanes[0] ||
-      !sink.snap_lanes[1]) {
+  if (!ref_raw || !ok) {
     free(ref_raw);
     sp_sink_free(&sink);
     return -1;
@@ -702,9 +760,9 @@ static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_sch
   bool sampled;
   double scale;
   if (p->raw)
-    return sp_simulate(nest, nest, arch, sched, &p->topt, nsms, &cmo, 0, 0, false, false, true, mc,
-                       l1, ref, &st, &sampled, &scale, NULL);
-  return sp_simulate(nest, p->run, arch, sched, &p->topt, nsms, &cmo, est_instr, budget,
+    return sp_simulate(nest, nest, arch, sched, &p->topt, nsms, &cmo, 0, 0, false, false, false,
+                       true, mc, l1, ref, &st, &sampled, &scale, NULL);
+  return sp_simulate(nest, p->run, arch, sched, &p->topt, nsms, &cmo, est_instr, budget, false,
                      p->run != nest, false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
 }
 
@@ -1144,7 +1202,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   bool refine_short = all_sms && short_loop >= 0 && budget > 0;
   bool distorted = refine_short && !sp_shortening_keeps_l1(nest, arch, &c->schedule, short_loop, short_trip);
   int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
-                       short_loop >= 0, distorted, false, &mc[0], c->per_array, main_ref,
+                       !all_sms, short_loop >= 0, distorted, false, &mc[0], c->per_array, main_ref,
                        &c->stats, &c->sampled, &c->scale, &cut);
   if (rc == 0 && refine_short) { /* a cut run saw only the head of the threads' passes */
     bool rough = distorted || cut;
@@ -1206,17 +1264,14 @@ static void sp_pass_free_models(sp_pass *p, int from_slot) {
     }
 }
 
-/* A refined candidate's budget in warp instructions, from its screened counts: the budget
- * holds for instructions of up to SP_REFINE_SECTORS_PER_INSTR sectors each (a warp's coalesced
- * access to doubles), and shrinks for those of more in proportion, down to a quarter: what a
- * candidate costs to simulate is its sector lookups, and transpose's uncoalesced compiler
- * defaults (20 sectors an instruction) took 3x a coalesced candidate's time each. */
-#define SP_REFINE_SECTORS_PER_INSTR 8.0
+/* A refined candidate's budget in warp instructions, from its screened counts (see
+ * SP_BUDGET_SECTORS_PER_INSTR): transpose's uncoalesced compiler defaults (20 sectors an
+ * instruction) took 3x a coalesced candidate's time each on the whole budget. */
 static int64_t sp_refine_budget(int64_t budget, const sp_cm_counters *screened) {
   double req = (double)(screened->ld_requests + screened->st_requests);
   double sec = (double)(screened->ld_sectors + screened->st_sectors);
-  if (budget <= 0 || req <= 0 || sec <= req * SP_REFINE_SECTORS_PER_INSTR) return budget;
-  double f = fmax(0.25, req * SP_REFINE_SECTORS_PER_INSTR / sec);
+  if (budget <= 0 || req <= 0 || sec <= req * SP_BUDGET_SECTORS_PER_INSTR) return budget;
+  double f = fmax(SP_BUDGET_MIN_SHARE, req * SP_BUDGET_SECTORS_PER_INSTR / sec);
   return (int64_t)((double)budget * f);
 }
 

@@ -902,6 +902,76 @@ static void test_refine_budget_by_sectors(void)
   sp_rank_result_free(&sa);
 }
 
+/* A screening sample of an uncoalesced candidate stops once its sectors would fill the budget at
+ * 8 sectors an instruction, but only once every reference has run and as many instructions
+ * again: 16 loads of floats, two per array, A_a[i][j] and A_a[i][j+1] on 1024^2 (the space keeps
+ * j on threadIdx.x), or the same arrays stored by column (32 sectors an instruction on 32-wide
+ * blocks). On the screening floor of 1,000 instructions a sample's cap is 1,250. A candidate of
+ * at most 8 sectors an instruction must run to it. One of 32 must stop before it where its
+ * warps on the sample's SM run the body's 16 loads in fewer than 625 instructions, and run to
+ * it where they are 64 warps: the last load first runs at the 961st instruction (warps issue
+ * in turn), too late for a second part of the same length. Every array must have been read in
+ * every sample (one never read would count as no traffic), and a sample cut short must be
+ * shared between candidates as it was simulated. */
+typedef struct screen_counts {
+  int coalesced_full, uncoalesced_cut, wide_full, wide, other, unread;
+} screen_counts;
+
+static void screen_by_sectors(bool by_column, screen_counts *k)
+{
+  tnest t;
+  tn_2d(&t, 1024, 1024);
+  int chain[2] = {0, 1};
+  int64_t c[SP_MAX_LOOPS] = {by_column ? 4 : 1024 * 4, by_column ? 1024 * 4 : 4};
+  for (int a = 0; a < 8; a++) {
+    tn_array(&t, 4, 1024 * 1024 * 4);
+    tn_ref(&t, a, false, 4, chain, 2, 0, c);
+    tn_ref(&t, a, false, 4, chain, 2, c[1], c);
+  }
+  static const int blocks[][3] = {{32, 8, 1}, {8, 32, 1}, {32, 1, 1}, {256, 1, 1}};
+  sp_rank_options o = block_options(blocks, 4);
+  o.threads = 2;
+  o.screen_total = 1;
+  o.screen_min = 1000;
+  sp_rank_result r, alone;
+  char err[256];
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &r, err, sizeof err), 0);
+  o.unshared_samples = true;
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &alone, err, sizeof err), 0);
+  CHECK(r.samples_shared > 0 && r.n == alone.n);
+  for (int i = 0; i < r.n && r.n == alone.n; i++) {
+    const sp_rank_candidate *x = &r.candidates[i], *y = &alone.candidates[i];
+    CHECK(memcmp(&x->total, &y->total, sizeof x->total) == 0);
+    CHECK(memcmp(&x->stats, &y->stats, sizeof x->stats) == 0);
+    if (!sp_rank_screened_only(&r, x)) continue;
+    double rate = (double)x->total.ld_sectors / (double)x->total.ld_requests;
+    int64_t n = x->stats.warp_instructions;
+    for (int a = 0; a < t.n.narrays; a++) k->unread += x->per_array[a].ld_requests == 0;
+    if (rate <= 8.01 && n == 1250) k->coalesced_full++;
+    else if (rate >= 24 && x->time.active_warps_per_sm == 64) k->wide++, k->wide_full += n == 1250;
+    else if (rate >= 24 && n < 1250 && n >= 1250 / 4) k->uncoalesced_cut++;
+    else k->other++;
+  }
+  sp_rank_result_free(&r);
+  sp_rank_result_free(&alone);
+}
+
+static void test_screen_budget_by_sectors(void)
+{
+  screen_counts rows = {0}, cols = {0};
+  screen_by_sectors(false, &rows);
+  screen_by_sectors(true, &cols);
+  fprintf(stderr, "  16 loads, screened only: by row %d on all 1,250 instructions; by column %d "
+          "coalesced on all, %d uncoalesced on fewer, %d of %d on 64 warps on all; %d other, %d "
+          "arrays unread\n", rows.coalesced_full, cols.coalesced_full, cols.uncoalesced_cut,
+          cols.wide_full, cols.wide, rows.other + cols.other, rows.unread + cols.unread);
+  CHECK(rows.coalesced_full >= 20 && cols.coalesced_full >= 2);
+  CHECK(cols.uncoalesced_cut >= 10);
+  CHECK(cols.wide >= 4 && cols.wide_full == cols.wide);
+  CHECK_EQ_INT(rows.other + cols.other + rows.wide + rows.uncoalesced_cut, 0);
+  CHECK_EQ_INT(rows.unread + cols.unread, 0);
+}
+
 /* Screening samples with the same trace are simulated once (rank/sample_cache.c): a 7-point
  * stencil's default space has such twins, and every candidate's counts, time and place are
  * those of simulating each sample. */
@@ -958,6 +1028,7 @@ int main(void)
   SP_RUN(test_refine_rounds);
   SP_RUN(test_refine_also);
   SP_RUN(test_refine_budget_by_sectors);
+  SP_RUN(test_screen_budget_by_sectors);
   SP_RUN(test_shared_samples);
   return SP_TEST_END();
 }

@@ -123,6 +123,9 @@ void sp_cm_memsys_reset(sp_cm_memsys *m);
 /* Sector lookups done so far (L1 sector lookups of loads and stores + L2 sector lookups): the
  * benchmark's unit of work. */
 int64_t sp_cm_memsys_lookups(const sp_cm_memsys *m);
+/* Sectors (at the L1's transaction size) of the instructions fed so far, counted as they
+ * arrive: what simulating them costs, known before the pipeline has simulated them. */
+int64_t sp_cm_memsys_sectors_accessed(const sp_cm_memsys *m);
 
 /* Adds to c the L1-side counts of `times` instructions like wi (requests, sectors and lines,
  * coalesced at the transaction size a memory system of this arch and options uses), and for a
