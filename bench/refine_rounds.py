@@ -66,7 +66,7 @@ def calibration(cands, refined):
     logs = []
     for c in cands:
         if c['base'] and refined[id(c)] and c['rp'] is not None:
-            r, s = c['ref'] - c['rp'], c['scr'] - c['rp']
+            r, s = c['ref'] - c['rp'], c['scr'] - c['sp']
             if r > 0 and s > 0:
                 logs.append(math.log(r / s))
     return max(1.0, math.exp(sum(logs) / len(logs))) if logs else 1.0

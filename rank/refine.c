@@ -86,16 +86,18 @@ static bool sp_twin_queued(const sp_rank_result *out, const sp_rank_candidate *c
  * refined over screened time of the refined compiler baselines (geometric mean) when that shows
  * an optimistic screening, else 1 (a pessimistic screening is not a reason to refine more: the
  * best screened candidates are refined anyway). Only the sampled part of the time is scaled:
- * the refinement's partly written sectors' time comes from exact counts (sp_calibrated). A short
- * screening sample can miss those stores (himeno's 32-wide blocks screen with none): a
- * baseline's screened sampled part is then taken too small, its ratio too large. */
+ * the refinement's partly written sectors' time comes from exact counts (sp_calibrated), and
+ * each time's own is taken out of it. (Until 2026-11-24 the refined one was taken out of both;
+ * a short screening sample can miss those stores, himeno's 32-wide blocks screen with none, and
+ * a baseline's ratio was then too large.) */
 double sp_screen_calibration(const sp_rank_result *out) {
   int defs[2] = {out->default_gcc, out->default_nvc}, n = 0;
   double log_sum = 0;
   for (int d = 0; d < 2; d++) {
     if (defs[d] < 0 || (d == 1 && defs[1] == defs[0])) continue;
     const sp_rank_candidate *c = &out->candidates[defs[d]];
-    double refined = sp_sampled_part(c, c->time.total_s), screened = sp_sampled_part(c, c->screened_s);
+    double refined = sp_sampled_part(c, c->time.total_s);
+    double screened = c->screened_s - c->screened_partial_s;
     if (!c->refined || !(screened > 0) || !(refined > 0)) continue;
     log_sum += log(refined / screened);
     n++;

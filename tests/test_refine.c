@@ -117,6 +117,32 @@ static void test_estimate(void)
   CHECK_NEAR(sp_refined_estimate(&k.r, &k.c[twin], 1.25) * 1e6, 170 * 100.3 / 100.2, 1e-9);
 }
 
+/* The calibration scales only the sampled part of a time: each baseline's refined time less its
+ * refined partly-written-sectors time, over its screened time less its screened one (which a
+ * short sample can miss: himeno's 32-wide blocks screen with none, against 15.5 us refined).
+ * gcc: (180 - 20) / (100 - 0) = 1.6; nvc: (330 - 30) / (310 - 10) = 1.0; sqrt(1.6) = 1.2649.
+ * Taking the refined partial out of both (until 2026-11-24) gave sqrt(2.0 x 1.0714) = 1.4639. A
+ * screened-only candidate is then expected at 1.2649 x (120 - 5) + 5 us. */
+static void test_calibration_partial(void)
+{
+  ranking k;
+  rk_init(&k);
+  int gcc = rk_add(&k, 32, 32, 100e-6), nvc = rk_add(&k, 128, 1, 310e-6);
+  k.c[nvc].time.partial_s = 10e-6;
+  rk_refine(&k, gcc, 180e-6);
+  rk_refine(&k, nvc, 330e-6);
+  k.c[gcc].time.partial_s = 20e-6;
+  k.c[nvc].screened_partial_s = 10e-6;
+  k.c[nvc].time.partial_s = 30e-6;
+  k.r.default_gcc = gcc;
+  k.r.default_nvc = nvc;
+  CHECK_NEAR(sp_screen_calibration(&k.r), sqrt(1.6), 1e-12);
+  int c = rk_add(&k, 64, 2, 120e-6);
+  k.c[c].time.partial_s = 5e-6;
+  CHECK_NEAR(sp_refined_estimate(&k.r, &k.c[c], sp_screen_calibration(&k.r)) * 1e6,
+             sqrt(1.6) * 115 + 5, 1e-9);
+}
+
 /* A later round (himeno's case): the baselines calibrate by sqrt(1.8 * 1.0) = 1.3416, but
  * group A's refined twin shows 1.8; group B has no refined twin and goes by the calibration,
  * one of it per round. Best refined 170: a contender must be expected under 166.6. */
@@ -158,6 +184,7 @@ int main(void)
 {
   SP_RUN(test_first_round);
   SP_RUN(test_estimate);
+  SP_RUN(test_calibration_partial);
   SP_RUN(test_later_round);
   return sp_test_failures ? 1 : 0;
 }
