@@ -65,11 +65,10 @@ static int dump_candidates(const char *path, int k, const sp_rank_result *r, exp
   for (int i = 0; i < r->n; i++) {
     const sp_rank_candidate *c = &r->candidates[i];
     const sp_schedule *s = &c->schedule;
-    double screened_partial = c->refined ? c->screened_partial_s : c->time.partial_s;
     fprintf(f, "%d %d %d %d %lld %lld %lld %d %d %.9g %.9g %d %.9g %.9g %d %d\n", i, s->block[0],
             s->block[1], s->block[2], (long long)s->grid[0], (long long)s->grid[1],
             (long long)s->grid[2], c->time.sms_used, c->time.active_warps_per_sm, sp_rank_screened_s(c),
-            screened_partial, c->refined, c->refined ? c->time.total_s : 0,
+            sp_rank_screened_partial_s(c), c->refined, c->refined ? c->time.total_s : 0,
             c->refined ? c->time.partial_s : 0, expressible(s, ec),
             (i == r->default_gcc) + 2 * (i == r->default_nvc));
   }

@@ -3,7 +3,7 @@
 refined: for comparing screening rules (how long a sample runs, where it stops).
 
 Inputs, per nest K of each example NAME (bench_rank writes both; bench/refine_rounds.py
-describes them):
+describes and reads them):
   DUMP/NAME.K  bench_rank --screen-dump DUMP/NAME: every candidate's screened time (column 10)
   REF/NAME.K   bench_rank --reference --ref-file REF/NAME: every candidate's refined time
 
@@ -17,9 +17,10 @@ Per nest and dump directory:
     python3 bench/screen_quality.py REF DUMP[,DUMP2...] NAME...
 """
 import math
-import os
 import statistics
 import sys
+
+import refine_rounds  # the dump and reference files' reader (load)
 
 
 def ranks(v):
@@ -37,11 +38,9 @@ def spearman(a, b):
     return num / den if den else 1.0
 
 
-def quality(dump_file, ref_file):
-    ref = [float(x) for x in open(ref_file).read().split()]
-    rows = [line.split() for line in open(dump_file) if line.strip()]
-    screened = [float(r[9]) for r in rows]
-    refined = [ref[int(r[0])] for r in rows]
+def quality(cands):
+    screened = [c['scr'] for c in cands]
+    refined = [c['ref'] for c in cands]
     logs = [math.log(r / s) for r, s in zip(refined, screened) if r > 0 and s > 0]
     med = statistics.median(logs)
     spread = statistics.median([abs(x - med) for x in logs])
@@ -57,18 +56,15 @@ def main(argv):
     ref, dumps, names = argv[0], argv[1].split(','), argv[2:]
     print(f"{'nest':16} {'dump':24} {'cands':>5} {'spearman':>8} {'spread':>7} {'top10':>5} {'ratio':>6}")
     for name in names:
-        k = 0
-        while os.path.exists(f'{ref}/{name}.{k}'):
-            for d in dumps:
-                f = f'{d}/{name}.{k}'
-                if not os.path.exists(f):
+        per_dump = [(d, dict(refine_rounds.load(d, ref, name))) for d in dumps]
+        nests = sorted({n for _, loaded in per_dump for n in loaded}, key=lambda n: int(n.rsplit('.', 1)[1]))
+        for nest in nests:
+            for d, loaded in per_dump:
+                cands = loaded.get(nest)
+                if not cands or len(cands) < 10:
                     continue
-                n = sum(1 for line in open(f) if line.strip())
-                if n < 10:
-                    continue
-                rho, spread, depth, ratio = quality(f, f'{ref}/{name}.{k}')
-                print(f"{name + '.' + str(k):16} {d[-24:]:24} {n:5d} {rho:8.4f} {100 * spread:6.1f}% {depth:5d} {ratio:6.3f}")
-            k += 1
+                rho, spread, depth, ratio = quality(cands)
+                print(f"{nest:16} {d[-24:]:24} {len(cands):5d} {rho:8.4f} {100 * spread:6.1f}% {depth:5d} {ratio:6.3f}")
 
 
 if __name__ == '__main__':

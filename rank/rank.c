@@ -255,14 +255,23 @@ typedef struct sp_capped_sink {
   double *snap_lanes[3];     /* [nrefs] */
   int64_t snap_seen[3];      /* instructions at the snapshot; 0: none */
   /* the memory model is fed no more once it has been fed sector_cap sectors, min_seen
-   * instructions and twice reached_at (sector_cap 0: no such stop); the trace still runs to
+   * instructions and twice snap_seen[2] (sector_cap 0: no such stop); the trace still runs to
    * cap (passed: its instructions, fed or not), so that its statistics are those of the
    * recording that sample_cache.c replays */
   int64_t sector_cap, min_seen, passed;
-  int reached;        /* references executed at least once */
-  int64_t reached_at; /* instructions when the last of them first ran (snap[2]); 0: not yet */
+  int reached; /* references executed at least once */
   bool fed_enough;
 } sp_capped_sink;
+
+/* Snapshot slots i and j trade places. */
+static void sp_sink_swap(sp_capped_sink *c, int i, int j) {
+  sp_cm_counters *t = c->snap[i];
+  double *tl = c->snap_lanes[i];
+  int64_t ts = c->snap_seen[i];
+  c->snap[i] = c->snap[j], c->snap[j] = t;
+  c->snap_lanes[i] = c->snap_lanes[j], c->snap_lanes[j] = tl;
+  c->snap_seen[i] = c->snap_seen[j], c->snap_seen[j] = ts;
+}
 
 /* The counters and executions so far into snapshot slot i. */
 static void sp_sink_snapshot(sp_capped_sink *c, int i) {
@@ -282,29 +291,18 @@ static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
   c->lanes += n;
   c->ref_lanes[wi->ref] += n;
   if (++c->seen == c->snap_at) {
-    sp_cm_counters *t = c->snap[1];
-    double *tl = c->snap_lanes[1];
-    c->snap[1] = c->snap[0], c->snap[0] = t;
-    c->snap_lanes[1] = c->snap_lanes[0], c->snap_lanes[0] = tl;
-    c->snap_seen[1] = c->snap_seen[0];
+    sp_sink_swap(c, 0, 1);
     sp_sink_snapshot(c, 0);
     c->snap_at *= 2;
   }
   if (c->sector_cap <= 0) return c->cap > 0 && c->seen >= c->cap ? 1 : 0;
-  if (!c->reached_at && c->reached == c->nrefs) {
-    sp_sink_snapshot(c, 2);
-    c->reached_at = c->seen;
-  }
+  if (!c->snap_seen[2] && c->reached == c->nrefs) sp_sink_snapshot(c, 2);
   /* enough: every reference has run, and as many instructions again since (the second part,
    * whose rate the extrapolation takes, is past the cold first pass of the body) */
-  if (c->reached_at && c->seen >= 2 * c->reached_at && c->seen >= c->min_seen &&
+  if (c->snap_seen[2] && c->seen >= 2 * c->snap_seen[2] && c->seen >= c->min_seen &&
       sp_cm_memsys_sectors_accessed(c->memsys) >= c->sector_cap) {
     c->fed_enough = true;
-    sp_cm_counters *t = c->snap[0];
-    double *tl = c->snap_lanes[0];
-    c->snap[0] = c->snap[2], c->snap[2] = t;
-    c->snap_lanes[0] = c->snap_lanes[2], c->snap_lanes[2] = tl;
-    c->snap_seen[0] = c->reached_at;
+    sp_sink_swap(c, 0, 2); /* the extrapolation's second part starts there */
   }
   return c->cap > 0 && c->seen >= c->cap ? 1 : 0;
 }
@@ -525,13 +523,13 @@ static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch 
   }
   bool hit = false;
   if (record && rc == 0) {
-    if ((hit = sp_sample_cache_get(sc, mc->rec.hash, nsms, cmo, blob, bytes))) {
+    if ((hit = sp_sample_cache_get(sc, mc->rec.hash, nsms, cmo, blob, bytes)))
       sp_sample_copy(sink, raw, blob, false);
-    } else if (!(sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo))) {
+    else if (!(sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo)))
       rc = -1;
-    }
-    for (int64_t i = 0; !hit && rc == 0 && i < mc->rec.n && !sink->fed_enough; i++)
-      if (sp_capped_access(sink, &mc->rec.instr[i]) < 0) rc = -1;
+    else
+      for (int64_t i = 0; rc == 0 && i < mc->rec.n && !sink->fed_enough; i++)
+        if (sp_capped_access(sink, &mc->rec.instr[i]) < 0) rc = -1;
   }
   if (rc == 0 && sink->seen < stats->warp_instructions) { /* fed_enough before the trace's end */
     *truncated = true;
@@ -1533,6 +1531,10 @@ bool sp_rank_screened_only(const sp_rank_result *r, const sp_rank_candidate *c) 
 
 double sp_rank_screened_s(const sp_rank_candidate *c) {
   return c->refined ? c->screened_s : c->time.total_s;
+}
+
+double sp_rank_screened_partial_s(const sp_rank_candidate *c) {
+  return c->refined ? c->screened_partial_s : c->time.partial_s;
 }
 
 bool sp_rank_plateau_before(const sp_rank_candidate *a, const sp_rank_candidate *b) {

@@ -37,13 +37,20 @@
 #include <math.h>
 #include <string.h>
 
-/* The part of a time (the candidate's total, or its screened time) that sampling can move. */
-static double sp_sampled_part(const sp_rank_candidate *c, double total_s) {
-  return total_s - c->time.partial_s;
+/* The part of c's time that sampling can move. */
+static double sp_sampled_part(const sp_rank_candidate *c) {
+  return c->time.total_s - c->time.partial_s;
 }
 
 static double sp_calibrated(const sp_rank_candidate *c, double calib) {
-  return sp_sampled_part(c, c->time.total_s) * calib + c->time.partial_s;
+  return sp_sampled_part(c) * calib + c->time.partial_s;
+}
+
+/* Whether k is among idx[0..n). */
+static bool sp_listed(const int *idx, int n, int k) {
+  for (int q = 0; q < n; q++)
+    if (idx[q] == k) return true;
+  return false;
 }
 
 /* Screening twins: the same block, the same occupancy (SMs in use, resident warps per SM), and
@@ -96,8 +103,8 @@ double sp_screen_calibration(const sp_rank_result *out) {
   for (int d = 0; d < 2; d++) {
     if (defs[d] < 0 || (d == 1 && defs[1] == defs[0])) continue;
     const sp_rank_candidate *c = &out->candidates[defs[d]];
-    double refined = sp_sampled_part(c, c->time.total_s);
-    double screened = c->screened_s - c->screened_partial_s;
+    double refined = sp_sampled_part(c);
+    double screened = sp_rank_screened_s(c) - sp_rank_screened_partial_s(c);
     if (!c->refined || !(screened > 0) || !(refined > 0)) continue;
     log_sum += log(refined / screened);
     n++;
@@ -135,18 +142,14 @@ int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int
   for (int i = 0, first = nref; also && i < out->n && nalso < per_round / 2; i++) {
     int k = out->order[i];
     const sp_rank_candidate *c = &out->candidates[k];
-    bool queued = false;
-    for (int q = 0; q < first; q++) queued |= idx[q] == k;
-    if (also[k] && !queued && sp_contender(out, c, calib, best_also, round, idx, nref)) {
+    if (also[k] && !sp_listed(idx, first, k) &&
+        sp_contender(out, c, calib, best_also, round, idx, nref)) {
       idx[nref++] = k;
       nalso++;
     }
   }
   int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
-  for (int d = 0; d < 2 && round == 0; d++) {
-    bool def_in = defs[d] < 0 || nref >= out->n;
-    for (int k = 0; k < nref; k++) def_in |= idx[k] == defs[d];
-    if (!def_in) idx[nref++] = defs[d];
-  }
+  for (int d = 0; d < 2 && round == 0; d++)
+    if (defs[d] >= 0 && nref < out->n && !sp_listed(idx, nref, defs[d])) idx[nref++] = defs[d];
   return nref;
 }

@@ -109,6 +109,8 @@ bool sp_rank_screened_only(const sp_rank_result *r, const sp_rank_candidate *c);
 
 /* c's predicted time from the screening, whether or not it was refined since (screened_s). */
 double sp_rank_screened_s(const sp_rank_candidate *c);
+/* ... and its partly written sectors' part (screened_partial_s). */
+double sp_rank_screened_partial_s(const sp_rank_candidate *c);
 
 /* Predicted times within this factor of the fastest are ones the model cannot tell apart: its
  * times are off by 1.3x (median) on the H100 and its near-ties are ordered by sampling noise.
