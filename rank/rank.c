@@ -1221,8 +1221,12 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     for (int a = 0; a < nest->narrays; a++) sp_counters_add(&c->total, &c->per_array[a]);
     c->cost_xu = sp_cm_cost_xu(&c->total, arch);
     sp_rank_combine comb = sp_rank_combine_of(nest);
-    sp_rank_predict_time(&c->total, &c->stats, &c->schedule, arch,
-                         sp_loads_per_iteration(nest, arch), &comb, &c->time);
+    sp_rank_uneven u;
+    rc = sp_rank_uneven_of(nest, &c->schedule, arch, c->stats.active_blocks_per_sm, &u);
+    if (rc == 0)
+      sp_rank_predict_time_uneven(&c->total, &c->stats, &c->schedule, arch,
+                                  sp_loads_per_iteration(nest, arch), &comb, &u, &c->time);
+    sp_rank_uneven_free(&u);
   }
   return rc;
 }

@@ -88,6 +88,10 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
     SP_SAY("; it keeps %d warp%s per SM busy on %d SMs (default: %d on %d)",
            b->time.active_warps_per_sm, b->time.active_warps_per_sm == 1 ? "" : "s",
            b->time.sms_used, d->time.active_warps_per_sm, d->time.sms_used);
+  /* a triangular nest's default: its blocks of unequal work all resident at once (time.c) */
+  if (d->time.uneven_s > 0.1 * d->time.total_s && b->time.uneven_s < 0.5 * d->time.uneven_s)
+    SP_SAY("; the default's blocks do unequal work and all run at once, and its busiest SM "
+           "adds %.0f%%", 100 * d->time.uneven_s / (d->time.total_s - d->time.uneven_s));
   SP_SAY(".");
 #undef SP_SAY
 }
@@ -231,6 +235,7 @@ static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_result *r,
   json_object_set_new(t, "latency_us", json_real(c->time.latency_s * 1e6));
   json_object_set_new(t, "combine_us", json_real(c->time.combine_s * 1e6));
   json_object_set_new(t, "empty_blocks_us", json_real(c->time.empty_s * 1e6));
+  json_object_set_new(t, "uneven_blocks_us", json_real(c->time.uneven_s * 1e6));
   json_object_set_new(t, "partial_writes_us", json_real(c->time.partial_s * 1e6));
   json_object_set_new(t, "bound", json_string(sp_rank_bound_name(c->time.bound)));
   json_object_set_new(t, "sms_used", json_integer(c->time.sms_used));

@@ -2,9 +2,14 @@
  * memory instructions over the warps it keeps in flight (Little's law), wave group by wave group,
  * so that the grid's size and the occupancy count, not only the traffic. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schedpredict/rank.h"
+
+/* Outer band iterations sp_rank_uneven_of enumerates to count a triangular nest's blocks, beyond
+ * which it samples them (sp_trace_block_work) */
+#define SP_UNEVEN_MAX_STEPS 20000
 
 /* Kernel start-up the host cannot hide (estimate, typical of Volta-Hopper). */
 #define SP_LAUNCH_SECONDS 2.0e-6
@@ -120,9 +125,89 @@ static double sp_empty_seconds(int64_t launched, int64_t working, int active, do
   return left / fmin(dispatch_rate, slots / a->empty_block_ns) * 1e-9;
 }
 
+int sp_rank_uneven_of(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
+                      int active_blocks_per_sm, sp_rank_uneven *u) {
+  memset(u, 0, sizeof *u);
+  const int S = arch->sm_count;
+  const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
+  if (S < 1 || active_blocks_per_sm < 1 || blocks < 1 || blocks > (int64_t)active_blocks_per_sm * S)
+    return 0;
+  double *work = malloc(sizeof *work * (size_t)blocks);
+  if (!work) return -1;
+  /* the enumeration of a triangular nest's outer band iterations, bounded: a few ms */
+  if (sp_trace_block_work(nest, s, SP_UNEVEN_MAX_STEPS, work) != 0) {
+    free(work);
+    return 0;
+  }
+  sp_block_placement pl;
+  if (sp_trace_deal_blocks(arch, blocks, active_blocks_per_sm, SP_REFILL_FIFO, 0, &pl) != 0) {
+    free(work);
+    return -1;
+  }
+  u->sm_blocks = calloc((size_t)S, sizeof *u->sm_blocks);
+  u->sm_work = calloc((size_t)S, sizeof *u->sm_work);
+  u->sm_max = calloc((size_t)S, sizeof *u->sm_max);
+  int rc = u->sm_blocks && u->sm_work && u->sm_max ? 0 : -1;
+  for (int i = 0; rc == 0 && i < S; i++)
+    for (int64_t k = pl.first[i]; k < pl.first[i + 1]; k++) {
+      double w = work[pl.block[k]];
+      if (w <= 0) continue; /* a block without work only starts and stops (sp_empty_seconds) */
+      u->sm_blocks[i]++;
+      u->sm_work[i] += w;
+      u->sm_max[i] = fmax(u->sm_max[i], w);
+    }
+  sp_trace_placement_free(&pl);
+  free(work);
+  if (rc != 0) {
+    sp_rank_uneven_free(u);
+    return -1;
+  }
+  u->nsm = S;
+  return 0;
+}
+
+void sp_rank_uneven_free(sp_rank_uneven *u) {
+  if (!u) return;
+  free(u->sm_blocks);
+  free(u->sm_work);
+  free(u->sm_max);
+  memset(u, 0, sizeof *u);
+}
+
+/* The slowest SM's time of a one-wave launch, and that of the same launch with every block
+ * doing the mean block's work: parts as sp_group_time's (the one group). */
+static double sp_uneven_seconds(const sp_rank_uneven *u, const double *parts) {
+  double total = 0;
+  int busy = 0, nblocks = 0;
+  for (int i = 0; i < u->nsm; i++) {
+    total += u->sm_work[i];
+    busy += u->sm_blocks[i] > 0;
+    nblocks += u->sm_blocks[i];
+  }
+  if (total <= 0 || busy < 1) return 0;
+  const double sm_mean = total / busy, block_mean = total / nblocks;
+  const double shared = fmax(parts[0], parts[1]);
+  double worst = 0, worst_equal = 0;
+  for (int i = 0; i < u->nsm; i++) {
+    if (!u->sm_blocks[i]) continue;
+    double t = fmax(shared, parts[2] * u->sm_work[i] / sm_mean) + parts[3] * u->sm_max[i] / block_mean;
+    double te = fmax(shared, parts[2] * u->sm_blocks[i] * block_mean / sm_mean) + parts[3];
+    worst = fmax(worst, t);
+    worst_equal = fmax(worst_equal, te);
+  }
+  return fmax(0.0, worst - worst_equal);
+}
+
 void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *a, double loads_per_iteration,
                           const sp_rank_combine *comb, sp_rank_time *out) {
+  sp_rank_predict_time_uneven(c, st, s, a, loads_per_iteration, comb, NULL, out);
+}
+
+void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *st,
+                                 const sp_schedule *s, const sp_arch *a,
+                                 double loads_per_iteration, const sp_rank_combine *comb,
+                                 const sp_rank_uneven *u, sp_rank_time *out) {
   memset(out, 0, sizeof *out);
   int threads = s->block[0] * s->block[1] * s->block[2];
   int warps_per_block = (threads + 31) / 32;
@@ -187,7 +272,9 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
       out->bound = b;
     }
     total += t;
+    if (u && u->nsm > 0 && full_waves == 0) out->uneven_s = sp_uneven_seconds(u, parts);
   }
+  total += out->uneven_s;
   out->combine_s = sp_combine_seconds(comb, s, launched, a);
   if (out->combine_s > total) {
     total = out->combine_s;

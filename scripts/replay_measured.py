@@ -374,7 +374,9 @@ def evaluate(d, ranker, runs):
                                   "time_us": c["time"], "reason": why})
         row = {"nest": nest_str(nest), "example": d["example"][nest], "measured": len(cands),
                "matched": len(matched),
-               "log_errors": [math.log(m[3] / m[2]) for m in matched if m[2] and m[2] > 0]}
+               "log_errors": [math.log(m[3] / m[2]) for m in matched if m[2] and m[2] > 0],
+               "candidates": [{"key": key_str(m[0]), "rank": m[1], "pred_us": m[2], "time_us": m[3]}
+                              for m in sorted(matched, key=lambda m: m[1])]}
         base = {}
         for comp in ("nvc", "gcc"):
             key = d["base"].get(nest, {}).get(comp)

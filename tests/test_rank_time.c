@@ -349,6 +349,67 @@ static void test_partial_count(void) {
   }
 }
 
+/* Unequal blocks that all run at once: the slowest SM sets the time. By hand: 132 blocks, one an
+ * SM, 131 of work 1 and one of work 3 (mean 134/132): that SM's L1 time grows by 3/mean, its
+ * latency chain too, over the same launch's with every block equal. */
+static void test_uneven_blocks(void) {
+  sp_cm_counters c = streaming();
+  c.ld_sectors *= 8; /* L1-heavy: its part matters */
+  sp_schedule s;
+  sp_trace_stats st;
+  launch(256, 132, sp_arch_active_blocks_per_sm(&h100, 256, 0, 0), &s, &st);
+  int blocks[132];
+  double work[132], heaviest[132];
+  for (int i = 0; i < 132; i++) blocks[i] = 1, work[i] = heaviest[i] = 1;
+  sp_rank_uneven u = {132, blocks, work, heaviest};
+  sp_rank_time equal, even, uneven;
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &equal);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, &even);
+  CHECK(even.uneven_s == 0 && even.total_s == equal.total_s);
+  work[7] = heaviest[7] = 3;
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, &uneven);
+  double f = 3 / (134.0 / 132), shared = fmax(equal.dram_s, equal.l2_s);
+  double want = fmax(shared, equal.l1_s * f) + equal.latency_s * f -
+                (fmax(shared, equal.l1_s) + equal.latency_s);
+  CHECK(want > 0 && fabs(uneven.uneven_s - want) < 1e-12 * want + 1e-18);
+  CHECK(fabs(uneven.total_s - (equal.total_s + want)) < 1e-12);
+  /* two waves: the later blocks take the slots the light ones leave; not applied */
+  sp_rank_time two;
+  launch(256, 132 * 9, sp_arch_active_blocks_per_sm(&h100, 256, 0, 0), &s, &st);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, &two);
+  CHECK(two.uneven_s == 0);
+
+  /* sp_rank_uneven_of on a 64 x 64 triangle (j <= i): i -> by (2 blocks, 32 rounds each),
+   * j -> tx + bx (2 x 32 lanes): 4 blocks, one wave, all of the triangle's 2,080 iterations */
+  tnest tri;
+  tn_init(&tri);
+  tn_loop(&tri, -1, true, true, 0, 0, 63, 0, 1);
+  tn_loop(&tri, 0, true, true, 0, 0, 0, 1, 1);
+  int a = tn_array(&tri, 4, 64 * 64 * 4);
+  int64_t cb[SP_MAX_LOOPS] = {256, 4};
+  int ch[2] = {0, 1};
+  tn_ref(&tri, a, false, 4, ch, 2, 0, cb);
+  sp_schedule t = {.nband = 2, .block = {32, 1, 1}, .grid = {2, 2, 1}};
+  t.map[0] = (sp_loop_map){-1, 1};
+  t.map[1] = (sp_loop_map){0, 0};
+  sp_rank_uneven v;
+  CHECK_EQ_INT(sp_rank_uneven_of(&tri.n, &t, &h100, 8, &v), 0);
+  CHECK_EQ_INT(v.nsm, 132);
+  int nb = 0;
+  double total = 0, top = 0;
+  for (int i = 0; i < v.nsm; i++) nb += v.sm_blocks[i], total += v.sm_work[i], top = fmax(top, v.sm_max[i]);
+  CHECK_EQ_INT(nb, 4);
+  CHECK(total == 2080);
+  /* the heaviest: odd rows under j < 32, 2 + 4 + .. + 32 + 16 x 32 = 784 (the even rows', 768;
+   * past 31, 272 and 256) */
+  CHECK(top == 784);
+  sp_rank_uneven_free(&v);
+  /* more blocks than one wave holds: nothing */
+  t.grid[1] = 132 * 8;
+  CHECK_EQ_INT(sp_rank_uneven_of(&tri.n, &t, &h100, 8, &v), 0);
+  CHECK_EQ_INT(v.nsm, 0);
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
@@ -366,5 +427,6 @@ int main(void) {
   SP_RUN(test_unrolled_loads);
   SP_RUN(test_partial_writes);
   SP_RUN(test_partial_count);
+  SP_RUN(test_uneven_blocks);
   return SP_TEST_END();
 }

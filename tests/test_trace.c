@@ -325,6 +325,17 @@ static int variants_one_dim_apart(const sp_schedule *s, sp_schedule *out) {
   return n;
 }
 
+/* A random nest (without its inner loop where band_only) and its space on `small`: the default
+ * space on even trials, the user-style one on odd ones. false where the space fails. */
+static bool random_nest_space(int trial, const sp_arch *small, bool band_only, tnest *t, int *nb,
+                              bool *inner, sp_space *sp) {
+  random_nest(t, nb, inner);
+  if (band_only && *inner) t->n.nloops = *nb, t->n.nrefs = 1;
+  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
+  char err[256];
+  return sp_space_build(&t->n, small, trial % 2 ? &o : NULL, sp, err, sizeof err) == 0;
+}
+
 static void test_same_trace(void) {
   sp_arch small = H100;
   small.sm_count = 3;
@@ -333,11 +344,8 @@ static void test_same_trace(void) {
     tnest t;
     int nb;
     bool inner;
-    random_nest(&t, &nb, &inner);
-    sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
     sp_space sp;
-    char err[256];
-    if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) continue;
+    if (!random_nest_space(trial, &small, false, &t, &nb, &inner, &sp)) continue;
     for (int i = 0; i < sp.n; i++)
       for (int j = i + 1; j < sp.n; j++) unequal += sp_schedule_same_trace(&sp.items[i], &sp.items[j]);
     for (int i = 0; i < sp.n; i++) {
@@ -832,6 +840,102 @@ static void test_sm_work(void) {
   sp_space_free(&sp);
 }
 
+/* Band iterations per block, counted from the trace: the active lanes of reference 0's
+ * instructions (it sits directly in the band: one per band iteration). */
+typedef struct block_lanes {
+  double *per_block;
+  int64_t nblocks;
+  int64_t outside;
+} block_lanes;
+
+static int block_lanes_sink(void *vctx, const sp_warp_instr *wi) {
+  block_lanes *c = vctx;
+  if (wi->ref != 0) return 0;
+  if (wi->block < 0 || wi->block >= c->nblocks) c->outside++;
+  else c->per_block[wi->block] += __builtin_popcount(wi->active);
+  return 0;
+}
+
+/* sp_trace_block_work against the trace itself, for random nests (triangular bounds, negative
+ * steps, collapse groups) under every schedule of the space: every block's count equals the
+ * iterations the trace runs in it, in triangular nests too (which sp_trace_sm_work refuses);
+ * refused only for a collapse group and for two loops on one hardware dimension. */
+static void test_block_work(void) {
+  sp_arch small = H100;
+  small.sm_count = 3;
+  int checked = 0, triangular = 0, refused = 0;
+  for (int trial = 0; trial < 150; trial++) {
+    tnest t;
+    int nb;
+    bool inner;
+    sp_space sp;
+    /* the band alone: its iterations are the work */
+    if (!random_nest_space(trial, &small, true, &t, &nb, &inner, &sp)) continue;
+    for (int i = 0; i < sp.n; i++) {
+      const sp_schedule *s = &sp.items[i];
+      int64_t nblk = s->grid[0] * s->grid[1] * s->grid[2];
+      if (nblk > 4096) continue;
+      double *work = malloc(sizeof *work * (size_t)nblk), *lanes = calloc((size_t)nblk, sizeof *lanes);
+      int rc = sp_trace_block_work(&t.n, s, INT64_MAX, work);
+      bool shared_dim = false;
+      for (int a = 0; a < s->nband; a++)
+        for (int b = a + 1; b < s->nband; b++)
+          shared_dim |= (s->map[a].thread_dim >= 0 && s->map[a].thread_dim == s->map[b].thread_dim) ||
+                        (s->map[a].block_dim >= 0 && s->map[a].block_dim == s->map[b].block_dim);
+      CHECK_EQ_INT(rc, s->collapse_count >= 2 || shared_dim ? 1 : 0);
+      if (rc == 0) {
+        block_lanes c = {lanes, nblk, 0};
+        CHECK_EQ_INT(sp_trace_run(&t.n, s, &small, NULL, block_lanes_sink, &c, NULL), 0);
+        CHECK_EQ_INT(c.outside, 0);
+        int64_t wrong = 0;
+        for (int64_t b = 0; b < nblk; b++) wrong += work[b] != lanes[b];
+        if (wrong) fprintf(stderr, "trial %d %s block %dx%dx%d grid %lldx%lldx%lld: %lld blocks wrong\n",
+                           trial, s->name, s->block[0], s->block[1], s->block[2],
+                           (long long)s->grid[0], (long long)s->grid[1], (long long)s->grid[2],
+                           (long long)wrong);
+        CHECK_EQ_INT(wrong, 0);
+        checked++;
+        triangular += !sp_nest_rectangular(&t.n);
+      } else {
+        refused++;
+      }
+      free(work), free(lanes);
+    }
+    sp_space_free(&sp);
+  }
+  fprintf(stderr, "  %d schedules' blocks counted exactly (%d in triangular nests), %d refused\n",
+          checked, triangular, refused);
+  CHECK(checked > 1000 && triangular > 200);
+  /* the step limit: each of the 8 blocks enumerates its 16 rows of a 64 x 64 triangle; under
+   * 128 steps in all, every other row of each, weighing 2 */
+  tnest tri;
+  tn_init(&tri);
+  tn_loop(&tri, -1, true, true, 0, 0, 63, 0, 1);
+  tn_loop(&tri, 0, true, true, 0, 0, 0, 1, 1); /* j <= i */
+  int b = tn_array(&tri, 4, 64 * 64 * 4);
+  int64_t cb[SP_MAX_LOOPS] = {256, 4};
+  int ch[2] = {0, 1};
+  tn_ref(&tri, b, false, 4, ch, 2, 0, cb);
+  sp_schedule s = {.nband = 2, .block = {32, 1, 1}, .grid = {2, 4, 1}};
+  s.map[0] = (sp_loop_map){-1, 1}; /* i -> by: 16 rows a block */
+  s.map[1] = (sp_loop_map){0, 0};  /* j -> tx + bx */
+  double w[8];
+  CHECK_EQ_INT(sp_trace_block_work(&tri.n, &s, 127, w), 0);
+  /* block 0 samples rows 0, 8, .., 56: 2 (1 + 9 + 17 + 25 + 4 x 32); block 7 rows 35, 43, .., 63:
+   * 2 (4 + 12 + 20 + 28) */
+  CHECK(w[0] == 360 && w[7] == 128);
+  double thinned = 0;
+  for (int k = 0; k < 8; k++) thinned += w[k];
+  CHECK(thinned == 1952); /* of 2080 */
+  /* by hand: rows i = by + 4 m; block x = 0 takes j < 32 of each, x = 1 the rest */
+  double want[8] = {0};
+  for (int i = 0; i < 64; i++) want[(i % 4) * 2] += i < 32 ? i + 1 : 32, want[(i % 4) * 2 + 1] += i < 32 ? 0 : i - 31;
+  CHECK_EQ_INT(sp_trace_block_work(&tri.n, &s, 128, w), 0);
+  for (int k = 0; k < 8; k++) CHECK(w[k] == want[k]);
+  /* block 0, rows 0, 4, .., 60: 1 + 5 + .. + 29, then 8 x 32; block 7, rows 35, .., 63: 4 + .. + 32 */
+  CHECK(w[0] == 376 && w[7] == 144);
+}
+
 /* irregular references: every active lane on its own sector */
 static int irr_sink(void *vctx, const sp_warp_instr *wi) {
   int64_t *bad = vctx;
@@ -901,6 +1005,7 @@ int main(void) {
   SP_RUN(test_working_warps);
   SP_RUN(test_shapes);
   SP_RUN(test_sm_work);
+  SP_RUN(test_block_work);
   SP_RUN(test_every_iteration_once);
   SP_RUN(test_same_trace);
   return SP_TEST_END();

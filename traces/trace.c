@@ -792,6 +792,107 @@ int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double 
   return 0;
 }
 
+/* Block work by enumeration: a band loop's normalized iterations n in [0, trip) that a block runs
+ * are those with n mod S in [a, a + p); the outer loops' are enumerated, the innermost counted. */
+typedef struct bw_loop {
+  int64_t S, a, p;
+  affc lower, upper; /* in the outer band indices */
+  int64_t step;
+} bw_loop;
+
+static inline int64_t bw_eval(const affc *f, const int64_t *idx) {
+  int64_t v = f->c;
+  for (int i = 0; i < f->n; i++) v += f->t[i].coef * idx[f->t[i].loop];
+  return v;
+}
+
+/* adds to *count weight times the band iterations of loops k.. at the outer indices idx; the
+ * outermost loop (k == 0) takes only every thin-th of its iterations, each weighing thin */
+static void bw_count(int nb, const bw_loop *m, int k, int64_t *idx, int64_t thin, double weight,
+                     double *count) {
+  const bw_loop *q = &m[k];
+  const int64_t lo = bw_eval(&q->lower, idx), hi = bw_eval(&q->upper, idx);
+  const int64_t span = q->step > 0 ? hi - lo : lo - hi;
+  const int64_t trip = span < 0 ? 0 : span / (q->step > 0 ? q->step : -q->step) + 1;
+  if (k == nb - 1) {
+    int64_t r = trip % q->S - q->a;
+    *count += weight * (double)(trip / q->S * q->p + (r <= 0 ? 0 : r < q->p ? r : q->p));
+    return;
+  }
+  if (k > 0) thin = 1;
+  /* the f-th of the block's iterations is n = (f / p) S + a + f mod p */
+  for (int64_t f = 0;; f += thin) {
+    int64_t start = f / q->p * q->S + q->a, n = start + f % q->p;
+    if (start >= trip) break; /* a round that starts past the trip: so do the later ones */
+    if (n >= trip) continue;
+    idx[k] = lo + q->step * n;
+    bw_count(nb, m, k + 1, idx, thin, weight * (double)thin, count);
+  }
+  idx[k] = 0;
+}
+
+int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_steps,
+                        double *work) {
+  if (!nest || !s || !work || s->nband < 1 || s->nband > nest->nloops || max_steps < 1) return -1;
+  const int nb = s->nband;
+  const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
+  if (s->collapse_count >= 2) return 1;
+  for (int l = nb; l < nest->nloops; l++)
+    if (nest->loops[l].trip_min != nest->loops[l].trip_max) return 1; /* work per iteration varies */
+  unsigned tdims = 0, bdims = 0;
+  for (int k = 0; k < nb; k++) {
+    int t = s->map[k].thread_dim, d = s->map[k].block_dim;
+    if ((t >= 0 && (tdims >> t & 1)) || (d >= 0 && (bdims >> d & 1))) return 1;
+    if (t >= 0) tdims |= 1u << t;
+    if (d >= 0) bdims |= 1u << d;
+  }
+  if (sp_nest_rectangular(nest)) { /* the shares' product, as sp_trace_sm_work, times the
+                                      * trips of the loops on no block dimension */
+    dim_share sh[3];
+    dim_shares(nest, s, sh);
+    double rest = 1;
+    for (int k = 0; k < nb; k++)
+      if (s->map[k].block_dim < 0) rest *= (double)nest->loops[k].trip_max;
+    const int64_t gx = s->grid[0], gy = s->grid[1];
+    for (int64_t b = 0; b < blocks; b++)
+      work[b] = rest * (double)(share_of(&sh[0], b % gx) * share_of(&sh[1], (b / gx) % gy) *
+                                share_of(&sh[2], b / (gx * gy)));
+    return 0;
+  }
+  bw_loop m[SP_MAX_LOOPS];
+  for (int k = 0; k < nb; k++) {
+    int t = s->map[k].thread_dim, d = s->map[k].block_dim;
+    int64_t per = t >= 0 ? s->block[t] : 1, G = d >= 0 ? s->grid[d] : 1;
+    m[k] = (bw_loop){.S = per * G, .p = per, .step = nest->loops[k].step};
+    affc_from(&m[k].lower, &nest->loops[k].lower);
+    affc_from(&m[k].upper, &nest->loops[k].upper);
+  }
+  /* the outer iterations all blocks enumerate (at most: trip_max of each outer loop, shared
+   * out), and the outermost loop's sampling that keeps them within max_steps */
+  double steps = (double)blocks;
+  for (int k = 0; k < nb - 1; k++) {
+    int t = s->map[k].thread_dim, d = s->map[k].block_dim;
+    double S = (double)(t >= 0 ? s->block[t] : 1) * (d >= 0 ? (double)s->grid[d] : 1);
+    double per = t >= 0 ? s->block[t] : 1, trip = (double)nest->loops[k].trip_max;
+    steps *= fmax(1.0, ceil(trip / S) * per);
+  }
+  int64_t thin = steps > (double)max_steps ? (int64_t)ceil(steps / (double)max_steps) : 1;
+  int64_t idx[SP_MAX_LOOPS];
+  for (int64_t b = 0; b < blocks; b++) {
+    const int64_t coord[3] = {b % s->grid[0], b / s->grid[0] % s->grid[1],
+                              b / (s->grid[0] * s->grid[1])};
+    for (int k = 0; k < nb; k++) {
+      int t = s->map[k].thread_dim, d = s->map[k].block_dim;
+      int64_t per = t >= 0 ? s->block[t] : 1;
+      m[k].a = d >= 0 ? coord[d] * per : 0;
+    }
+    memset(idx, 0, sizeof idx);
+    work[b] = 0;
+    bw_count(nb, m, 0, idx, thin, 1.0, &work[b]);
+  }
+  return 0;
+}
+
 int sp_trace_skip_dim(const sp_schedule *s) {
   if ((s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1) return -1;
   return s->grid[1] > 1 ? 1 : s->grid[2] > 1 ? 2 : 0;

@@ -39,6 +39,8 @@ typedef struct sp_rank_time {
   double combine_s;          /* the reductions' atomics, one after another (sp_rank_combine) */
   double partial_s;          /* store sectors written in part, merged by the L2 (added) */
   double empty_s;            /* blocks without iterations passing after the work (added) */
+  double uneven_s;           /* blocks of unequal work that all run at once (added;
+                                sp_rank_uneven) */
   double total_s;            /* max of the above per wave group (at least combine_s), plus
                                 launch */
   sp_rank_bound bound;
@@ -139,6 +141,31 @@ void sp_rank_result_free(sp_rank_result *r);
 void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *arch, double loads_per_iteration,
                           const sp_rank_combine *comb, sp_rank_time *out);
+/* The blocks of a launch that runs in one wave, every block resident from the start, so that
+ * nothing evens out blocks of unequal work (a triangular nest on a capped grid): per SM, its
+ * blocks with work (dealt as the arch deals them), their band iterations together and its
+ * heaviest block's (sp_trace_block_work). nsm 0: not such a launch, or its blocks cannot be counted. */
+typedef struct sp_rank_uneven {
+  int nsm;
+  int *sm_blocks;
+  double *sm_work, *sm_max;
+} sp_rank_uneven;
+
+/* Fills u for candidate s (nsm 0 where it does not apply); 0, or -1 out of memory. Free with
+ * sp_rank_uneven_free. */
+int sp_rank_uneven_of(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
+                      int active_blocks_per_sm, sp_rank_uneven *u);
+void sp_rank_uneven_free(sp_rank_uneven *u);
+
+/* sp_rank_predict_time for a launch of unequal blocks in one wave (u: NULL or nsm 0, as
+ * sp_rank_predict_time): each SM's L1 time grows with its blocks' work over the mean SM's, its
+ * latency chain with its heaviest block's over the mean block's; the kernel lasts as long as
+ * its slowest SM, and uneven_s is what that adds to the same launch of equal blocks. */
+void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *st,
+                                 const sp_schedule *s, const sp_arch *arch,
+                                 double loads_per_iteration, const sp_rank_combine *comb,
+                                 const sp_rank_uneven *u, sp_rank_time *out);
+
 /* DRAM bytes a run of the kernel writes: every written sector once (write-backs during the run
  * + dirty at its end). The L2 is write-back, and a kernel leaves its dirty data behind but
  * starts with someone else's (the previous run's, or the L2 flush a harness writes before each

@@ -176,6 +176,21 @@ unsigned sp_trace_lane_uneven_dims(const sp_nest *nest, const sp_schedule *s);
  * large to count (over 2^26 blocks). */
 int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double *work);
 
+/* The band iterations of every block of schedule s (work[b], b the linear block index, x
+ * fastest; grid[0] x grid[1] x grid[2] entries), counted without the trace. A band loop's
+ * normalized iterations n (index = lower + step n) that a block runs are those with
+ * n mod (per x grid) in [per c, per c + per), per: the block's threads on the loop's thread
+ * dimension (1: none), c: the block's coordinate on its grid dimension (0: none), so that a
+ * triangular nest's blocks are counted exactly: the outer band loops' iterations enumerated, the
+ * innermost in closed form (a rectangular nest's blocks: the shares' product). Where the
+ * enumeration would take more than max_steps outer iterations in all, the outermost loop's are
+ * sampled, every k-th of a block's, each weighing k (an estimate). Returns 0; 1 where the
+ * band's iterations are not the work (a loop outside the band whose trip varies) or cannot be
+ * counted so (a collapse group, two band loops on one hardware dimension); -1 on bad
+ * arguments. */
+int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_steps,
+                        double *work);
+
 /* Base byte address of every array: 256-byte aligned as cudaMalloc gives, each array starting
  * on a fresh 2 MiB boundary after the previous one (cudaMalloc's large-allocation granularity).
  * base must have nest->narrays entries. */
