@@ -10,6 +10,8 @@
 /* Outer band iterations sp_rank_uneven_of enumerates to count a triangular nest's blocks, beyond
  * which it samples them (sp_trace_block_work) */
 #define SP_UNEVEN_MAX_STEPS 20000
+/* Grids beyond which sp_rank_uneven_of does not look for their working blocks in the first wave */
+#define SP_UNEVEN_MAX_BLOCKS 65536
 
 /* Kernel start-up the host cannot hide (estimate, typical of Volta-Hopper). */
 #define SP_LAUNCH_SECONDS 2.0e-6
@@ -130,24 +132,25 @@ int sp_rank_uneven_of(const sp_nest *nest, const sp_schedule *s, const sp_arch *
   memset(u, 0, sizeof *u);
   const int S = arch->sm_count;
   const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
-  if (S < 1 || active_blocks_per_sm < 1 || blocks < 1 || blocks > (int64_t)active_blocks_per_sm * S)
-    return 0;
+  const int64_t wave = (int64_t)active_blocks_per_sm * S;
+  if (S < 1 || active_blocks_per_sm < 1 || blocks < 1 || blocks > SP_UNEVEN_MAX_BLOCKS) return 0;
   double *work = malloc(sizeof *work * (size_t)blocks);
   if (!work) return -1;
   /* the enumeration of a triangular nest's outer band iterations, bounded: a few ms */
-  if (sp_trace_block_work(nest, s, SP_UNEVEN_MAX_STEPS, work) != 0) {
-    free(work);
-    return 0;
-  }
+  int rc = sp_trace_block_work(nest, s, SP_UNEVEN_MAX_STEPS, work);
+  /* blocks are dealt in order: every block with work must be in the first wave (a fixed gang
+   * count larger than the loops need puts its working blocks first along x only) */
+  for (int64_t b = wave; rc == 0 && b < blocks; b++) rc = work[b] > 0;
   sp_block_placement pl;
-  if (sp_trace_deal_blocks(arch, blocks, active_blocks_per_sm, SP_REFILL_FIFO, 0, &pl) != 0) {
+  if (rc != 0 || sp_trace_deal_blocks(arch, blocks < wave ? blocks : wave, active_blocks_per_sm,
+                                      SP_REFILL_FIFO, 0, &pl) != 0) {
     free(work);
-    return -1;
+    return rc < 0 ? -1 : 0;
   }
   u->sm_blocks = calloc((size_t)S, sizeof *u->sm_blocks);
   u->sm_work = calloc((size_t)S, sizeof *u->sm_work);
   u->sm_max = calloc((size_t)S, sizeof *u->sm_max);
-  int rc = u->sm_blocks && u->sm_work && u->sm_max ? 0 : -1;
+  rc = u->sm_blocks && u->sm_work && u->sm_max ? 0 : -1;
   for (int i = 0; rc == 0 && i < S; i++)
     for (int64_t k = pl.first[i]; k < pl.first[i + 1]; k++) {
       double w = work[pl.block[k]];

@@ -404,8 +404,20 @@ static void test_uneven_blocks(void) {
    * past 31, 272 and 256) */
   CHECK(top == 784);
   sp_rank_uneven_free(&v);
-  /* more blocks than one wave holds: nothing */
+  /* a grid of more blocks than one wave holds whose working blocks are in it (blocks 0 .. 127
+   * of 2 x 1056: i -> by one row a block): counted, the blocks without work left out */
   t.grid[1] = 132 * 8;
+  CHECK_EQ_INT(sp_rank_uneven_of(&tri.n, &t, &h100, 8, &v), 0);
+  CHECK_EQ_INT(v.nsm, 132);
+  nb = 0, total = 0;
+  for (int i = 0; i < v.nsm; i++) nb += v.sm_blocks[i], total += v.sm_work[i];
+  CHECK_EQ_INT(nb, 128 - 32); /* rows 32 .. 63 under x = 1: j >= 32 needs i >= 32 */
+  CHECK(total == 2080);
+  sp_rank_uneven_free(&v);
+  /* working blocks past the first wave: nothing (a 1024-row triangle, one row a block: 2,048
+   * working blocks of 32 threads, 1,056 at once with 8 an SM) */
+  tri.n.loops[0].upper.constant = 1023;
+  t.grid[1] = 1024;
   CHECK_EQ_INT(sp_rank_uneven_of(&tri.n, &t, &h100, 8, &v), 0);
   CHECK_EQ_INT(v.nsm, 0);
 }

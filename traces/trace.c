@@ -806,8 +806,14 @@ static inline int64_t bw_eval(const affc *f, const int64_t *idx) {
   return v;
 }
 
+/* of the normalized iterations 0 .. trip - 1, those the block runs */
+static inline int64_t bw_share(const bw_loop *q, int64_t trip) {
+  int64_t r = trip % q->S - q->a;
+  return trip / q->S * q->p + (r <= 0 ? 0 : r < q->p ? r : q->p);
+}
+
 /* adds to *count weight times the band iterations of loops k.. at the outer indices idx; the
- * outermost loop (k == 0) takes only every thin-th of its iterations, each weighing thin */
+ * outermost loop (k == 0) takes only every thin-th of its iterations */
 static void bw_count(int nb, const bw_loop *m, int k, int64_t *idx, int64_t thin, double weight,
                      double *count) {
   const bw_loop *q = &m[k];
@@ -815,18 +821,24 @@ static void bw_count(int nb, const bw_loop *m, int k, int64_t *idx, int64_t thin
   const int64_t span = q->step > 0 ? hi - lo : lo - hi;
   const int64_t trip = span < 0 ? 0 : span / (q->step > 0 ? q->step : -q->step) + 1;
   if (k == nb - 1) {
-    int64_t r = trip % q->S - q->a;
-    *count += weight * (double)(trip / q->S * q->p + (r <= 0 ? 0 : r < q->p ? r : q->p));
+    *count += weight * (double)bw_share(q, trip);
     return;
   }
   if (k > 0) thin = 1;
-  /* the f-th of the block's iterations is n = (f / p) S + a + f mod p */
+  /* the f-th of the block's iterations is n = (f / p) S + a + f mod p; a sample of every
+   * thin-th weighs the block's iterations over the sample's */
+  double sum = 0;
+  int64_t taken = 0;
   for (int64_t f = 0;; f += thin) {
     int64_t start = f / q->p * q->S + q->a, n = start + f % q->p;
     if (start >= trip) break; /* a round that starts past the trip: so do the later ones */
     if (n >= trip) continue;
     idx[k] = lo + q->step * n;
-    bw_count(nb, m, k + 1, idx, thin, weight * (double)thin, count);
+    bw_count(nb, m, k + 1, idx, thin, 1.0, &sum);
+    taken++;
+  }
+  if (taken) {
+    *count += weight * sum * (double)bw_share(q, trip) / (double)taken;
   }
   idx[k] = 0;
 }

@@ -184,9 +184,9 @@ int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double 
  * triangular nest's blocks are counted exactly: the outer band loops' iterations enumerated, the
  * innermost in closed form (a rectangular nest's blocks: the shares' product). Where the
  * enumeration would take more than max_steps outer iterations in all, the outermost loop's are
- * sampled, every k-th of a block's, each weighing k (an estimate). Returns 0; 1 where the
- * band's iterations are not the work (a loop outside the band whose trip varies) or cannot be
- * counted so (a collapse group, two band loops on one hardware dimension); -1 on bad
+ * sampled, every k-th of a block's, and scaled to all of them (an estimate). Returns 0; 1
+ * where the band's iterations are not the work (a loop outside the band whose trip varies) or
+ * cannot be counted so (a collapse group, two band loops on one hardware dimension); -1 on bad
  * arguments. */
 int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_steps,
                         double *work);
