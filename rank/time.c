@@ -134,6 +134,9 @@ int sp_rank_uneven_of(const sp_nest *nest, const sp_schedule *s, const sp_arch *
   const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
   const int64_t wave = (int64_t)active_blocks_per_sm * S;
   if (S < 1 || active_blocks_per_sm < 1 || blocks < 1 || blocks > SP_UNEVEN_MAX_BLOCKS) return 0;
+  /* more blocks with iterations than a wave holds (an upper bound from the trips): no need to
+   * count them one by one */
+  if (sp_trace_working_blocks(nest, s) > wave) return 0;
   double *work = malloc(sizeof *work * (size_t)blocks);
   if (!work) return -1;
   /* the enumeration of a triangular nest's outer band iterations, bounded: a few ms */
