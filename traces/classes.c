@@ -61,7 +61,7 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
                          void *ctx) {
   if (!nest || !s || ref < 0 || ref >= nest->nrefs || !sink) return -1;
   const sp_ref *R = &nest->refs[ref];
-  if (R->nguards > 0 || s->collapse_count >= 2) return 1;
+  if (R->nguards > 0 || s->collapse_count >= 2 || sp_schedule_dims_shared(s)) return 1;
   uint64_t *bases = malloc((size_t)nest->narrays * sizeof *bases);
   if (!bases) return -1;
   sp_trace_array_bases(nest, bases);
@@ -70,7 +70,7 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
 
   mapped M[3];
   int nm = 0;
-  unsigned tdims = 0, bdims = 0;
+  unsigned bdims = 0;                                            /* grid dimensions in use */
   uint64_t lane_coef[3] = {0, 0, 0};                             /* bytes per thread coordinate */
   hist acc, h; /* acc: the residues of the common part over the sequential loops, less K */
   memset(&acc, 0, sizeof acc);
@@ -89,8 +89,7 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
       if (!hist_convolve(&acc, &acc, &h)) return 1;
       continue;
     }
-    if ((td >= 0 && (tdims >> td & 1)) || (bd >= 0 && (bdims >> bd & 1))) return 1;
-    if (td >= 0) tdims |= 1u << td, lane_coef[td] = coef * (uint64_t)L->step;
+    if (td >= 0) lane_coef[td] = coef * (uint64_t)L->step;
     if (bd >= 0) bdims |= 1u << bd;
     int64_t B = td >= 0 ? s->block[td] : 1;
     M[nm++] = (mapped){td, trip, B, (trip + B - 1) / B, coef * (uint64_t)L->step * (uint64_t)B};

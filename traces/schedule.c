@@ -239,6 +239,17 @@ bool sp_schedule_collapsed_away(const sp_schedule *s, int k) {
          k < s->collapse_first + s->collapse_count;
 }
 
+bool sp_schedule_dims_shared(const sp_schedule *s) {
+  unsigned tdims = 0, bdims = 0;
+  for (int k = 0; k < s->nband; k++) {
+    int t = s->map[k].thread_dim, d = s->map[k].block_dim;
+    if ((t >= 0 && (tdims >> t & 1)) || (d >= 0 && (bdims >> d & 1))) return true;
+    if (t >= 0) tdims |= 1u << t;
+    if (d >= 0) bdims |= 1u << d;
+  }
+  return false;
+}
+
 bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b) {
   if (a->nband != b->nband || a->collapse_first != b->collapse_first ||
       a->collapse_count != b->collapse_count)

@@ -691,11 +691,18 @@ static int fast_tables(tr *T, const sp_nest *nest) {
   return 0;
 }
 
-/* How the loop mapped to one block dimension shares out: block b along it runs q whole strides
- * of per * grid iterations, then min(per, rest - per b) of the remainder (none when negative). */
+/* Of the iterations 0 .. trip - 1 dealt out in rounds of `stride`, those at offsets first ..
+ * first + per - 1 of each round: a block's share of a loop on its grid dimension (stride
+ * per x grid, first per x its coordinate). */
+static inline int64_t stride_share(int64_t trip, int64_t stride, int64_t first, int64_t per) {
+  int64_t part = trip % stride - first;
+  return trip / stride * per + (part <= 0 ? 0 : part < per ? part : per);
+}
+
+/* How the loop mapped to one block dimension shares out (stride_share). */
 typedef struct dim_share {
   bool mapped, fixed, lanes;
-  int64_t trip, q, per, rest; /* trip: 0 where a loop's count is unknown */
+  int64_t trip, per, stride; /* trip: 0 where a loop's count is unknown */
 } dim_share;
 
 /* The iterations of band loop k, the product over its collapse group where one starts at k
@@ -720,15 +727,18 @@ static void dim_shares(const sp_nest *nest, const sp_schedule *s, dim_share sh[3
     int64_t trip = band_trip(nest, s, k, &fixed);
     int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
     int64_t stride = per * s->grid[d];
-    sh[d] = (dim_share){true, fixed, s->map[k].thread_dim == 0, trip, trip / stride, per,
-                        trip - trip / stride * stride};
+    sh[d] = (dim_share){true, fixed, s->map[k].thread_dim == 0, trip, per, stride};
   }
 }
 
 static int64_t share_of(const dim_share *h, int64_t b) {
-  if (!h->mapped) return 1;
-  int64_t part = h->rest - h->per * b;
-  return h->q * h->per + (part <= 0 ? 0 : part < h->per ? part : h->per);
+  return h->mapped ? stride_share(h->trip, h->stride, h->per * b, h->per) : 1;
+}
+
+/* Block b's band iterations along its grid dimensions (the product of its shares). */
+static int64_t shares_product(const dim_share sh[3], const sp_schedule *s, int64_t b) {
+  const int64_t gx = s->grid[0], gy = s->grid[1];
+  return share_of(&sh[0], b % gx) * share_of(&sh[1], (b / gx) % gy) * share_of(&sh[2], b / (gx * gy));
 }
 
 int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s) {
@@ -782,11 +792,9 @@ int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double 
     if (sh[d].mapped && !sh[d].fixed) return -1;
   if (!sp_nest_rectangular(nest)) return -1; /* a triangular inner loop: blocks' work differs */
   for (int i = 0; i < nsm; i++) work[i] = 0;
-  const int64_t gx = s->grid[0], gy = s->grid[1];
   int i = 0;
   for (int64_t b = 0; b < blocks; b++) {
-    work[i] += (double)(share_of(&sh[0], b % gx) * share_of(&sh[1], (b / gx) % gy) *
-                        share_of(&sh[2], b / (gx * gy)));
+    work[i] += (double)shares_product(sh, s, b);
     if (++i == nsm) i = 0;
   }
   return 0;
@@ -796,6 +804,7 @@ int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double 
  * are those with n mod S in [a, a + p); the outer loops' are enumerated, the innermost counted. */
 typedef struct bw_loop {
   int64_t S, a, p;
+  int dim;           /* its grid dimension, -1: none (a = 0) */
   affc lower, upper; /* in the outer band indices */
   int64_t step;
 } bw_loop;
@@ -804,12 +813,6 @@ static inline int64_t bw_eval(const affc *f, const int64_t *idx) {
   int64_t v = f->c;
   for (int i = 0; i < f->n; i++) v += f->t[i].coef * idx[f->t[i].loop];
   return v;
-}
-
-/* of the normalized iterations 0 .. trip - 1, those the block runs */
-static inline int64_t bw_share(const bw_loop *q, int64_t trip) {
-  int64_t r = trip % q->S - q->a;
-  return trip / q->S * q->p + (r <= 0 ? 0 : r < q->p ? r : q->p);
 }
 
 /* adds to *count weight times the band iterations of loops k.. at the outer indices idx; the
@@ -821,7 +824,7 @@ static void bw_count(int nb, const bw_loop *m, int k, int64_t *idx, int64_t thin
   const int64_t span = q->step > 0 ? hi - lo : lo - hi;
   const int64_t trip = span < 0 ? 0 : span / (q->step > 0 ? q->step : -q->step) + 1;
   if (k == nb - 1) {
-    *count += weight * (double)bw_share(q, trip);
+    *count += weight * (double)stride_share(trip, q->S, q->a, q->p);
     return;
   }
   if (k > 0) thin = 1;
@@ -838,7 +841,7 @@ static void bw_count(int nb, const bw_loop *m, int k, int64_t *idx, int64_t thin
     taken++;
   }
   if (taken) {
-    *count += weight * sum * (double)bw_share(q, trip) / (double)taken;
+    *count += weight * sum * (double)stride_share(trip, q->S, q->a, q->p) / (double)taken;
   }
   idx[k] = 0;
 }
@@ -848,16 +851,9 @@ int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_s
   if (!nest || !s || !work || s->nband < 1 || s->nband > nest->nloops || max_steps < 1) return -1;
   const int nb = s->nband;
   const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
-  if (s->collapse_count >= 2) return 1;
+  if (s->collapse_count >= 2 || sp_schedule_dims_shared(s)) return 1;
   for (int l = nb; l < nest->nloops; l++)
     if (nest->loops[l].trip_min != nest->loops[l].trip_max) return 1; /* work per iteration varies */
-  unsigned tdims = 0, bdims = 0;
-  for (int k = 0; k < nb; k++) {
-    int t = s->map[k].thread_dim, d = s->map[k].block_dim;
-    if ((t >= 0 && (tdims >> t & 1)) || (d >= 0 && (bdims >> d & 1))) return 1;
-    if (t >= 0) tdims |= 1u << t;
-    if (d >= 0) bdims |= 1u << d;
-  }
   if (sp_nest_rectangular(nest)) { /* the shares' product, as sp_trace_sm_work, times the
                                       * trips of the loops on no block dimension */
     dim_share sh[3];
@@ -865,39 +861,28 @@ int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_s
     double rest = 1;
     for (int k = 0; k < nb; k++)
       if (s->map[k].block_dim < 0) rest *= (double)nest->loops[k].trip_max;
-    const int64_t gx = s->grid[0], gy = s->grid[1];
-    for (int64_t b = 0; b < blocks; b++)
-      work[b] = rest * (double)(share_of(&sh[0], b % gx) * share_of(&sh[1], (b / gx) % gy) *
-                                share_of(&sh[2], b / (gx * gy)));
+    for (int64_t b = 0; b < blocks; b++) work[b] = rest * (double)shares_product(sh, s, b);
     return 0;
   }
   bw_loop m[SP_MAX_LOOPS];
-  for (int k = 0; k < nb; k++) {
-    int t = s->map[k].thread_dim, d = s->map[k].block_dim;
-    int64_t per = t >= 0 ? s->block[t] : 1, G = d >= 0 ? s->grid[d] : 1;
-    m[k] = (bw_loop){.S = per * G, .p = per, .step = nest->loops[k].step};
-    affc_from(&m[k].lower, &nest->loops[k].lower);
-    affc_from(&m[k].upper, &nest->loops[k].upper);
-  }
   /* the outer iterations all blocks enumerate (at most: trip_max of each outer loop, shared
    * out), and the outermost loop's sampling that keeps them within max_steps */
   double steps = (double)blocks;
-  for (int k = 0; k < nb - 1; k++) {
+  for (int k = 0; k < nb; k++) {
     int t = s->map[k].thread_dim, d = s->map[k].block_dim;
-    double S = (double)(t >= 0 ? s->block[t] : 1) * (d >= 0 ? (double)s->grid[d] : 1);
-    double per = t >= 0 ? s->block[t] : 1, trip = (double)nest->loops[k].trip_max;
-    steps *= fmax(1.0, ceil(trip / S) * per);
+    int64_t per = t >= 0 ? s->block[t] : 1, G = d >= 0 ? s->grid[d] : 1;
+    m[k] = (bw_loop){.S = per * G, .p = per, .dim = d, .step = nest->loops[k].step};
+    affc_from(&m[k].lower, &nest->loops[k].lower);
+    affc_from(&m[k].upper, &nest->loops[k].upper);
+    if (k < nb - 1)
+      steps *= fmax(1.0, ceil((double)nest->loops[k].trip_max / (double)m[k].S) * (double)per);
   }
   int64_t thin = steps > (double)max_steps ? (int64_t)ceil(steps / (double)max_steps) : 1;
   int64_t idx[SP_MAX_LOOPS];
   for (int64_t b = 0; b < blocks; b++) {
     const int64_t coord[3] = {b % s->grid[0], b / s->grid[0] % s->grid[1],
                               b / (s->grid[0] * s->grid[1])};
-    for (int k = 0; k < nb; k++) {
-      int t = s->map[k].thread_dim, d = s->map[k].block_dim;
-      int64_t per = t >= 0 ? s->block[t] : 1;
-      m[k].a = d >= 0 ? coord[d] * per : 0;
-    }
+    for (int k = 0; k < nb; k++) m[k].a = m[k].dim >= 0 ? coord[m[k].dim] * m[k].p : 0;
     memset(idx, 0, sizeof idx);
     work[b] = 0;
     bw_count(nb, m, 0, idx, thin, 1.0, &work[b]);

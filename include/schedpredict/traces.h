@@ -204,6 +204,9 @@ int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *
  * and no mapping: the group's first loop carries both). */
 bool sp_schedule_collapsed_away(const sp_schedule *s, int k);
 
+/* Two band loops on one thread dimension or one grid dimension. */
+bool sp_schedule_dims_shared(const sp_schedule *s);
+
 /* Same mapping and launch configuration (names and OpenACC text aside). */
 bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b);
 
