@@ -199,7 +199,7 @@ typedef struct sm_state {
   int ready;       /* structures allocated */
   sp_cm_lru *l1f;
   sp_cm_setassoc *l1s;
-  uint64_t clock;  /* MODELED: core cycles */
+  uint64_t clock;  /* MODELED, time_fills: core cycles */
   pend_table pend; /* MODELED */
 } sm_state;
 
@@ -362,6 +362,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
       sp_cm_coalescer_init(&m->co_l2, (uint32_t)l2s, (uint32_t)line) != 0)
     goto fail;
   m->spl_shift = log2u((uint64_t)(line / sector));
+  if (o.time_fills && (o.l1_variant != SP_CM_L1_BASE || m->spl_shift > 4)) goto fail; /* L1_VALID_BITS */
   m->sub_shift = log2u((uint64_t)(sector / l2s));
   if (m->sub_shift > SP_CM_MAX_SUB_SHIFT) goto fail;
   m->l2_sector_bytes = (uint32_t)l2s;
@@ -478,6 +479,28 @@ static int sm_prepare(sp_cm_memsys *m, sm_state *s)
   }
   s->ready = 1;
   return 0;
+}
+
+/* An L1 line's payload: the valid bits of its sectors (bits 0-15), and with opt.time_fills the
+ * clock at which its latest fill completes (bits 16-63). One stamp a line, not a sector: the
+ * sectors a warp misses together complete together, and the lookup already holds the line, where
+ * a table of fills per sector (as MODELED keeps) made the whole ranking 1.9x slower.
+ * - The fill is taken to take the L2 hit latency, the shortest it can, so that a hit is called
+ *   pending only while its fill certainly is: with the L2 sampled most fills have no simulated
+ *   outcome.
+ * - Any warp's hit counts, the filling warp's own too (a stencil's u[j+1] after its u[j-1]).
+ *   Leaving those out, as the warp's one wait, ranked worse on the H100 runs (36 nests within
+ *   10 % of the best against 39: validation/results/h100/2026-11-24-pending-hits). */
+#define L1_VALID_BITS UINT64_C(0xFFFF)
+
+static inline uint64_t l1_fill_stamp(uint64_t payload, uint64_t ready)
+{
+  return (payload & L1_VALID_BITS) | ready << 16;
+}
+
+static inline int l1_fill_pending(uint64_t payload, uint64_t now)
+{
+  return payload >> 16 > now;
 }
 
 static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode mode)
@@ -692,10 +715,8 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   sp_cm_counters *c = &m->ctr[group];
   const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED;
   uint64_t now = s->clock;
-  if (modeled) {
-    s->clock += wa->n_lines ? wa->n_lines : 1;
-    pend_expire(&s->pend, now);
-  }
+  if (modeled || m->opt.time_fills) s->clock += wa->n_lines ? wa->n_lines : 1;
+  if (modeled) pend_expire(&s->pend, now);
   const unsigned sh = m->spl_shift;
   const uint64_t in_line = (UINT64_C(1) << sh) - 1;
   uint64_t todo[SP_CM_MAX_UNITS];
@@ -707,6 +728,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
     uint32_t j = i;
     while (j < wa->n_sectors && (wa->sectors[j] >> sh) == line) j++;
     uint64_t *valid = l1_lookup(s, line, SP_CM_LOOKUP_INSERT);
+    const uint32_t nt_line = nt;
     for (; i < j; i++) {
       uint64_t sec = wa->sectors[i], bit = UINT64_C(1) << (sec & in_line);
       if (*valid & bit) {
@@ -718,6 +740,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
           }
         } else {
           c->ld_l1_hit_sectors++;
+          if (m->opt.time_fills && l1_fill_pending(*valid, now)) c->ld_l1_hit_pending_sectors++;
         }
         continue;
       }
@@ -725,6 +748,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
       todo[nt] = sec;
       fill[nt++] = 1;
     }
+    if (m->opt.time_fills && nt > nt_line) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
   }
   if (m->l2f)
     for (uint32_t k = 0; k < nt; k++)
@@ -741,7 +765,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
 
 static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
 {
-  if (m->opt.l1_variant == SP_CM_L1_MODELED) s->clock += wa->n_lines ? wa->n_lines : 1;
+  if (m->opt.l1_variant == SP_CM_L1_MODELED || m->opt.time_fills) s->clock += wa->n_lines ? wa->n_lines : 1;
   if (m->l1_store == SP_L1_STORE_WRITE_THROUGH_NO_ALLOC) return;
   const unsigned sh = m->spl_shift;
   const uint64_t in_line = (UINT64_C(1) << sh) - 1;
@@ -956,6 +980,7 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
     out->l2_write_hit_sectors += c->l2_write_hit_sectors;
     out->l2_dirty_bytes += c->l2_dirty_bytes;
     out->ld_l1_pending_sectors += c->ld_l1_pending_sectors;
+    out->ld_l1_hit_pending_sectors += c->ld_l1_hit_pending_sectors;
     out->l2_read_cold_sectors += c->l2_read_cold_sectors;
     out->dram_read_cold_bytes += c->dram_read_cold_bytes;
     out->l2_read_fill_sectors += c->l2_read_fill_sectors;

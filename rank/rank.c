@@ -414,6 +414,7 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
   memset(&cmo, 0, sizeof cmo);
   cmo.nrefs = nest->nrefs;
   cmo.l1_variant = opt->l1_variant;
+  cmo.time_fills = opt->l1_variant == SP_CM_L1_BASE; /* for the latency (rank/time.c) */
   cmo.assoc = opt->assoc;
   cmo.kepler_transactions = arch->l1_sector_bytes == arch->l1_line_bytes;
   cmo.l2_fraction = (double)nsms / arch->sm_count;
@@ -1078,6 +1079,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     double ld = (double)c->ld_sectors, per = 1.0 / (double)sum[a].ld_sectors;
     c->ld_l1_hit_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_hit_sectors * per);
     c->ld_l1_pending_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_pending_sectors * per);
+    c->ld_l1_hit_pending_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_hit_pending_sectors * per);
     c->l2_read_sectors = (int64_t)llround(ld * (double)sum[a].l2_read_sectors * per);
     /* A whole-grid run whose L1 hit where the run misses sent the L2 only a few of its reads,
      * so its hit ratio says nothing of the rest; its misses (the DRAM reads, from the array's
@@ -1156,6 +1158,7 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
       int64_t misses = c->l2_read_sectors - c->l2_read_hit_sectors;
       c->ld_l1_hit_sectors = llround((double)c->ld_l1_hit_sectors * f);
       c->ld_l1_pending_sectors = llround((double)c->ld_l1_pending_sectors * f);
+      c->ld_l1_hit_pending_sectors = llround((double)c->ld_l1_hit_pending_sectors * f);
       c->l2_read_sectors = llround((double)c->l2_read_sectors * f);
       c->l2_read_hit_sectors = c->l2_read_sectors > misses ? c->l2_read_sectors - misses : 0;
     }

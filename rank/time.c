@@ -236,7 +236,9 @@ void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *
    * miss's unless all k of its loads hit the L1 (probability h1^k), not the average over
    * sectors. */
   double k = fmax(1.0, loads_per_iteration);
-  double h1 = c->ld_sectors ? (double)c->ld_l1_hit_sectors / (double)c->ld_sectors : 0;
+  double h1 = c->ld_sectors ? (double)(c->ld_l1_hit_sectors - c->ld_l1_hit_pending_sectors) /
+                                 (double)c->ld_sectors
+                            : 0;
   double h2 = c->l2_read_sectors ? (double)c->l2_read_hit_sectors / (double)c->l2_read_sectors : 0;
   double l2_lat = a->l2_far_hit_latency_cycles > 0
                       ? (a->l2_hit_latency_cycles + a->l2_far_hit_latency_cycles) / 2

@@ -10,6 +10,15 @@
 static int sp_test_failures;
 static int sp_test_checks;
 
+/* splitmix64: the tests' reproducible random numbers */
+static inline uint64_t sp_test_rand(uint64_t *state)
+{
+  uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
 #define CHECK(cond)                                                                       \
   do {                                                                                    \
     sp_test_checks++;                                                                     \

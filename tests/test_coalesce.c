@@ -5,14 +5,6 @@
 #include "schedpredict/cachemodel.h"
 #include "tests/sp_test.h"
 
-static uint64_t splitmix64(uint64_t *state)
-{
-  uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 static void strided(uint64_t *addr, uint64_t base, uint64_t stride)
 {
   for (int l = 0; l < 32; l++) addr[l] = base + (uint64_t)l * stride;
@@ -276,7 +268,7 @@ static int matches_reference(const sp_cm_coalescer *c, const uint64_t *addr, uin
 /* A run of lanes lo .. lo + len - 1: a warp cut short at either end. */
 static uint32_t random_run_mask(uint64_t *rng)
 {
-  uint32_t lo = (uint32_t)(splitmix64(rng) % 32), len = 1 + (uint32_t)(splitmix64(rng) % (32 - lo));
+  uint32_t lo = (uint32_t)(sp_test_rand(rng) % 32), len = 1 + (uint32_t)(sp_test_rand(rng) % (32 - lo));
   return (uint32_t)((UINT64_C(1) << len) - 1) << lo;
 }
 
@@ -289,7 +281,7 @@ static const uint32_t line_sizes[] = {64, 128, 256, 128};
 static uint32_t random_config(int cfg, uint64_t *rng, sp_cm_coalescer *c)
 {
   CHECK_EQ_INT(sp_cm_coalescer_init(c, sector_sizes[cfg], line_sizes[cfg]), 0);
-  return sizes[splitmix64(rng) % 6];
+  return sizes[sp_test_rand(rng) % 6];
 }
 
 static void test_random_warps_vs_reference(void)
@@ -299,15 +291,15 @@ static void test_random_warps_vs_reference(void)
     sp_cm_coalescer c;
     int cfg = trial % 4;
     uint32_t bytes = random_config(cfg, &rng, &c);
-    uint32_t mask = (uint32_t)splitmix64(&rng);
+    uint32_t mask = (uint32_t)sp_test_rand(&rng);
     if (trial % 3 == 0) mask = 0xFFFFFFFFu;
-    uint64_t base = splitmix64(&rng) % (1u << 20);
+    uint64_t base = sp_test_rand(&rng) % (1u << 20);
     uint64_t addr[32];
     if (trial % 3 == 1) mask = random_run_mask(&rng);
-    int pattern = (int)(splitmix64(&rng) % 9);
-    uint64_t small_stride = splitmix64(&rng) % (sector_sizes[cfg] + 1);
+    int pattern = (int)(sp_test_rand(&rng) % 9);
+    uint64_t small_stride = sp_test_rand(&rng) % (sector_sizes[cfg] + 1);
     /* strides of either sign: around a sector, line-sized, large, or wrapping the space */
-    uint64_t any_stride, r = splitmix64(&rng);
+    uint64_t any_stride, r = sp_test_rand(&rng);
     switch (r % 5) {
     case 0: any_stride = r >> 3 & 127; break;
     case 1: any_stride = (uint64_t)line_sizes[cfg] * (r >> 3 & 7) + (r >> 8 & 1) * (r >> 9 & 15); break;
@@ -316,9 +308,9 @@ static void test_random_warps_vs_reference(void)
     default: any_stride = r; break;
     }
     if (r >> 40 & 1) any_stride = (uint64_t)0 - any_stride;
-    uint64_t top_base = UINT64_MAX - splitmix64(&rng) % 4096 - (r >> 41 & 1) * 31 * any_stride;
-    uint32_t grid_w = 1 + (uint32_t)(splitmix64(&rng) % 32);
-    uint64_t grid_s1, r1 = splitmix64(&rng);
+    uint64_t top_base = UINT64_MAX - sp_test_rand(&rng) % 4096 - (r >> 41 & 1) * 31 * any_stride;
+    uint32_t grid_w = 1 + (uint32_t)(sp_test_rand(&rng) % 32);
+    uint64_t grid_s1, r1 = sp_test_rand(&rng);
     switch (r1 % 4) {
     case 0: grid_s1 = r1 >> 3 & 63; break;
     case 1: grid_s1 = (r1 >> 3 & 3) * 8; break;
@@ -327,13 +319,13 @@ static void test_random_warps_vs_reference(void)
     }
     if (r1 >> 40 & 1) grid_s1 = (uint64_t)0 - grid_s1;
     /* spreads around 4096 sectors cross the coalescer's bitmap / insertion-sort threshold */
-    uint64_t spread = trial % 2 ? 600 : (uint64_t)sector_sizes[cfg] * (3000 + splitmix64(&rng) % 3000);
+    uint64_t spread = trial % 2 ? 600 : (uint64_t)sector_sizes[cfg] * (3000 + sp_test_rand(&rng) % 3000);
     for (int l = 0; l < 32; l++) {
       switch (pattern) {
       case 0: addr[l] = base + (uint64_t)l * bytes; break;               /* ascending */
       case 1: addr[l] = base + (uint64_t)(31 - l) * 24; break;           /* descending */
-      case 2: addr[l] = base + splitmix64(&rng) % spread; break;         /* scattered */
-      case 3: addr[l] = splitmix64(&rng) % (UINT64_C(1) << 40); break;  /* scattered, far */
+      case 2: addr[l] = base + sp_test_rand(&rng) % spread; break;         /* scattered */
+      case 3: addr[l] = sp_test_rand(&rng) % (UINT64_C(1) << 40); break;  /* scattered, far */
       case 4: addr[l] = base + (uint64_t)l * small_stride; break;        /* affine, <= sector */
       case 5: addr[l] = base + (uint64_t)l * any_stride; break;          /* affine, any stride */
       case 6: addr[l] = top_base + (uint64_t)l * any_stride; break;      /* near the top */
@@ -358,8 +350,8 @@ static void test_random_grids_vs_reference(void)
     sp_cm_coalescer c;
     int cfg = trial % 4;
     uint32_t bytes = random_config(cfg, &rng, &c);
-    uint32_t w = 1 + (uint32_t)(splitmix64(&rng) % 32), rows = (32 + w - 1) / w;
-    uint64_t r = splitmix64(&rng);
+    uint32_t w = 1 + (uint32_t)(sp_test_rand(&rng) % 32), rows = (32 + w - 1) / w;
+    uint64_t r = sp_test_rand(&rng);
     int64_t small = (int64_t)(r % (2 * sector_sizes[cfg] + 1));
     int64_t big = (int64_t)(r >> 12 & 0xFFFFF);
     int64_t s1, s2;
@@ -374,7 +366,7 @@ static void test_random_grids_vs_reference(void)
     }
     if (r >> 47 & 1) s1 = -s1;
     if (r >> 48 & 1) s2 = -s2;
-    uint64_t base = (UINT64_C(1) << 40) + splitmix64(&rng) % 4096;
+    uint64_t base = (UINT64_C(1) << 40) + sp_test_rand(&rng) % 4096;
     uint64_t addr[32];
     for (int l = 0; l < 32; l++)
       addr[l] = base + (uint64_t)((int64_t)(l % (int)w) * s1 + (int64_t)(l / (int)w) * s2);
@@ -400,33 +392,33 @@ static void test_shaped_vs_reference(void)
   sp_cm_coalescer c;
   CHECK_EQ_INT(sp_cm_coalescer_init(&c, 32, 128), 0);
   for (int k = 0; k < LAYOUTS; k++) {
-    uint32_t w = 1 + (uint32_t)(splitmix64(&rng) % 32);
-    int64_t s1 = (int64_t)(splitmix64(&rng) % 72) - 36, s2 = (int64_t)(splitmix64(&rng) % 20000) - 10000;
-    int kind = (int)(splitmix64(&rng) % 5);
-    bytes_of[k] = sizes[splitmix64(&rng) % 6];
+    uint32_t w = 1 + (uint32_t)(sp_test_rand(&rng) % 32);
+    int64_t s1 = (int64_t)(sp_test_rand(&rng) % 72) - 36, s2 = (int64_t)(sp_test_rand(&rng) % 20000) - 10000;
+    int kind = (int)(sp_test_rand(&rng) % 5);
+    bytes_of[k] = sizes[sp_test_rand(&rng) % 6];
     if (kind == 4) /* rows just apart, or just not, for this access size: the size decides */
-      s2 = (int64_t)(w - 1) * (s1 < 0 ? -s1 : s1) + (int64_t)bytes_of[k] - 1 + (int64_t)(splitmix64(&rng) % 3) - 1;
+      s2 = (int64_t)(w - 1) * (s1 < 0 ? -s1 : s1) + (int64_t)bytes_of[k] - 1 + (int64_t)(sp_test_rand(&rng) % 3) - 1;
     for (int l = 0; l < 32; l++)
-      off[k][l] = kind == 3 ? (int64_t)(splitmix64(&rng) % 5000)
+      off[k][l] = kind == 3 ? (int64_t)(sp_test_rand(&rng) % 5000)
                 : kind == 2 ? (int64_t)l * s2
                             : (int64_t)(l % (int)w) * s1 + (int64_t)(l / (int)w) * s2;
     masks[k][0] = 0xFFFFFFFFu;
     masks[k][1] = random_run_mask(&rng);
-    masks[k][2] = (uint32_t)splitmix64(&rng) | 1u;
+    masks[k][2] = (uint32_t)sp_test_rand(&rng) | 1u;
   }
   sp_cm_coalesce_memo *memo = sp_cm_coalesce_memo_create();
   CHECK(memo != NULL);
   uint64_t wrong = 0, wrapped = 0;
   for (int trial = 0; trial < 60000; trial++) {
-    int k = (int)(splitmix64(&rng) % (trial < 20000 ? 200 : LAYOUTS)); /* first few: many hits */
-    uint32_t mask = masks[k][splitmix64(&rng) % 3];
-    uint64_t base = trial % 10 == 9 ? UINT64_MAX - splitmix64(&rng) % 400000
-                                    : (UINT64_C(1) << 40) + splitmix64(&rng) % (UINT64_C(1) << 30);
+    int k = (int)(sp_test_rand(&rng) % (trial < 20000 ? 200 : LAYOUTS)); /* first few: many hits */
+    uint32_t mask = masks[k][sp_test_rand(&rng) % 3];
+    uint64_t base = trial % 10 == 9 ? UINT64_MAX - sp_test_rand(&rng) % 400000
+                                    : (UINT64_C(1) << 40) + sp_test_rand(&rng) % (UINT64_C(1) << 30);
     uint64_t addr[32];
     for (int l = 0; l < 32; l++) addr[l] = base + (uint64_t)off[k][l];
     wrapped += trial % 10 == 9;
     /* the same layout under another access size is another key: its size is part of it */
-    uint32_t bytes = trial % 7 == 6 ? sizes[splitmix64(&rng) % 6] : bytes_of[k];
+    uint32_t bytes = trial % 7 == 6 ? sizes[sp_test_rand(&rng) % 6] : bytes_of[k];
     wrong += !matches_reference_shaped(&c, memo, (uint64_t)k + 1, addr, mask, bytes);
   }
   sp_cm_coalesce_memo_free(memo);

@@ -145,11 +145,12 @@ static void test_transpose_modeled(void)
 {
   sp_arch h100 = load_arch("h100");
   const int n = 1024, nsms = h100.sm_count;
-  sp_cm_counters c[4];
-  for (int v = 0; v < 4; v++) {
+  sp_cm_counters c[5];
+  for (int v = 0; v < 5; v++) {
     sp_cm_options opt = {0};
     opt.l1_variant = v == 1 || v == 2 ? SP_CM_L1_MODELED : SP_CM_L1_BASE;
     opt.pending_refetch = v == 2;
+    opt.time_fills = v == 4;
     opt.assoc = v == 3 ? SP_CM_SET_ASSOCIATIVE : SP_CM_FULLY_ASSOCIATIVE;
     sp_cm_memsys *m = sp_cm_memsys_create(&h100, nsms, 2, &opt);
     CHECK(m != NULL);
@@ -177,6 +178,10 @@ static void test_transpose_modeled(void)
   CHECK_EQ_INT(c[3].ld_l1_hit_sectors, 3 * sectors);
   CHECK_EQ_INT(c[3].l2_read_sectors, sectors);
   CHECK_EQ_INT(c[3].dram_read_bytes, c[0].dram_read_bytes);
+  /* time_fills: Base's counts, and the hits Modeled calls pending set apart */
+  CHECK_EQ_INT(c[4].ld_l1_hit_sectors, 3 * sectors);
+  CHECK_EQ_INT(c[4].ld_l1_hit_pending_sectors, 3 * sectors);
+  CHECK_EQ_INT(c[4].dram_read_bytes, c[0].dram_read_bytes);
 }
 
 /* The constructed case: warp 0 of SM 0 misses a line, warp 1 loads it 1 cycle later, warp 2
@@ -224,6 +229,122 @@ static void test_base_vs_modeled(void)
   CHECK_EQ_INT(t.ld_l1_hit_sectors, 4);
   CHECK_EQ_INT(t.ld_l1_pending_sectors, 0);
   sp_cm_memsys_free(m);
+}
+
+/* time_fills (BASE): the hits whose line's latest fill is still in flight, by the SM's clock (one
+ * tick a line of each instruction) and the L2 hit latency, are counted apart; nothing else
+ * changes. */
+static void test_time_fills_constructed(void)
+{
+  sp_arch h100 = load_arch("h100");
+  const uint64_t lat = (uint64_t)ceil(h100.l2_hit_latency_cycles), L = 1 << 20;
+  sp_cm_counters c[2];
+  for (int v = 0; v < 2; v++) {
+    sp_cm_options opt = {0};
+    opt.time_fills = v == 1;
+    sp_cm_memsys *m = sp_cm_memsys_create(&h100, 4, 2, &opt);
+    if (!m) {
+      CHECK(m != NULL);
+      return;
+    }
+    emit(m, 0, 0, 0, L, 4, 4, 32); /* clock 0: miss, 4 sectors, ready at lat */
+    emit(m, 0, 0, 0, L, 4, 4, 32); /* clock 1: 4 hits, pending */
+    emit(m, 0, 0, 0, L, 4, 4, 32); /* clock 2: 4 hits, pending */
+    emit(m, 1, 0, 0, L, 4, 4, 32); /* SM 1 has its own L1 and clock: a miss */
+    for (uint64_t k = 0; k + 4 < lat; k++) emit(m, 0, 1, 0, (uint64_t)(1 << 24) + k * 128, 4, 4, 32);
+    emit(m, 0, 0, 0, L, 4, 4, 32); /* clock lat - 1: still pending */
+    emit(m, 0, 0, 0, L, 4, 4, 32); /* clock lat: landed */
+    sp_cm_memsys_counters(m, 0, &c[v]);
+    sp_cm_memsys_free(m);
+  }
+  CHECK_EQ_INT(c[1].ld_sectors, 24);
+  CHECK_EQ_INT(c[1].ld_l1_hit_sectors, 16);
+  CHECK_EQ_INT(c[1].ld_l1_hit_pending_sectors, 12);
+  CHECK_EQ_INT(c[0].ld_l1_hit_pending_sectors, 0);
+  c[1].ld_l1_hit_pending_sectors = 0;
+  CHECK(memcmp(&c[0], &c[1], sizeof c[0]) == 0);
+  sp_cm_options bad = {0};
+  bad.time_fills = true;
+  bad.l1_variant = SP_CM_L1_MODELED; /* MODELED counts those as misses already */
+  CHECK(sp_cm_memsys_create(&h100, 4, 2, &bad) == NULL);
+}
+
+/* A random warp access of loads or stores over `lines` 128-byte lines from 1 GiB. */
+static void random_access(uint64_t *st, int nlanes_max, uint64_t lines, sp_warp_instr *wi)
+{
+  static const uint64_t strides[] = {4, 8, 32, 128, 260};
+  memset(wi, 0, sizeof *wi);
+  int nl = 1 + (int)(sp_test_rand(st) % (uint64_t)nlanes_max);
+  uint64_t stride = strides[sp_test_rand(st) % 5];
+  uint64_t off = sp_test_rand(st) % (lines * 32) * 4;
+  wi->access_bytes = 4;
+  wi->active = nl >= 32 ? UINT32_MAX : (UINT32_C(1) << nl) - 1;
+  for (int l = 0; l < nl; l++) wi->addr[l] = (UINT64_C(1) << 30) + (off + (uint64_t)l * stride) % (lines * 128);
+}
+
+/* Against a direct count of the rule on random load streams of 4 SMs that fit the L1, and on
+ * mixed streams that overflow it, every count but the pending hits equals the run without. */
+static void test_time_fills_random(void)
+{
+  sp_arch h100 = load_arch("h100");
+  const uint64_t lat = (uint64_t)ceil(h100.l2_hit_latency_cycles);
+  uint64_t st = 0x7157f111;
+  for (int trial = 0; trial < 40; trial++) {
+    const int mixed = trial % 2;
+    const uint64_t lines = mixed ? 4096 : 64;
+    sp_cm_options on = {0}, off = {0};
+    on.time_fills = true;
+    sp_cm_memsys *m = sp_cm_memsys_create(&h100, 4, 1, &on), *o = sp_cm_memsys_create(&h100, 4, 1, &off);
+    uint64_t clock[4] = {0}, ready[4][64], valid[4][64];
+    memset(ready, 0, sizeof ready);
+    memset(valid, 0, sizeof valid);
+    int64_t want = 0;
+    for (int i = 0; m && o && i < 3000; i++) {
+      sp_warp_instr wi;
+      random_access(&st, 32, lines, &wi);
+      wi.sm = (int)(sp_test_rand(&st) % 4);
+      wi.write = mixed && sp_test_rand(&st) % 3 == 0;
+      CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), 0);
+      CHECK_EQ_INT(sp_cm_memsys_access(o, &wi), 0);
+      if (mixed) continue;
+      /* the rule: per line of the instruction (ascending), a hit is pending while the line's
+       * latest miss is less than lat ticks old; the clock moves on by the instruction's lines */
+      uint64_t seen[32];
+      int nseen = 0;
+      uint64_t sec_mask[64] = {0};
+      for (int l = 0; l < 32; l++)
+        if (wi.active >> l & 1) {
+          uint64_t a = wi.addr[l] - (UINT64_C(1) << 30);
+          sec_mask[a / 128] |= UINT64_C(1) << (a % 128 / 32);
+        }
+      for (uint64_t ln = 0; ln < 64; ln++)
+        if (sec_mask[ln]) seen[nseen++] = ln;
+      uint64_t *rd = ready[wi.sm], *vd = valid[wi.sm], now = clock[wi.sm];
+      for (int k = 0; k < nseen; k++) {
+        uint64_t ln = seen[k], hits = sec_mask[ln] & vd[ln];
+        if (rd[ln] > now) want += __builtin_popcountll(hits);
+        if (sec_mask[ln] & ~vd[ln]) rd[ln] = now + lat;
+        vd[ln] |= sec_mask[ln];
+      }
+      clock[wi.sm] += (uint64_t)nseen;
+    }
+    if (!m || !o) {
+      CHECK(m && o);
+      sp_cm_memsys_free(m);
+      sp_cm_memsys_free(o);
+      return;
+    }
+    sp_cm_counters a = total(m), b = total(o);
+    CHECK(a.ld_l1_hit_pending_sectors <= a.ld_l1_hit_sectors);
+    if (!mixed) {
+      CHECK_EQ_INT(a.ld_l1_hit_pending_sectors, want);
+      CHECK(want > 0);
+    }
+    a.ld_l1_hit_pending_sectors = 0;
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    sp_cm_memsys_free(m);
+    sp_cm_memsys_free(o);
+  }
 }
 
 static void test_kepler(void)
@@ -761,6 +882,8 @@ int main(void)
   SP_RUN(test_stores);
   SP_RUN(test_insert_absent_matches_peek_insert);
   SP_RUN(test_base_vs_modeled);
+  SP_RUN(test_time_fills_constructed);
+  SP_RUN(test_time_fills_random);
   SP_RUN(test_setassoc_tiny);
   SP_RUN(test_transpose_modeled);
   SP_RUN(test_transpose_h100);

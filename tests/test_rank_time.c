@@ -80,6 +80,13 @@ static void test_traffic_and_hits(void) {
   run(&hits, 256, 4096, &b);
   CHECK(b.avg_latency_cycles < a.avg_latency_cycles);
   CHECK_NEAR(a.avg_latency_cycles, h100.dram_latency_cycles, 1e-9); /* no hit anywhere */
+  /* hits on fills still in flight wait as misses do: 3/4 hits, 2/4 of all pending, leave
+   * h1 = 1/4 (one load an iteration: latency 1/4 L1 + 3/4 DRAM, the L2 never hit) */
+  sp_cm_counters pend = hits;
+  pend.ld_l1_hit_pending_sectors = pend.ld_sectors / 2;
+  run(&pend, 256, 4096, &b);
+  CHECK_NEAR(b.avg_latency_cycles, 0.25 * h100.l1_hit_latency_cycles + 0.75 * h100.dram_latency_cycles,
+             1e-9);
 }
 
 static void test_tail_wave(void) {

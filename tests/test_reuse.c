@@ -5,14 +5,6 @@
 #include "schedpredict/cachemodel.h"
 #include "tests/sp_test.h"
 
-static uint64_t splitmix64(uint64_t *state)
-{
-  uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 /* A trace over `alphabet` distinct units with tunable locality: with probability local_pct/100
  * re-use one of the last `recent` accesses, otherwise pick uniformly. Units are scrambled so
  * keys are arbitrary 64-bit values (including the extremes). */
@@ -32,7 +24,7 @@ static uint64_t unit_name(uint64_t k)
 
 static uint64_t trace_next(trace_gen *g)
 {
-  uint64_t r = splitmix64(&g->rng);
+  uint64_t r = sp_test_rand(&g->rng);
   uint64_t k;
   if (g->n > 0 && r % 100 < g->local_pct) k = g->recent[(r >> 8) % g->n];
   else k = (r >> 16) % g->alphabet;
@@ -89,7 +81,7 @@ static void test_rd_matches_brute_force(void)
       sp_cm_lru_stack *stack = sp_cm_lru_stack_create();
       CHECK(rd && stack);
       if (!rd || !stack) return;
-      uint64_t len = 2000 + splitmix64(&g.rng) % 20000;
+      uint64_t len = 2000 + sp_test_rand(&g.rng) % 20000;
       for (uint64_t k = 0; k < len; k++) {
         uint64_t u = trace_next(&g);
         uint64_t fast = sp_cm_rd_access(rd, u), slow = sp_cm_lru_stack_access(stack, u);
@@ -125,7 +117,7 @@ static void test_rd_memory_follows_live_units(void)
   CHECK(rd != NULL);
   if (!rd) return;
   uint64_t rng = 7;
-  for (uint64_t k = 0; k < 2000000; k++) sp_cm_rd_access(rd, splitmix64(&rng) % 1000);
+  for (uint64_t k = 0; k < 2000000; k++) sp_cm_rd_access(rd, sp_test_rand(&rng) % 1000);
   sp_cm_rd_stats st;
   sp_cm_rd_get_stats(rd, &st);
   CHECK_EQ_INT(st.tracked, 1000);

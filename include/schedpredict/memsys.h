@@ -53,6 +53,9 @@ typedef struct sp_cm_counters {
   int64_t ld_l1_pending_sectors; /* no Nsight counter: Modeled variant only, load sectors whose
                                    tag was present but whose fill was still in flight (counted
                                    as lookup misses, not in ld_l1_hit_sectors) */
+  int64_t ld_l1_hit_pending_sectors; /* no Nsight counter: with opt.time_fills, the part of
+                                   ld_l1_hit_sectors whose fill was still in flight (a hit to the
+                                   counters, a miss's wait to the warp: rank/time.c) */
   int64_t ld_lines, st_lines; /* no counter read: distinct 128-byte lines of each request, summed
                                  (the L1's tag stage looks up one line a cycle, so a request that
                                  spans 8 lines takes 8 cycles however few bytes it moves) */
@@ -83,6 +86,10 @@ typedef struct sp_cm_options {
    * (default): it merges with the outstanding fill (no L2 request, as an MSHR does); true: it
    * sends its own L2 request (no miss merging; l2_read_sectors grows) */
   bool pending_refetch;
+  /* Base variant: also stamp each fill with the SM's clock (as MODELED does, with the L2 hit
+   * latency for every fill) and count the hits that find their fill still in flight in
+   * ld_l1_hit_pending_sectors. Every other count is unchanged. */
+  bool time_fills;
   /* > 0: keep the counters per reference (wi->ref, 0..nrefs-1) instead of per array;
    * sp_cm_memsys_counters(m, r, ...) then returns reference r's. Footprints stay per array. */
   int nrefs;
