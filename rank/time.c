@@ -15,8 +15,8 @@
 
 /* Kernel start-up the host cannot hide (estimate, typical of Volta-Hopper). */
 #define SP_LAUNCH_SECONDS 2.0e-6
-/* Fraction of the SMs that saturate DRAM bandwidth: a few dozen Hopper SMs already draw the full
- * HBM bandwidth on streaming kernels. Estimate, documented in the README. */
+/* Without a measured curve: the fraction of the SMs that saturate DRAM bandwidth (an estimate:
+ * a few dozen Hopper SMs draw the full HBM bandwidth on streaming kernels). */
 #define SP_DRAM_SATURATING_SM_FRACTION 0.5
 
 const char *sp_rank_bound_name(sp_rank_bound b) {
@@ -53,6 +53,24 @@ double sp_rank_partial_write_seconds(double sectors, const sp_arch *a) {
   return sectors * a->l2_partial_write_ns * 1e-9;
 }
 
+/* The L2 bandwidth `sms` SMs draw: what they drew alone on the probe (sm_bandwidth_probe.cu), up
+ * to the chip's; without a curve, their share of the chip's. One H100 SM drew 156 GB/s from the
+ * L2, 4.2x its 1/132 share of the chip's 4,860; candidates of 1-4 blocks of 1,024 threads ran
+ * 3-4.5x faster than that share predicted (vla_param.c:10, mvt.c:22, bicg.c:13). */
+double sp_rank_l2_bw_gbs(const sp_arch *a, int sms) {
+  if (a->l2_bw_by_sms.n) return fmin(a->l2_bw_gbs, sp_arch_bw_at(&a->l2_bw_by_sms, sms));
+  return a->l2_bw_gbs * sms / a->sm_count;
+}
+
+/* The share of the DRAM bandwidth `sms` SMs draw: the probe's curve over its value at every SM
+ * (one H100 SM drew 125 GB/s, 4.4 % of all 132's 2,820, where the estimate without a curve
+ * gives it 1.5 %; 33 SMs drew 91 %, not 50 %). The chip's figure stays dram_bw_gbs. */
+double sp_rank_dram_share(const sp_arch *a, int sms) {
+  if (a->dram_bw_by_sms.n)
+    return fmin(1.0, sp_arch_bw_at(&a->dram_bw_by_sms, sms) / sp_arch_bw_at(&a->dram_bw_by_sms, a->sm_count));
+  return fmin(1.0, (double)sms / a->sm_count / SP_DRAM_SATURATING_SM_FRACTION);
+}
+
 typedef struct sp_group {
   double fraction; /* of all blocks (and of all traffic) */
   int sms;         /* SMs busy */
@@ -63,14 +81,13 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
                             double loads_per_iter, double lat_cycles, double *parts,
                             sp_rank_bound *bound) {
   double clock = a->clock_boost_mhz * 1e6;
-  double f = g->fraction, sm_share = (double)g->sms / a->sm_count;
+  double f = g->fraction;
   double dram_bytes = ((double)c->dram_read_bytes + sp_rank_dram_write_bytes(c)) * f;
   double l2_bytes = (double)(c->l2_read_sectors + c->l2_write_sectors) * 32.0 * f;
   double l1_bytes = (double)(c->ld_sectors + c->st_sectors) * 32.0 * f;
   double l1_tag_cycles = (double)(c->ld_lines + c->st_lines) * f / SP_L1_LINES_PER_CYCLE;
-  double dram_share = fmin(1.0, sm_share / SP_DRAM_SATURATING_SM_FRACTION);
-  parts[0] = dram_bytes / (a->dram_bw_gbs * 1e9 * dram_share);
-  parts[1] = l2_bytes / (a->l2_bw_gbs * 1e9 * sm_share);
+  parts[0] = dram_bytes / (a->dram_bw_gbs * 1e9 * sp_rank_dram_share(a, g->sms));
+  parts[1] = l2_bytes / (sp_rank_l2_bw_gbs(a, g->sms) * 1e9);
   parts[2] = fmax(l1_bytes / a->l1_bw_bytes_per_cycle, l1_tag_cycles) / (clock * g->sms);
   double loads_per_sm = (double)c->ld_requests * f / g->sms;
   parts[3] = loads_per_sm / loads_per_iter * lat_cycles / g->warps / clock; /* iterations x latency */

@@ -86,6 +86,14 @@ static void test_hopper(void) {
   int dealt[132] = {0};
   for (int i = 0; i < a.n_block_dealing_cycle; i++) dealt[a.block_dealing_cycle[i]]++;
   for (int s = 0; s < 132; s++) CHECK_EQ_INT(dealt[s], s >= 124 ? 4 : 3);
+  /* sm_bandwidth_probe's curves, read at a point (1 SM), between two (3 SMs: halfway from 2 to
+   * 4), below the first (0.5: through zero) and beyond the last (200: its value) */
+  CHECK_EQ_INT(a.l2_bw_by_sms.n, 12);
+  CHECK_EQ_INT(a.dram_bw_by_sms.n, 12);
+  CHECK_NEAR(sp_arch_bw_at(&a.l2_bw_by_sms, 1), 156.3, 1e-9);
+  CHECK_NEAR(sp_arch_bw_at(&a.l2_bw_by_sms, 3), (309.8 + 616.9) / 2, 1e-9);
+  CHECK_NEAR(sp_arch_bw_at(&a.dram_bw_by_sms, 0.5), 125.1 / 2, 1e-9);
+  CHECK_NEAR(sp_arch_bw_at(&a.dram_bw_by_sms, 200), 2819.9, 1e-9);
 
   CHECK_EQ_INT(load_path("arch/h200.json", &a), 0);
   CHECK_EQ_INT(a.sm_count, 132);
@@ -93,6 +101,7 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.l2_partitions, 2);
   CHECK_NEAR(a.dram_bw_gbs, 4800.0, 1e-9);
   CHECK_EQ_INT(a.n_block_dealing_cycle, 0); /* not measured on the H200 */
+  CHECK_EQ_INT(a.l2_bw_by_sms.n + a.dram_bw_by_sms.n, 0);
   CHECK_NEAR(a.warp_loads_in_flight, 6, 1e-12);    /* mlp_probe on the H200 */
   CHECK_NEAR(a.l2_partial_write_ns, 0.013, 1e-12); /* partial_probe on the H200 */
   CHECK_NEAR(a.block_dispatch_ns, 0.58, 1e-12);    /* empty_block_probe on the H200 */
@@ -180,6 +189,9 @@ static void test_bad_files(void) {
       {"dealing_missing_sm.json", "field 'block_dealing_cycle': SM 14 is never dealt a block"},
       {"dealing_not_ids.json", "field 'block_dealing_cycle': element 1 must be an SM id"},
       {"dispatch_alone.json", "field 'empty_block_ns': missing: block_dispatch_ns and empty_block_ns"},
+      {"curve_descending.json", "field 'l2_bw_by_sms_gbs': SM counts must be strictly ascending (element 2)"},
+      {"curve_short.json", "field 'dram_bw_by_sms_gbs': the last point is at 8 SMs; it must reach sm_count 15"},
+      {"curve_not_pairs.json", "field 'l2_bw_by_sms_gbs': element 1 must be [SMs, GB/s]"},
       {"does_not_exist.json", "does_not_exist.json"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -68,6 +68,25 @@ static void test_blocks_matter(void) {
              1e-3 * one_wave.total_s);
 }
 
+/* What k SMs draw: the probe's curves where the arch has them (h100), the shares otherwise. */
+static void test_sm_bandwidth(void) {
+  CHECK_NEAR(sp_rank_l2_bw_gbs(&h100, 1), 156.3, 1e-9);
+  CHECK_NEAR(sp_rank_l2_bw_gbs(&h100, 132), h100.l2_bw_gbs, 1e-9); /* the chip's figure bounds it */
+  CHECK_NEAR(sp_rank_dram_share(&h100, 33), 2556.8 / 2819.9, 1e-12);
+  CHECK_NEAR(sp_rank_dram_share(&h100, 132), 1.0, 1e-12);
+  sp_arch bare = h100;
+  bare.l2_bw_by_sms.n = bare.dram_bw_by_sms.n = 0;
+  CHECK_NEAR(sp_rank_l2_bw_gbs(&bare, 1), h100.l2_bw_gbs / 132, 1e-9);
+  CHECK_NEAR(sp_rank_dram_share(&bare, 33), 0.5, 1e-12);
+  /* one block of 1024 threads whose traffic is all L2 hits: its L2 time is what one SM draws */
+  sp_cm_counters c = streaming();
+  c.dram_read_bytes = c.dram_write_bytes = 0;
+  sp_rank_time t;
+  run(&c, 1024, 1, &t);
+  double l2_bytes = (double)(c.l2_read_sectors + c.l2_write_sectors) * 32;
+  CHECK_NEAR(t.l2_s, l2_bytes / 156.3e9, 1e-9 * t.l2_s);
+}
+
 static void test_traffic_and_hits(void) {
   sp_cm_counters c = streaming(), more = streaming();
   more.dram_read_bytes *= 4;
@@ -436,6 +455,7 @@ int main(void) {
     return 1;
   }
   SP_RUN(test_blocks_matter);
+  SP_RUN(test_sm_bandwidth);
   SP_RUN(test_traffic_and_hits);
   SP_RUN(test_tail_wave);
   SP_RUN(test_reduction_combine);

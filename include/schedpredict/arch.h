@@ -17,6 +17,14 @@ extern "C" {
 #define SP_ARCH_PATH_MAX 1024     /* bytes including the NUL */
 #define SP_ARCH_MAX_CARVEOUTS 16
 #define SP_ARCH_MAX_DEALING 1024
+#define SP_ARCH_MAX_BW_POINTS 32
+
+/* Bandwidth that k SMs draw together, measured at a few k (validation/probes/
+ * sm_bandwidth_probe.cu); n 0 = not measured. sms ascending. */
+typedef struct sp_bw_curve {
+  int n;
+  double sms[SP_ARCH_MAX_BW_POINTS], gbs[SP_ARCH_MAX_BW_POINTS];
+} sp_bw_curve;
 
 /* What a global store does in the L1. */
 typedef enum sp_l1_store_policy {
@@ -86,6 +94,9 @@ typedef struct sp_arch {
   double l1_bw_bytes_per_cycle; /* per SM */
   double l2_bw_gbs;             /* whole chip, GB/s (1e9 B/s) */
   double dram_bw_gbs;           /* GB/s (1e9 B/s) */
+  /* what k SMs alone draw from the L2 and from DRAM (optional; rank/time.c says how each is
+   * used and what stands in for it without one) */
+  sp_bw_curve l2_bw_by_sms, dram_bw_by_sms;
   double clock_boost_mhz;
   double clock_base_mhz;
   int64_t memory_bytes;
@@ -161,6 +172,10 @@ typedef struct sp_occupancy {
  * memory limits). regs_per_thread == 0 or smem_per_block == 0 mean unknown: that limit is not
  * applied. Returns 0 when the block cannot run at all (tpb <= 0 or > max_threads_per_block, regs
  * over the per-thread maximum, shared memory over the per-block maximum, negative arguments). */
+/* The curve at k SMs: linear between its points, through 0 below the first, its last value
+ * beyond the last. */
+double sp_arch_bw_at(const sp_bw_curve *c, double sms);
+
 int sp_arch_active_blocks_per_sm(const sp_arch *arch, int threads_per_block, int regs_per_thread,
                                  int64_t smem_per_block);
 /* Same, with each limit. Returns out->blocks. */

@@ -177,6 +177,9 @@ double sp_rank_dram_write_bytes(const sp_cm_counters *c);
 /* The time the L2 takes to merge `sectors` partly written store sectors, seconds, a rate of the
  * whole GPU (arch->l2_partial_write_ns; 0 where absent). */
 double sp_rank_partial_write_seconds(double sectors, const sp_arch *a);
+/* The L2 bandwidth (GB/s) and the share of the DRAM bandwidth that `sms` SMs draw (rank/time.c). */
+double sp_rank_l2_bw_gbs(const sp_arch *a, int sms);
+double sp_rank_dram_share(const sp_arch *a, int sms);
 /* Distinct sectors of sector_bytes of an array that the nest reads (accesses SP_FOOT_READS),
  * writes (SP_FOOT_WRITES) or both, estimated from its references' affine forms
  * (rank/footprint.c): each reference's footprint is a box, a contiguous row repeated over its
