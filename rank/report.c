@@ -54,9 +54,15 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
     int w_ = snprintf(buf + used, used < len ? len - used : 0, __VA_ARGS__);            \
     if (w_ > 0) used += (size_t)w_;                                                     \
   } while (0)
-  SP_SAY("The best schedule is predicted %.2fx faster than the compiler default (%s bound vs %s bound)",
-         d->time.total_s / b->time.total_s, sp_rank_bound_name(b->time.bound),
-         sp_rank_bound_name(d->time.bound));
+  const double speedup = d->time.total_s / b->time.total_s;
+  /* rank 1 slower than the default: the plateau rule put a wider block x first among near-ties */
+  if (speedup < 1.0)
+    SP_SAY("The top-ranked schedule is predicted at %.2fx the compiler default's speed, among near-ties "
+           "ordered by block width: the default is as fast as the model can tell (%s bound vs %s bound)",
+           speedup, sp_rank_bound_name(b->time.bound), sp_rank_bound_name(d->time.bound));
+  else
+    SP_SAY("The best schedule is predicted %.2fx faster than the compiler default (%s bound vs %s bound)",
+           speedup, sp_rank_bound_name(b->time.bound), sp_rank_bound_name(d->time.bound));
   /* the array whose accesses coalesce best relative to the default */
   int best_a = -1;
   double best_gain = 1.25;
