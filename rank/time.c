@@ -34,8 +34,8 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
 
 /* The L1's tag stage resolves one 128-byte line of a request per cycle: a warp's access that
  * spans 8 lines occupies it 8 cycles, however few bytes it moves (the "wavefronts" of Nsight
- * Compute's L1TEX section). Seen on the H100 (validation/results/h100): candidates of one kernel
- * with equal sectors but 4x the lines per request ran 2.5-5x longer. */
+ * Compute's L1TEX section). Measured on the H100 by l1_throughput_probe.cu: 1.000 lines a cycle
+ * on L1 hits at 4 to 32 lines a request (validation/results/h100/2026-11-24-l1-throughput-probe). */
 #define SP_L1_LINES_PER_CYCLE 1.0
 
 /* Measured on the H100 (validation/results/h100/2026-11-23-model-2108e9c, dram__bytes_write.sum
