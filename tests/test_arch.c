@@ -103,6 +103,7 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.n_block_dealing_cycle, 0); /* not measured on the H200 */
   CHECK_EQ_INT(a.l2_bw_by_sms.n + a.dram_bw_by_sms.n, 0);
   CHECK_NEAR(a.warp_loads_in_flight, 6, 1e-12);    /* mlp_probe on the H200 */
+  CHECK_NEAR(a.loop_iteration_cycles, 36.8, 1e-12); /* the H100's iteration_probe, the same SM */
   CHECK_NEAR(a.l2_partial_write_ns, 0.013, 1e-12); /* partial_probe on the H200 */
   CHECK_NEAR(a.block_dispatch_ns, 0.58, 1e-12);    /* empty_block_probe on the H200 */
   CHECK_NEAR(a.empty_block_ns, 220, 1e-12);

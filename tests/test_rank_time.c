@@ -58,9 +58,10 @@ static void test_blocks_matter(void) {
   CHECK_EQ_INT(many.sms_used, 132);
   /* a streaming kernel that fills the GPU is DRAM bound: bytes / bandwidth, plus the warps'
    * waiting for their loads: 2^24 / 32 / 132 requests per SM, one per iteration, each a DRAM
-   * latency, over 8 blocks x 8 warps */
+   * latency and the iteration's own cycles, over 8 blocks x 8 warps */
   double bytes = (double)(c.dram_read_bytes + c.dram_write_bytes);
-  double wait = (double)(1 << 19) / 132 * h100.dram_latency_cycles / 64 /
+  CHECK_NEAR(h100.loop_iteration_cycles, 36.8, 1e-12);
+  double wait = (double)(1 << 19) / 132 * (h100.dram_latency_cycles + h100.loop_iteration_cycles) / 64 /
                 (h100.clock_boost_mhz * 1e6);
   CHECK(one_wave.bound == SP_BOUND_DRAM);
   CHECK_NEAR(one_wave.latency_s, wait, 1e-3 * wait);

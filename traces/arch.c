@@ -112,6 +112,7 @@ static const fdesc k_fields[] = {
     F("memory_bytes", FT_I64, memory_bytes, 0),
     F("same_address_atomic_ns", FT_DOUBLE, same_address_atomic_ns, F_OPTIONAL),
     F("warp_loads_in_flight", FT_DOUBLE, warp_loads_in_flight, F_OPTIONAL),
+    F("loop_iteration_cycles", FT_DOUBLE, loop_iteration_cycles, F_OPTIONAL),
     F("l2_partial_write_ns", FT_DOUBLE, l2_partial_write_ns, F_OPTIONAL),
     F("block_dispatch_ns", FT_DOUBLE, block_dispatch_ns, F_OPTIONAL),
     F("empty_block_ns", FT_DOUBLE, empty_block_ns, F_OPTIONAL),

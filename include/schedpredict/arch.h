@@ -107,6 +107,9 @@ typedef struct sp_arch {
    * sequential loop that stores nothing is unrolled and overlaps this many; 0 = absent
    * (optional: one iteration's loads at a time) */
   double warp_loads_in_flight;
+  /* core cycles a loop iteration adds to the latency of its loads in a warp's chain of
+   * iterations (address arithmetic, the dependent use, the branch); 0 = absent (optional) */
+  double loop_iteration_cycles;
   /* GPU time of one store sector that its instruction writes only in part (the L2 merges it
    * into the sector's other bytes), ns, all SMs storing; 0 = absent (optional: free) */
   double l2_partial_write_ns;
