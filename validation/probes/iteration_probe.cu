@@ -10,6 +10,7 @@
 //   reduce: s += a[j]                    one load, a dependent double add
 //   reduce2: s += a[j] * c[j]            two loads, a dependent fma
 //   stencil: b[j] = a[j-1] + a[j] + a[j+1]   three loads (one line), one store
+//   reduce_unrolled, reduce2_unrolled: reduce and reduce2 as nvcc unrolls them (no pragma)
 // j = (i * 32 + lane) mod the buffer: coalesced, one line a request. Cycles per iteration per warp
 // come from the longest warp's %clock64 span.
 //
@@ -47,11 +48,18 @@ __global__ void body(int kind, const double *a, const double *c, double *b, cons
       unsigned j = ((unsigned)i * 32u + threadIdx.x) & MASK;
       s += __ldca(a + j) * __ldca(c + j);
     }
-  } else {
+  } else if (kind == 4) {
 #pragma unroll 1
     for (int i = 0; i < iters; i++) {
       unsigned j = ((unsigned)i * 32u + threadIdx.x) & MASK;
       b[j] = __ldca(a + ((j - 1) & MASK)) + __ldca(a + j) + __ldca(a + ((j + 1) & MASK));
+    }
+  } else if (kind == 5) { /* as nvcc unrolls a reduction by default */
+    for (int i = 0; i < iters; i++) s += __ldca(a + (((unsigned)i * 32u + threadIdx.x) & MASK));
+  } else {
+    for (int i = 0; i < iters; i++) {
+      unsigned j = ((unsigned)i * 32u + threadIdx.x) & MASK;
+      s += __ldca(a + j) * __ldca(c + j);
     }
   }
   long long t1 = clock64();
@@ -81,9 +89,9 @@ int main() {
   cudaMemcpy(next, hnext, sizeof hnext, cudaMemcpyHostToDevice);
   printf("# %s\n", prop.name);
   printf("kind,warps,cycles_per_iteration\n");
-  const char *names[] = {"chase", "copy", "reduce", "reduce2", "stencil"};
+  const char *names[] = {"chase", "copy", "reduce", "reduce2", "stencil", "reduce_unrolled", "reduce2_unrolled"};
   const int warps[] = {1, 2, 4, 8, 16};
-  for (int kind = 0; kind < 5; kind++)
+  for (int kind = 0; kind < 7; kind++)
     for (int wi = 0; wi < (kind == 0 ? 1 : 5); wi++) {
       long long best = -1;
       for (int rep = 0; rep < 3; rep++) {
