@@ -713,9 +713,9 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
                     int array)
 {
   sp_cm_counters *c = &m->ctr[group];
-  const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED;
+  const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED, timed = m->opt.time_fills;
   uint64_t now = s->clock;
-  if (modeled || m->opt.time_fills) s->clock += wa->n_lines ? wa->n_lines : 1;
+  if (modeled || timed) s->clock += wa->n_lines ? wa->n_lines : 1;
   if (modeled) pend_expire(&s->pend, now);
   const unsigned sh = m->spl_shift;
   const uint64_t in_line = (UINT64_C(1) << sh) - 1;
@@ -740,7 +740,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
           }
         } else {
           c->ld_l1_hit_sectors++;
-          if (m->opt.time_fills && l1_fill_pending(*valid, now)) c->ld_l1_hit_pending_sectors++;
+          c->ld_l1_hit_pending_sectors += timed && l1_fill_pending(*valid, now);
         }
         continue;
       }
@@ -748,7 +748,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
       todo[nt] = sec;
       fill[nt++] = 1;
     }
-    if (m->opt.time_fills && nt > nt_line) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
+    if (timed && nt > nt_line) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
   }
   if (m->l2f)
     for (uint32_t k = 0; k < nt; k++)
