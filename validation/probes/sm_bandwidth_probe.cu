@@ -7,7 +7,8 @@
 // SM) streams 16-byte loads that bypass the L1 (ld.global.cg), four in flight a thread:
 //   l2:   every block reads the same 16 MB buffer, resident in the L2 (a first launch warms it),
 //         4 times; bytes = k x 64 MB;
-//   dram: the blocks read disjoint slices of a 4 GB buffer once; bytes = 4 GB.
+//   dram: the blocks read disjoint slices of a 4 GB buffer once; bytes = 4 GB;
+//   l2_disjoint: each block reads its own 248 KB slice of a 32 MB buffer (L2-resident), 64 times.
 // Each block records its SM, to check that the k blocks ran on k distinct SMs. The time is the
 // minimum of 5 launches after one not counted (probe_time.cuh).
 //
@@ -71,20 +72,25 @@ int main() {
   printf("# %s, %d SMs, L2 %d bytes, clock %d kHz\n", prop.name, nsm, prop.l2CacheSize, khz);
   printf("mode,blocks,threads,distinct_sms,bytes,us,GBps,GBps_per_sm\n");
   const int ks[] = {1, 2, 4, 8, 12, 16, 24, 33, 44, 66, 99, 132, 264};
-  for (int mode = 0; mode < 2; mode++)
+  for (int mode = 0; mode < 3; mode++)
     for (int ki = 0; ki < (int)(sizeof ks / sizeof ks[0]); ki++) {
-      const int k = ks[ki], threads = 1024, passes = mode == 0 ? 4 : 1;
+      const int k = ks[ki], threads = 1024, passes = mode == 0 ? 4 : mode == 1 ? 1 : 64;
+      if (mode == 2 && k > nsm) continue; /* the slices fill 32 MB at one block an SM */
       const unsigned long long per_block =
-          mode == 0 ? l2_bytes / sizeof(float4) : dram_bytes / sizeof(float4) / (unsigned long long)k;
-      float us = probe_time_us_each(mode == 0 ? "l2" : "dram", 6, 1, [] {}, [&] {
-        stream_read<<<k, threads>>>(mode == 0 ? l2buf : dbuf, per_block, mode == 0, passes, sink, sm_of_d);
+          mode == 0   ? l2_bytes / sizeof(float4)
+          : mode == 1 ? dram_bytes / sizeof(float4) / (unsigned long long)k
+                      : ((size_t)32 << 20) / sizeof(float4) / (unsigned long long)nsm;
+      const char *name = mode == 0 ? "l2" : mode == 1 ? "dram" : "l2_disjoint";
+      float us = probe_time_us_each(name, 6, 1, [] {}, [&] {
+        stream_read<<<k, threads>>>(mode == 1 ? dbuf : mode == 0 ? l2buf : dbuf, per_block, mode == 0,
+                                    passes, sink, sm_of_d);
       });
       if (us < 0) return 1;
       cudaMemcpy(sm_of, sm_of_d, sizeof(unsigned) * k, cudaMemcpyDeviceToHost);
       int used = distinct_sms(sm_of, k, nsm);
       double bytes = (double)k * passes * per_block * sizeof(float4);
       double gbps = bytes / (us * 1e-6) / 1e9;
-      printf("%s,%d,%d,%d,%.0f,%.2f,%.1f,%.2f\n", mode == 0 ? "l2" : "dram", k, threads, used, bytes,
+      printf("%s,%d,%d,%d,%.0f,%.2f,%.1f,%.2f\n", name, k, threads, used, bytes,
              us, gbps, gbps / used);
       fflush(stdout);
     }
