@@ -503,6 +503,14 @@ static inline int l1_fill_pending(uint64_t payload, uint64_t now)
   return payload >> 16 > now;
 }
 
+/* The SM's clock before this instruction, moved on by its lines (MODELED, time_fills). */
+static inline uint64_t sm_tick(const sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
+{
+  uint64_t now = s->clock;
+  if (m->opt.l1_variant == SP_CM_L1_MODELED || m->opt.time_fills) s->clock += wa->n_lines ? wa->n_lines : 1;
+  return now;
+}
+
 static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode mode)
 {
   return s->l1f ? cm_lru_lookup(s->l1f, line, mode, NULL)
@@ -714,8 +722,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
 {
   sp_cm_counters *c = &m->ctr[group];
   const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED, timed = m->opt.time_fills;
-  uint64_t now = s->clock;
-  if (modeled || timed) s->clock += wa->n_lines ? wa->n_lines : 1;
+  const uint64_t now = sm_tick(m, s, wa);
   if (modeled) pend_expire(&s->pend, now);
   const unsigned sh = m->spl_shift;
   const uint64_t in_line = (UINT64_C(1) << sh) - 1;
@@ -765,7 +772,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
 
 static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
 {
-  if (m->opt.l1_variant == SP_CM_L1_MODELED || m->opt.time_fills) s->clock += wa->n_lines ? wa->n_lines : 1;
+  sm_tick(m, s, wa);
   if (m->l1_store == SP_L1_STORE_WRITE_THROUGH_NO_ALLOC) return;
   const unsigned sh = m->spl_shift;
   const uint64_t in_line = (UINT64_C(1) << sh) - 1;

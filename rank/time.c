@@ -261,13 +261,14 @@ void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *
                       ? (a->l2_hit_latency_cycles + a->l2_far_hit_latency_cycles) / 2
                       : a->l2_hit_latency_cycles;
   double miss_lat = h2 * l2_lat + (1 - h2) * a->dram_latency_cycles;
+  double all_hit = pow(h1, k);
+  double lat = all_hit * a->l1_hit_latency_cycles + (1 - all_hit) * miss_lat;
+  out->avg_latency_cycles = lat;
   /* An iteration waits for its loads and then for its own instructions: on the H100 a warp's
    * rolled loop of one L1-hit load took 75 cycles an iteration where the L1 latency is 38.5
    * (iteration_probe.cu, arch loop_iteration_cycles); the loads of k unrolled iterations issued
    * together count as one iteration. */
-  double all_hit = pow(h1, k);
-  double lat = all_hit * a->l1_hit_latency_cycles + (1 - all_hit) * miss_lat;
-  out->avg_latency_cycles = lat;
+  const double iteration_cycles = lat + a->loop_iteration_cycles;
 
   /* full waves run on every SM with the resident blocks of Eq. 7.2; the tail wave on fewer */
   int64_t per_wave = (int64_t)active * a->sm_count;
@@ -290,7 +291,7 @@ void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *
   for (int g = 0; g < ng; g++) {
     double parts[5];
     sp_rank_bound b;
-    double t = sp_group_time(c, a, &groups[g], k, lat + a->loop_iteration_cycles, parts, &b);
+    double t = sp_group_time(c, a, &groups[g], k, iteration_cycles, parts, &b);
     out->dram_s += parts[0];
     out->l2_s += parts[1];
     out->l1_s += parts[2];

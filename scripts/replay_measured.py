@@ -35,7 +35,7 @@ Datasets (under --results, default validation/results/h100):
   run11   2026-11-24-uneven-blocks-4a9b635/  eleventh run, 185 candidates of 7 examples (syrk,
           syr2k, triangular, correlation, covariance, 2mm, himeno): the plans of the model that
           charges unequal blocks in one wave, with run 10's harness
-  run12   2026-11-24-pending-hits/  twelfth run, 281 candidates of 12 examples: the plans of the
+  run12   2026-11-24-pending-hits/  twelfth run, 265 candidates of 12 examples: the plans of the
           model whose latency counts hits on fills still in flight as waits, with run 10's harness
   merged  the union of all; a candidate measured in more than one run (same nest, mapping, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
@@ -510,7 +510,7 @@ def main():
                             [sets[n] for n in SUPERSEDING], [sets[n] for n in SAME_HARNESS],
                             [sets[n] for n in CANDIDATE_SUPERSEDING])
     merged["desc"] = ("run1 + ... + run12 (measured more than once: the median of the medians; "
-                      "of two, their mean; the reduction nests from runs 5 to 11 only; a "
+                      "of two, their mean; the reduction nests from runs 5 to 12 only; a "
                       "candidate run10, run11 or run12 measured, their times only)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:

@@ -175,15 +175,15 @@ typedef struct sp_occupancy {
  * memory limits). regs_per_thread == 0 or smem_per_block == 0 mean unknown: that limit is not
  * applied. Returns 0 when the block cannot run at all (tpb <= 0 or > max_threads_per_block, regs
  * over the per-thread maximum, shared memory over the per-block maximum, negative arguments). */
-/* The curve at k SMs: linear between its points, through 0 below the first, its last value
- * beyond the last. */
-double sp_arch_bw_at(const sp_bw_curve *c, double sms);
-
 int sp_arch_active_blocks_per_sm(const sp_arch *arch, int threads_per_block, int regs_per_thread,
                                  int64_t smem_per_block);
 /* Same, with each limit. Returns out->blocks. */
 int sp_arch_occupancy(const sp_arch *arch, int threads_per_block, int regs_per_thread,
                       int64_t smem_per_block, sp_occupancy *out);
+
+/* The curve at k SMs: linear between its points, through 0 below the first, its last value
+ * beyond the last. */
+double sp_arch_bw_at(const sp_bw_curve *c, double sms);
 
 typedef struct sp_waves {
   int64_t blocks_per_wave; /* active_blocks_per_sm * sm_count */

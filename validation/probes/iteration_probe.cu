@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "probe_time.cuh"
+
 #define MASK 2047u /* 2048 doubles: 16 KB */
 
 __global__ void body(int kind, const double *a, const double *c, double *b, const unsigned *next,
@@ -75,10 +77,10 @@ int main() {
   }
   double *a, *b, *c, *sink;
   unsigned *next, hnext[2048];
-  long long *cyc_d, cyc[32];
+  long long *cyc_d;
   const int iters = 1 << 16;
   if (cudaMalloc(&a, 16384) || cudaMalloc(&b, 16384) || cudaMalloc(&c, 16384) || cudaMalloc(&sink, 8) ||
-      cudaMalloc(&next, sizeof hnext) || cudaMalloc(&cyc_d, sizeof cyc)) {
+      cudaMalloc(&next, sizeof hnext) || cudaMalloc(&cyc_d, sizeof(long long) * 32)) {
     fprintf(stderr, "iteration_probe: cudaMalloc failed\n");
     return 1;
   }
@@ -93,18 +95,10 @@ int main() {
   const int warps[] = {1, 2, 4, 8, 16};
   for (int kind = 0; kind < 7; kind++)
     for (int wi = 0; wi < (kind == 0 ? 1 : 5); wi++) {
-      long long best = -1;
-      for (int rep = 0; rep < 3; rep++) {
+      long long best = probe_cycles("iteration_probe", 3, cyc_d, warps[wi], [&] {
         body<<<1, 32 * warps[wi]>>>(kind, a, c, b, next, iters, sink, cyc_d);
-        if (cudaDeviceSynchronize() != cudaSuccess) {
-          fprintf(stderr, "iteration_probe: %s\n", cudaGetErrorString(cudaGetLastError()));
-          return 1;
-        }
-        cudaMemcpy(cyc, cyc_d, sizeof(long long) * warps[wi], cudaMemcpyDeviceToHost);
-        long long worst = 0;
-        for (int w = 0; w < warps[wi]; w++) worst = cyc[w] > worst ? cyc[w] : worst;
-        if (rep > 0 && (best < 0 || worst < best)) best = worst;
-      }
+      });
+      if (best < 0) return 1;
       printf("%s,%d,%.2f\n", names[kind], warps[wi], (double)best / iters);
     }
   return 0;

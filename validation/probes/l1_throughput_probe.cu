@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "probe_time.cuh"
+
 __global__ void l1_loads(const double *buf, unsigned mask, unsigned lane_stride_words, int iters,
                          double *sink, long long *cycles) {
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -45,9 +47,9 @@ int main() {
   const int nsm = prop.multiProcessorCount, blocks = 2 * nsm, threads = 1024, iters = 4096;
   const size_t words = 64 * 1024 / 8;
   double *buf, *sink;
-  long long *cyc_d, cyc[1024];
+  long long *cyc_d;
   if (cudaMalloc(&buf, words * 8) != cudaSuccess || cudaMalloc(&sink, 8) != cudaSuccess ||
-      cudaMalloc(&cyc_d, sizeof cyc) != cudaSuccess) {
+      cudaMalloc(&cyc_d, sizeof(long long) * blocks) != cudaSuccess) {
     fprintf(stderr, "l1_throughput_probe: cudaMalloc failed\n");
     return 1;
   }
@@ -59,18 +61,10 @@ int main() {
   const int strides[] = {8, 16, 32, 64, 128, 256};
   for (int si = 0; si < 6; si++) {
     const unsigned sw = strides[si] / 8;
-    long long best = -1;
-    for (int rep = 0; rep < 4; rep++) {
+    long long best = probe_cycles("l1_throughput_probe", 4, cyc_d, blocks, [&] {
       l1_loads<<<blocks, threads>>>(buf, (unsigned)words - 1, sw, iters, sink, cyc_d);
-      if (cudaDeviceSynchronize() != cudaSuccess) {
-        fprintf(stderr, "l1_throughput_probe: %s\n", cudaGetErrorString(cudaGetLastError()));
-        return 1;
-      }
-      cudaMemcpy(cyc, cyc_d, sizeof(long long) * blocks, cudaMemcpyDeviceToHost);
-      long long worst = 0;
-      for (int b = 0; b < blocks; b++) worst = cyc[b] > worst ? cyc[b] : worst;
-      if (rep > 0 && (best < 0 || worst < best)) best = worst; /* the first launch warms the L1 */
-    }
+    });
+    if (best < 0) return 1;
     /* per SM: 64 warps x iters x 4 requests; a request's lines and sectors from its stride */
     const double requests = 64.0 * iters * 4;
     const int span = 32 * strides[si];

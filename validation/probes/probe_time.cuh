@@ -65,4 +65,30 @@ template <typename F>
 static float probe_time_us(const char *who, F launch) {
   return probe_time_us_each(who, 7, 2, [] {}, launch);
 }
+
+// The cycles of launch() as its slowest part reports them: each launch writes n %clock64 spans
+// to cycles_d (one a block or a warp); the longest of each of `reps` launches, the first not
+// counted (it warms the caches), the minimum of the others. -1, with a message naming `who`, if
+// a launch failed or n exceeds probe_max_spans.
+enum { probe_max_spans = 1024 };
+template <typename F>
+static long long probe_cycles(const char *who, int reps, const long long *cycles_d, int n, F launch) {
+  long long cyc[probe_max_spans], best = -1;
+  if (n < 1 || n > probe_max_spans) {
+    fprintf(stderr, "%s: %d spans, at most %d\n", who, n, (int)probe_max_spans);
+    return -1;
+  }
+  for (int rep = 0; rep < reps; rep++) {
+    launch();
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+      fprintf(stderr, "%s: %s\n", who, cudaGetErrorString(cudaGetLastError()));
+      return -1;
+    }
+    cudaMemcpy(cyc, cycles_d, sizeof(long long) * n, cudaMemcpyDeviceToHost);
+    long long worst = 0;
+    for (int i = 0; i < n; i++) worst = cyc[i] > worst ? cyc[i] : worst;
+    if (rep > 0 && (best < 0 || worst < best)) best = worst;
+  }
+  return best;
+}
 #endif
