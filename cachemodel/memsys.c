@@ -66,6 +66,10 @@
  *   of the 4096^2 transpose had 2,097,151 L2 lookup hits of 4,194,304 with every byte read from
  *   DRAM once; whole-line loads had none. Stores fill nothing (byte-masked, as above).
  *
+ * L1 only (opt.l1_only). Every L2 request is counted, none is looked up: a run whose L2
+ *   outcome is thrown away (the ranking's SMs run alone for their L1 rates) skips the L2's cost.
+ *   The L1 does not depend on the L2 in BASE, so its counts are the full model's.
+ *
  * L2 sampling (opt.l2_sample_shift, used by the ranking for large L2s; --exact turns it off).
  *   A hash of the DRAM fill block (so a block's sectors are in or out together) picks 1 in 2^s
  *   blocks; only those are looked up, in an L2 of 1/2^s the sectors. For an LRU cache this is
@@ -341,6 +345,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   if (o.l2_sample_shift < 0 || o.l2_sample_shift > 16 ||
       (o.l2_sample_shift > 0 && (o.assoc != SP_CM_FULLY_ASSOCIATIVE || o.l1_variant != SP_CM_L1_BASE)))
     return NULL;
+  if (o.l1_only && o.l1_variant != SP_CM_L1_BASE) return NULL;
 
   int line, sector;
   transaction_bytes(arch, &o, &sector, &line);
@@ -383,7 +388,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   }
 
   double l2_bytes = floor((double)arch->l2_bytes * o.l2_fraction);
-  uint64_t l2_sectors = l2_bytes >= l2s ? (uint64_t)(l2_bytes / l2s) : 1;
+  uint64_t l2_sectors = l2_bytes >= l2s && !o.l1_only ? (uint64_t)(l2_bytes / l2s) : 1;
   if (o.assoc == SP_CM_SET_ASSOCIATIVE) {
     uint64_t ways = o.l2_ways ? (uint64_t)o.l2_ways
                     : arch->l2_assoc > 0 ? (uint64_t)arch->l2_assoc
@@ -521,6 +526,7 @@ static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode 
  * finalizer, independent of the LRU's Fibonacci hash, whose high bits place the table slots). */
 static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array)
 {
+  if (m->opt.l1_only) return 0;
   if (!m->l2_sample_mask || m->l2_whole[array]) return 1;
   uint64_t x = sector >> m->fill_shift;
   x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
@@ -883,6 +889,7 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
                                  int64_t max_bitmap_bytes)
 {
   if (!m || array < 0 || array >= m->narrays || bytes <= 0) return -1;
+  if (m->opt.l1_only) return 0; /* nothing is read from DRAM */
   flush(m);
   uint64_t first = base / m->l2_sector_bytes;
   uint64_t n = ((base + (uint64_t)bytes + m->l2_sector_bytes - 1) / m->l2_sector_bytes) - first;

@@ -755,6 +755,8 @@ static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_sch
   int nsms = p->topt.sample_sms;
   sp_cm_options cmo = *cmo_all;
   if ((double)nsms / arch->sm_count < cmo.l2_fraction) cmo.l2_fraction = (double)nsms / arch->sm_count;
+  /* only these SMs' L1 side is kept (sp_refine_l1): their L2 need not be simulated */
+  cmo.l1_only = cmo.l1_variant == SP_CM_L1_BASE;
   sp_trace_stats st;
   bool sampled;
   double scale;

@@ -284,6 +284,16 @@ static void random_access(uint64_t *st, int nlanes_max, uint64_t lines, sp_warp_
 
 /* Against a direct count of the rule on random load streams of 4 SMs that fit the L1, and on
  * mixed streams that overflow it, every count but the pending hits equals the run without. */
+/* Whether both models of a comparison were created; frees them (and fails) if not. */
+static int both_created(sp_cm_memsys *m, sp_cm_memsys *o)
+{
+  CHECK(m && o);
+  if (m && o) return 1;
+  sp_cm_memsys_free(m);
+  sp_cm_memsys_free(o);
+  return 0;
+}
+
 static void test_time_fills_random(void)
 {
   sp_arch h100 = load_arch("h100");
@@ -328,12 +338,7 @@ static void test_time_fills_random(void)
       }
       clock[wi.sm] += (uint64_t)nseen;
     }
-    if (!m || !o) {
-      CHECK(m && o);
-      sp_cm_memsys_free(m);
-      sp_cm_memsys_free(o);
-      return;
-    }
+    if (!both_created(m, o)) return;
     sp_cm_counters a = total(m), b = total(o);
     CHECK(a.ld_l1_hit_pending_sectors <= a.ld_l1_hit_sectors);
     if (!mixed) {
@@ -345,6 +350,46 @@ static void test_time_fills_random(void)
     sp_cm_memsys_free(m);
     sp_cm_memsys_free(o);
   }
+}
+
+/* opt.l1_only: the same L1 counts and L2 requests as the full model, on random streams of
+ * loads and stores over 4 SMs (an L2 small enough to miss, on two archs: the H100, whose L1
+ * caches loads, and the K40, whose loads bypass it), with no L2 outcome at all. */
+static void test_l1_only_random(void)
+{
+  const char *archs[] = {"h100", "k40"};
+  uint64_t st = 0x11f0a7;
+  for (int trial = 0; trial < 30; trial++) {
+    sp_arch arch = load_arch(archs[trial % 2]);
+    sp_cm_options full = {0}, only = {0};
+    full.time_fills = only.time_fills = arch.l1_caches_global_loads != 0;
+    full.l2_fraction = only.l2_fraction = 0.01;
+    only.l1_only = true;
+    sp_cm_memsys *m = sp_cm_memsys_create(&arch, 4, 1, &full), *o = sp_cm_memsys_create(&arch, 4, 1, &only);
+    for (int i = 0; m && o && i < 3000; i++) {
+      sp_warp_instr wi;
+      random_access(&st, 32, trial % 3 ? 4096 : 64, &wi);
+      wi.sm = (int)(sp_test_rand(&st) % 4);
+      wi.write = sp_test_rand(&st) % 3 == 0;
+      CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), 0);
+      CHECK_EQ_INT(sp_cm_memsys_access(o, &wi), 0);
+    }
+    if (!both_created(m, o)) return;
+    sp_cm_counters a = total(m), b = total(o);
+    CHECK(a.l2_read_sectors > 0 && a.l2_read_hit_sectors < a.l2_read_sectors && a.dram_read_bytes > 0);
+    CHECK(b.l2_read_hit_sectors == 0 && b.l2_write_hit_sectors == 0 && b.dram_read_bytes == 0 &&
+          b.dram_write_bytes == 0 && b.l2_dirty_bytes == 0 && b.l2_read_fill_sectors == 0 &&
+          b.l2_read_cold_sectors == 0);
+    /* everything else is the full model's */
+    a.l2_read_hit_sectors = a.l2_write_hit_sectors = a.dram_read_bytes = a.dram_write_bytes = 0;
+    a.l2_dirty_bytes = a.l2_read_fill_sectors = a.l2_read_cold_sectors = a.dram_read_cold_bytes = 0;
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    sp_cm_memsys_free(m);
+    sp_cm_memsys_free(o);
+  }
+  sp_arch h100 = load_arch("h100");
+  sp_cm_options modeled = {.l1_variant = SP_CM_L1_MODELED, .l1_only = true};
+  CHECK(sp_cm_memsys_create(&h100, 4, 1, &modeled) == NULL);
 }
 
 static void test_kepler(void)
@@ -884,6 +929,7 @@ int main(void)
   SP_RUN(test_base_vs_modeled);
   SP_RUN(test_time_fills_constructed);
   SP_RUN(test_time_fills_random);
+  SP_RUN(test_l1_only_random);
   SP_RUN(test_setassoc_tiny);
   SP_RUN(test_transpose_modeled);
   SP_RUN(test_transpose_h100);

@@ -99,6 +99,11 @@ typedef struct sp_cm_options {
    * write-backs and dirty bytes are the sampled ones times (about) 2^shift; small arrays are
    * simulated in full (memsys.c). FULLY_ASSOCIATIVE and BASE only (create fails otherwise). 0: exact. */
   int l2_sample_shift;
+  /* Count every L2 request (l2_read_sectors, l2_write_sectors) but simulate no L2: its hits,
+   * DRAM bytes, first touches and write-backs stay 0. For runs of which only the L1 side is
+   * used (the ranking's SMs run alone for their L1 rates). BASE only (create fails otherwise):
+   * MODELED times its fills by their L2 outcome. Every L1 count is what the full model gives. */
+  bool l1_only;
 } sp_cm_options;
 
 /* Ways assumed when the arch does not publish them (memsys.c says why). */
