@@ -63,16 +63,24 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
 
 /* The bytes one block touches in one pass of loop `loop` run for `trip` iterations: its threads'
  * share of the loops on thread dimensions, `trip` of the loop, one iteration of every other.
- * A lower bound of what an SM's L1 holds through the pass (its other blocks may share data). */
+ * A lower bound of what an SM's L1 holds through the pass (its other blocks may share data);
+ * upper: counting a collapsed group's threads as if they spread over its innermost loop, an
+ * upper bound of one block's. */
 static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int loop, double trip,
-                                  int sector_bytes) {
+                                  int sector_bytes, bool upper) {
   double extent[SP_MAX_LOOPS];
   for (int l = 0; l < SP_MAX_LOOPS; l++) extent[l] = 1;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
     int d = s->map[k].thread_dim;
     bool collapsed = s->collapse_count >= 2 && k >= s->collapse_first &&
                      k < s->collapse_first + s->collapse_count;
-    if (d >= 0 && !collapsed) extent[k] = s->block[d]; /* a collapsed group: 1, a lower bound */
+    if (d >= 0 && !collapsed) extent[k] = s->block[d];
+  }
+  /* a collapsed group: 1 (a lower bound), or its threads all on its innermost loop (an upper
+   * bound where they run on past its end into the next row) */
+  if (upper && s->collapse_count >= 2) {
+    int d = s->map[s->collapse_first].thread_dim;
+    extent[s->collapse_first + s->collapse_count - 1] = d >= 0 ? 2.0 * s->block[d] : 1;
   }
   extent[loop] = trip;
   double bytes = 0;
@@ -89,13 +97,19 @@ static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int lo
  * L1 hits where --exact and the H100 have 11.3 % (validation/results/h100/2026-11-23-model-d7c4d47).
  * Where it does not, the L1 rates come from a few SMs that run the loop in full for as long as
  * the budget lasts (sp_refine_l1, a prefix in time): the shortened run still reaches every
- * reference (the store after the loop) and gives the L2 side. */
+ * reference (the store after the loop) and gives the L2 side. The run keeps for sure only where
+ * the SM's resident blocks together fit the L1 with the whole loop (an upper bound of one
+ * block's bytes, times the blocks): matmul 1024^2 with i and j collapsed on 128 threads counted
+ * one column of B a block (40 KB, where its 128 columns take 1 MB), kept k at 10 of 1024, and
+ * had 3.8 % too few L2 reads (5.0 % on 32 threads). */
 static bool sp_shortening_keeps_l1(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
                                    int loop, int64_t trip) {
   if (!arch->l1_caches_global_loads) return true;
   double l1 = (double)arch->l1_bytes, sector = arch->l1_sector_bytes;
-  double full = sp_block_pass_bytes(n, s, loop, (double)n->loops[loop].trip_max, (int)sector);
-  return full <= l1 || sp_block_pass_bytes(n, s, loop, (double)trip, (int)sector) > l1;
+  int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
+  double full = (active > 1 ? active : 1) *
+                sp_block_pass_bytes(n, s, loop, (double)n->loops[loop].trip_max, (int)sector, true);
+  return full <= l1 || sp_block_pass_bytes(n, s, loop, (double)trip, (int)sector, false) > l1;
 }
 
 /* Loads a thread issues together: the reads of one iteration of the innermost body, or of
@@ -832,6 +846,40 @@ static void sp_refine_l1_reach(const sp_nest *nest, sp_cm_counters *rs, const do
     if (reach[i] > 0 && reach[i] < reach[nest->nrefs]) sp_counters_scale(&rs[i], reach[nest->nrefs] / reach[i]);
 }
 
+/* (refine.h) An SM's L1 depends
+ * on where in the grid its blocks lie, which changes along the SMs of a class: mm446's
+ * i->bx j->tx+by on 1024x4 blocks of 128 threads holds blocks of two j panels at once for longer
+ * on SMs 80-131, whose L1s hit 85.1 % of the sectors where SMs 0-47 hit 88.5 %, and its first
+ * three SMs made B's L2 reads 13 % too few. Where the SMs see the grid's positions with a
+ * period (sp_refine_l1), each group starts at the residue the previous one left off, so that
+ * the groups cover the residues as k consecutive SMs do. */
+int sp_l1_strata(int first, int n, int k, int period, int *out, int *len) {
+  int g = k < SP_L1_STRATA ? k : SP_L1_STRATA;
+  if (period < 1) period = 1;
+  if (k >= n || g < 1) {
+    out[0] = first;
+    len[0] = k;
+    return 1;
+  }
+  int end = first, taken = 0; /* the previous group's end, the SMs placed */
+  for (int j = 0; j < g; j++) {
+    len[j] = k * (j + 1) / g - k * j / g;
+    int lo = first + (int)((int64_t)n * j / g), hi = first + (int)((int64_t)n * (j + 1) / g);
+    int at = (lo + hi - len[j]) / 2, want = (first + taken) % period;
+    at += ((want - at) % period + period) % period;
+    if (at < end) at += (end - at + period - 1) / period * period;
+    if (at + len[j] > first + n - (k - taken - len[j])) { /* no room: the first k SMs */
+      out[0] = first;
+      len[0] = k;
+      return 1;
+    }
+    out[j] = at;
+    end = at + len[j];
+    taken += len[j];
+  }
+  return g;
+}
+
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                         const sp_cm_options *cmo_all, double est_instr, int64_t l1_budget,
                         bool prefix_ok, bool main_l1_distorted, sp_model_cache *mc,
@@ -910,6 +958,12 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       prefix = pprefix;
     }
   }
+  /* In a grid of more than one row, SM s sees only the columns x = s mod p, p = gcd(S, grid
+   * x): the SMs spread over a class (sp_l1_strata) keep the columns that consecutive SMs see
+   * (himeno 128^3's 32x63 blocks: SMs 39, 43, ... hold the grid's last column and hit 1 % more
+   * in L1 than the others, and the middle SM of a class of 96 was one of them) */
+  int spread_period = sched->grid[1] * sched->grid[2] > 1 ? (int)sp_gcd(S, sched->grid[0]) : 1;
+  if (spread_period < period) spread_period = period;
   size_t na = (size_t)(nest->narrays ? nest->narrays : 1), nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
   sp_cm_counters *l1 = calloc(na, sizeof *l1), *sum = calloc(na, sizeof *sum);
   sp_cm_counters *ref = calloc(nr, sizeof *ref), *ref_sum = calloc(nr, sizeof *ref_sum);
@@ -954,19 +1008,24 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       tail_round = rt;
       run = sp_nest_shortened(nest, rt.loop, rt.round * rt.stride, &rounds);
     }
-    sp_l1_part part[2 * 2 + 2];
+    sp_l1_part part[2 * SP_L1_STRATA + 2];
     int nparts = 0;
     for (int q = 0; q < ncls; q++) {
       double work_cls = 0, work_run = 0;
-      for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) {
-        work_cls += work[i];
-        work_run += i < cls_first[q] + kq[q] ? work[i] : 0;
-      }
+      for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) work_cls += work[i];
       sp_l1_part p = {.run = run, .topt = {.sample_sms = kq[q], .sample_sm_first = cls_first[q]}};
       if (!prefix && run == nest) { /* raw counts (est_instr 0 and not shortened keep them) */
+        int first[SP_L1_STRATA], n[SP_L1_STRATA];
+        int g = sp_l1_strata(cls_first[q], cls_n[q], kq[q], spread_period, first, n);
+        for (int j = 0; j < g; j++)
+          for (int i = first[j]; by_work && i < first[j] + n[j]; i++) work_run += work[i];
         p.raw = true;
         p.weight = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
-        part[nparts++] = p;
+        for (int j = 0; j < g; j++) {
+          p.topt.sample_sm_first = first[j];
+          p.topt.sample_sms = n[j];
+          part[nparts++] = p;
+        }
         continue;
       }
       /* a prefix (or a shortened run) is extrapolated to the whole grid's executions: weighed

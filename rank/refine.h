@@ -1,5 +1,6 @@
 /* Internal to rank/: which screened candidates a refinement round refines (rank.c's
- * sp_refine_rounds runs the rounds; refine.c says how they are chosen and why). */
+ * sp_refine_rounds runs the rounds; refine.c says how they are chosen and why), and which SMs
+ * a refined candidate's L1 runs on. */
 #ifndef SP_RANK_REFINE_H
 #define SP_RANK_REFINE_H
 
@@ -29,5 +30,14 @@ double sp_refined_estimate(const sp_rank_result *out, const sp_rank_candidate *c
 
 /* Whether a and b are screening twins. */
 bool sp_screen_twins(const sp_rank_candidate *a, const sp_rank_candidate *b);
+
+/* The SMs of a class (SMs first .. first + n - 1) that run in full for the L1 (rank.c's
+ * sp_refine_l1): k of them, in up to SP_L1_STRATA groups of consecutive SMs, each at the middle
+ * of its stratum of the class; with a period > 1, group j starts at the residue mod period that
+ * the first j groups' SMs leave off at, counted from first. Fills out[] and len[] (room for
+ * SP_L1_STRATA); returns the number of groups (one, the first k SMs, where k >= n or the
+ * strata leave no room). */
+#define SP_L1_STRATA 4
+int sp_l1_strata(int first, int n, int k, int period, int *out, int *len);
 
 #endif

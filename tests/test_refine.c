@@ -2,6 +2,7 @@
  * expected choices are worked out below. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rank/refine.h"
 #include "sp_test.h"
@@ -180,11 +181,54 @@ static void test_later_round(void)
   CHECK_EQ_INT(sp_refine_select(&k.r, NULL, 2, 8, idx), 0);
 }
 
+/* sp_l1_strata on every class of up to 132 SMs, k SMs of it and period 1-16: the groups lie in
+ * the class, in order and apart, hold k SMs, cover the residues mod the period as k
+ * consecutive SMs from the class's first do, and each lies in its stratum unless a residue or
+ * the room for the groups after it pushed it on. A class of 132 SMs, 4 of them, no period: SMs
+ * 16, 49, 82 and 115 (the strata's middles), by hand. */
+static void test_l1_strata(void)
+{
+  int out[SP_L1_STRATA], len[SP_L1_STRATA], bad = 0, spread = 0, cases = 0;
+  for (int first = 0; first < 8; first += 7)
+    for (int n = 1; n <= 132; n += n < 12 ? 1 : 11)
+      for (int k = 1; k <= n; k++)
+        for (int period = 1; period <= 16; period *= 2) {
+          int g = sp_l1_strata(first, n, k, period, out, len);
+          cases++;
+          int sum = 0, end = first, res[16] = {0}, want[16] = {0};
+          bool ok = g >= 1 && g <= SP_L1_STRATA;
+          for (int j = 0; ok && j < g; j++) {
+            ok = len[j] >= 1 && out[j] >= end && out[j] + len[j] <= first + n;
+            for (int i = out[j]; ok && i < out[j] + len[j]; i++) res[i % period]++;
+            end = out[j] + len[j];
+            sum += len[j];
+          }
+          for (int i = first; i < first + k; i++) want[i % period]++;
+          ok = ok && sum == k && memcmp(res, want, sizeof res) == 0;
+          if (g == 1) ok = ok && (k >= n ? out[0] == first : 1);
+          spread += g > 1;
+          bad += !ok;
+        }
+  CHECK_EQ_INT(bad, 0);
+  CHECK(spread > cases / 2);
+  int g = sp_l1_strata(0, 132, 4, 1, out, len);
+  CHECK_EQ_INT(g, 4);
+  CHECK_EQ_INT(out[0], 16);
+  CHECK_EQ_INT(out[1], 49);
+  CHECK_EQ_INT(out[2], 82);
+  CHECK_EQ_INT(out[3], 115);
+  /* period 4 from SM 4, 2 SMs: residues 0 and 1 in the two halves */
+  g = sp_l1_strata(4, 128, 2, 4, out, len);
+  CHECK_EQ_INT(g, 2);
+  CHECK(out[0] % 4 == 0 && out[1] % 4 == 1 && out[0] < 68 && out[1] >= 68);
+}
+
 int main(void)
 {
   SP_RUN(test_first_round);
   SP_RUN(test_estimate);
   SP_RUN(test_calibration_partial);
   SP_RUN(test_later_round);
+  SP_RUN(test_l1_strata);
   return sp_test_failures ? 1 : 0;
 }
