@@ -64,8 +64,8 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
 /* The bytes one block touches in one pass of loop `loop` run for `trip` iterations: its threads'
  * share of the loops on thread dimensions, `trip` of the loop, one iteration of every other.
  * A lower bound of what an SM's L1 holds through the pass (its other blocks may share data);
- * upper: counting a collapsed group's threads as if they spread over its innermost loop, an
- * upper bound of one block's. */
+ * upper: with a collapsed group's threads on every index they can reach, an upper bound of
+ * one block's. */
 static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int loop, double trip,
                                   int sector_bytes, bool upper) {
   double extent[SP_MAX_LOOPS];
@@ -76,11 +76,15 @@ static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int lo
                      k < s->collapse_first + s->collapse_count;
     if (d >= 0 && !collapsed) extent[k] = s->block[d];
   }
-  /* a collapsed group: 1 (a lower bound), or its threads all on its innermost loop (an upper
-   * bound where they run on past its end into the next row) */
-  if (upper && s->collapse_count >= 2) {
-    int d = s->map[s->collapse_first].thread_dim;
-    extent[s->collapse_first + s->collapse_count - 1] = d >= 0 ? 2.0 * s->block[d] : 1;
+  /* a collapsed group: 1 (a lower bound), or the box of its threads' consecutive fused indices
+   * (an upper bound: t of them take at most min(trip, t) values of the innermost loop and
+   * ceil((t - 1) / trip) + 1 rows of the loop outside it, and so on outwards) */
+  int d = s->collapse_count >= 2 ? s->map[s->collapse_first].thread_dim : -1;
+  double rows = d >= 0 ? s->block[d] : 1;
+  for (int k = s->collapse_first + s->collapse_count - 1; upper && d >= 0 && k >= s->collapse_first; k--) {
+    double tk = n->loops[k].trip_max > 0 ? (double)n->loops[k].trip_max : 1;
+    extent[k] = fmin(tk, rows);
+    rows = ceil((rows - 1) / tk) + 1;
   }
   extent[loop] = trip;
   double bytes = 0;
@@ -99,9 +103,10 @@ static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int lo
  * the budget lasts (sp_refine_l1, a prefix in time): the shortened run still reaches every
  * reference (the store after the loop) and gives the L2 side. The run keeps for sure only where
  * the SM's resident blocks together fit the L1 with the whole loop (an upper bound of one
- * block's bytes, times the blocks): matmul 1024^2 with i and j collapsed on 128 threads counted
- * one column of B a block (40 KB, where its 128 columns take 1 MB), kept k at 10 of 1024, and
- * had 3.8 % too few L2 reads (5.0 % on 32 threads). */
+ * block's bytes, times the blocks). One block's bytes alone trusted a 512^3 gemm with i on 32
+ * lanes (32 rows of A and a column of B over k: 144 KB), whose SM holds 32 such blocks: L2
+ * reads 34 % too few (tests/test_speed.c); and matmul 1024^2 with i and j collapsed on 128
+ * threads, counted as one column of B a block (40 KB of the 1 MB its 128 columns take): 3.8 %. */
 static bool sp_shortening_keeps_l1(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
                                    int loop, int64_t trip) {
   if (!arch->l1_caches_global_loads) return true;
@@ -846,8 +851,8 @@ static void sp_refine_l1_reach(const sp_nest *nest, sp_cm_counters *rs, const do
     if (reach[i] > 0 && reach[i] < reach[nest->nrefs]) sp_counters_scale(&rs[i], reach[nest->nrefs] / reach[i]);
 }
 
-/* (refine.h) An SM's L1 depends
- * on where in the grid its blocks lie, which changes along the SMs of a class: mm446's
+/* Declared in refine.h, which says what it places. An SM's L1 depends on where in the grid its
+ * blocks lie, which changes along the SMs of a class: mm446's
  * i->bx j->tx+by on 1024x4 blocks of 128 threads holds blocks of two j panels at once for longer
  * on SMs 80-131, whose L1s hit 85.1 % of the sectors where SMs 0-47 hit 88.5 %, and its first
  * three SMs made B's L2 reads 13 % too few. Where the SMs see the grid's positions with a

@@ -818,6 +818,45 @@ static void test_sampling_sm_strata(void)
   sp_rank_result_free(&sa);
 }
 
+/* A shortened loop is trusted only where the SM's resident blocks fit the L1 with the whole of
+ * it (sp_shortening_keeps_l1): a 512^3 gemm on 32-thread blocks (the space of --block 32
+ * --gangs 8448). With i on the lanes a block reads 32 rows of A and one column of B over k,
+ * 144 KB: one block fit the L1, so k was shortened, and the 32 blocks an SM holds kept in L1
+ * what the run evicts: L2 reads 21-34 % too few. With i and j collapsed one thread a block was
+ * counted. Every refined candidate's L2 reads must be within 1 % of exact. */
+static void test_sampling_shortened_sm_pass(void)
+{
+  tnest t;
+  tn_gemm(&t, 512, 512, false);
+  t.n.loops[0].clauses.collapse = 2; /* collapse(2) on i, as examples/matmul.c writes it */
+  t.n.loops[1].collapsed_into = 0;
+  static const int blocks[][3] = {{32, 1, 1}};
+  static const int64_t caps[] = {8448};
+  sp_rank_options o = block_options(blocks, 1);
+  o.space.gang_caps = caps;
+  o.space.ngang_caps = 1;
+  o.space.gang_caps_absolute = true;
+  o.space.allow_interchange = true; /* i on the lanes */
+  sp_rank_result ex, sa;
+  rank_exact_and_screened(&H100, &t, o, 0, 0, &ex, &sa); /* the default budgets */
+  CHECK(ex.n == sa.n);
+  int refined = 0, lanes_i = 0;
+  double worst = 0;
+  for (int i = 0; i < ex.n && ex.n == sa.n; i++) {
+    const sp_rank_candidate *e = &ex.candidates[i], *x = &sa.candidates[i];
+    if (sp_rank_screened_only(&sa, x)) continue;
+    refined++;
+    lanes_i += x->schedule.map[0].thread_dim == 0 && x->schedule.collapse_count < 2;
+    worst = fmax(worst, fabs((double)x->total.l2_read_sectors / (double)e->total.l2_read_sectors - 1));
+  }
+  fprintf(stderr, "  gemm 512^3 on 32 threads, %d of %d candidates refined (%d with i on the lanes): "
+          "L2 reads within %.2f %% of exact\n", refined, ex.n, lanes_i, 100 * worst);
+  CHECK(lanes_i >= 2);
+  CHECK(worst <= 0.01);
+  sp_rank_result_free(&ex);
+  sp_rank_result_free(&sa);
+}
+
 /* The screening + refinement rounds against refining every candidate, on a 4096^3 gemm with
  * the screening on 3 M warp instructions: the pick must be within 1 % of the best that refining
  * every candidate finds (by those refined times), and the refined candidates come first in the
@@ -1061,6 +1100,7 @@ int main(void)
   SP_RUN(test_sampling_counted_unreached_store);
   SP_RUN(test_sampling_last_wave);
   SP_RUN(test_sampling_sm_strata);
+  SP_RUN(test_sampling_shortened_sm_pass);
   SP_RUN(test_refine_rounds);
   SP_RUN(test_refine_also);
   SP_RUN(test_refine_budget_by_sectors);
