@@ -852,12 +852,12 @@ static void sp_refine_l1_reach(const sp_nest *nest, sp_cm_counters *rs, const do
 }
 
 /* Declared in refine.h, which says what it places. An SM's L1 depends on where in the grid its
- * blocks lie, which changes along the SMs of a class: mm446's
- * i->bx j->tx+by on 1024x4 blocks of 128 threads holds blocks of two j panels at once for longer
- * on SMs 80-131, whose L1s hit 85.1 % of the sectors where SMs 0-47 hit 88.5 %, and its first
- * three SMs made B's L2 reads 13 % too few. Where the SMs see the grid's positions with a
- * period (sp_refine_l1), each group starts at the residue the previous one left off, so that
- * the groups cover the residues as k consecutive SMs do. */
+ * blocks lie, which changes along the SMs of a class: mm446's i->bx j->tx+by on 1024x4 blocks
+ * of 128 threads holds blocks of two j panels at once for longer on SMs 80-131, whose L1s hit
+ * 85.1 % of the sectors where SMs 0-47 hit 88.5 %, and its first three SMs made B's L2 reads
+ * 13 % too few. Where the SMs see the grid's positions with a period (sp_refine_l1), each
+ * group starts at the residue the previous one left off, so that the groups cover the
+ * residues as k consecutive SMs do. */
 int sp_l1_strata(int first, int n, int k, int period, int *out, int *len) {
   int g = k < SP_L1_STRATA ? k : SP_L1_STRATA;
   if (period < 1) period = 1;
@@ -1020,15 +1020,15 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) work_cls += work[i];
       sp_l1_part p = {.run = run, .topt = {.sample_sms = kq[q], .sample_sm_first = cls_first[q]}};
       if (!prefix && run == nest) { /* raw counts (est_instr 0 and not shortened keep them) */
-        int first[SP_L1_STRATA], n[SP_L1_STRATA];
-        int g = sp_l1_strata(cls_first[q], cls_n[q], kq[q], spread_period, first, n);
+        int at[SP_L1_STRATA], len[SP_L1_STRATA];
+        int g = sp_l1_strata(cls_first[q], cls_n[q], kq[q], spread_period, at, len);
         for (int j = 0; j < g; j++)
-          for (int i = first[j]; by_work && i < first[j] + n[j]; i++) work_run += work[i];
+          for (int i = at[j]; by_work && i < at[j] + len[j]; i++) work_run += work[i];
         p.raw = true;
         p.weight = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
         for (int j = 0; j < g; j++) {
-          p.topt.sample_sm_first = first[j];
-          p.topt.sample_sms = n[j];
+          p.topt.sample_sm_first = at[j];
+          p.topt.sample_sms = len[j];
           part[nparts++] = p;
         }
         continue;
