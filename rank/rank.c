@@ -79,12 +79,13 @@ static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int lo
   /* a collapsed group: 1 (a lower bound), or the box of its threads' consecutive fused indices
    * (an upper bound: t of them take at most min(trip, t) values of the innermost loop and
    * ceil((t - 1) / trip) + 1 rows of the loop outside it, and so on outwards) */
-  int d = s->collapse_count >= 2 ? s->map[s->collapse_first].thread_dim : -1;
-  double rows = d >= 0 ? s->block[d] : 1;
-  for (int k = s->collapse_first + s->collapse_count - 1; upper && d >= 0 && k >= s->collapse_first; k--) {
-    double tk = n->loops[k].trip_max > 0 ? (double)n->loops[k].trip_max : 1;
-    extent[k] = fmin(tk, rows);
-    rows = ceil((rows - 1) / tk) + 1;
+  if (upper && s->collapse_count >= 2 && s->map[s->collapse_first].thread_dim >= 0) {
+    double rows = s->block[s->map[s->collapse_first].thread_dim];
+    for (int k = s->collapse_first + s->collapse_count - 1; k >= s->collapse_first; k--) {
+      double tk = n->loops[k].trip_max > 0 ? (double)n->loops[k].trip_max : 1;
+      extent[k] = fmin(tk, rows);
+      rows = ceil((rows - 1) / tk) + 1;
+    }
   }
   extent[loop] = trip;
   double bytes = 0;
@@ -861,28 +862,22 @@ static void sp_refine_l1_reach(const sp_nest *nest, sp_cm_counters *rs, const do
 int sp_l1_strata(int first, int n, int k, int period, int *out, int *len) {
   int g = k < SP_L1_STRATA ? k : SP_L1_STRATA;
   if (period < 1) period = 1;
-  if (k >= n || g < 1) {
-    out[0] = first;
-    len[0] = k;
-    return 1;
-  }
   int end = first, taken = 0; /* the previous group's end, the SMs placed */
-  for (int j = 0; j < g; j++) {
+  for (int j = 0; k < n && j < g; j++) {
     len[j] = k * (j + 1) / g - k * j / g;
     int lo = first + (int)((int64_t)n * j / g), hi = first + (int)((int64_t)n * (j + 1) / g);
     int at = (lo + hi - len[j]) / 2, want = (first + taken) % period;
     at += ((want - at) % period + period) % period;
     if (at < end) at += (end - at + period - 1) / period * period;
-    if (at + len[j] > first + n - (k - taken - len[j])) { /* no room: the first k SMs */
-      out[0] = first;
-      len[0] = k;
-      return 1;
-    }
+    if (at + len[j] > first + n - (k - taken - len[j])) break; /* no room at the residue */
     out[j] = at;
     end = at + len[j];
     taken += len[j];
   }
-  return g;
+  if (g >= 1 && k < n && taken == k) return g;
+  out[0] = first; /* the first k SMs */
+  len[0] = k;
+  return 1;
 }
 
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
@@ -928,8 +923,10 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
    *   many. A period over SP_L1_SM_PERIOD_MAX SMs is not followed (the run would be too
    *   shallow for its L1 rates, and the uneven blocks are at most one in that many), nor one
    *   of a 1-D grid, whose one partial block is its last. */
-  unsigned uneven = sched->grid[1] * sched->grid[2] > 1 ? sp_trace_lane_uneven_dims(nest, sched) : 0;
-  int64_t px = uneven & 1 ? sp_gcd(S, sched->grid[0]) : 1;
+  const bool rows = sched->grid[1] * sched->grid[2] > 1;
+  const int64_t cols = sp_gcd(S, sched->grid[0]); /* SM s sees the grid's columns s mod cols */
+  unsigned uneven = rows ? sp_trace_lane_uneven_dims(nest, sched) : 0;
+  int64_t px = uneven & 1 ? cols : 1;
   int64_t pxy = uneven & 2 ? sp_gcd(S, sched->grid[0] * sched->grid[1]) : 1;
   if (px > SP_L1_SM_PERIOD_MAX) px = 1;
   int period = (int)(pxy <= SP_L1_SM_PERIOD_MAX && pxy > px ? pxy : px);
@@ -967,8 +964,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
    * x): the SMs spread over a class (sp_l1_strata) keep the columns that consecutive SMs see
    * (himeno 128^3's 32x63 blocks: SMs 39, 43, ... hold the grid's last column and hit 1 % more
    * in L1 than the others, and the middle SM of a class of 96 was one of them) */
-  int spread_period = sched->grid[1] * sched->grid[2] > 1 ? (int)sp_gcd(S, sched->grid[0]) : 1;
-  if (spread_period < period) spread_period = period;
+  int spread_period = rows && cols > period ? (int)cols : period;
   size_t na = (size_t)(nest->narrays ? nest->narrays : 1), nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
   sp_cm_counters *l1 = calloc(na, sizeof *l1), *sum = calloc(na, sizeof *sum);
   sp_cm_counters *ref = calloc(nr, sizeof *ref), *ref_sum = calloc(nr, sizeof *ref_sum);
