@@ -807,7 +807,7 @@ typedef struct sp_round_tail {
 static void sp_round_tail_of(const sp_nest *nest, const sp_schedule *s, int S, int active,
                              bool rectangular, sp_round_tail *t) {
   memset(t, 0, sizeof *t);
-  int d = sp_trace_skip_dim(s);
+  int d = (s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1 ? -1 : sp_trace_skip_dim(nest, s);
   int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
   /* one block an SM runs alone in every round; a triangular nest's rounds differ in work */
   if (d < 0 || s->collapse_count >= 2 || blocks > (int64_t)active * S || blocks <= S || !rectangular)
@@ -840,6 +840,74 @@ static void sp_round_tail_of(const sp_nest *nest, const sp_schedule *s, int S, i
   t->weight[0] = w[0];
   t->weight[1] = w[1];
   t->share = (double)rest / (double)trip;
+}
+
+/* The drain of an SM's last wave, in a grid of several waves whose one grid-stride loop
+ * (sp_trace_skip_dim) leaves a last round that only some blocks run: those blocks run it with
+ * the others gone, and share less of what they read in L1 than a full wave does, where a
+ * prefix sees full waves only. 2mm.c:17's i->by j->tx+bx on 29x291 blocks of 32 threads:
+ * 800 rows over 291 leave the last 73 rows of blocks two rounds where the first 218 take three;
+ * each SM's second wave holds 16 of each, and the 16 run their third round alone with an L1 hit
+ * rate of 0.10 against 0.17, the last 10 % of the SM's work: the prefix's L1 hits were 5.9 %
+ * too many. For each class q (cls_first, ncls as sp_refine_l1 has them): share[q], the class's
+ * work in that round of its SMs' last waves (sp_trace_block_work), and skip[q], the last
+ * wave's first block on the class's first SM, the sample; share 0 where that SM's last wave
+ * runs the round with all of its blocks or none. */
+typedef struct sp_drain {
+  int64_t round;
+  int64_t skip[2];
+  double share[2];
+} sp_drain;
+
+#define SP_DRAIN_MAX_BLOCKS ((int64_t)1 << 20) /* the blocks' work array: 8 MB */
+
+static void sp_drain_of(const sp_nest *nest, const sp_schedule *s, int S, int active,
+                        const int *cls_first, int ncls, sp_drain *out) {
+  memset(out, 0, sizeof *out);
+  const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
+  int d = sp_nest_rectangular(nest) ? sp_trace_skip_dim(nest, s) : -1;
+  if (d < 0 || blocks <= (int64_t)active * S || blocks > SP_DRAIN_MAX_BLOCKS) return;
+  int k = 0;
+  while (k < s->nband && s->map[k].block_dim != d) k++;
+  if (k == s->nband) return;
+  const int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
+  int64_t trip = 1; /* a collapse group's: the product */
+  for (int j = k; j < (s->collapse_count >= 2 && k == s->collapse_first ? k + s->collapse_count : k + 1); j++)
+    trip *= nest->loops[j].trip_max;
+  const int64_t round = per * s->grid[d];
+  const int64_t last = (trip - 1) / round;
+  if (last < 1) return;
+  double *work = malloc((size_t)blocks * sizeof *work);
+  /* a rectangular nest's block work is a product: no enumeration (max_steps unused) */
+  if (!work || sp_trace_block_work(nest, s, 1, work) != 0) {
+    free(work);
+    return;
+  }
+  double cls_work[2] = {0, 0}, drain[2] = {0, 0};
+  int64_t runs[2] = {0, 0}, held[2] = {0, 0}; /* the sample's last-wave blocks: in the round, all */
+  const int64_t span[3] = {s->grid[0], s->grid[0] * s->grid[1], blocks};
+  for (int64_t b = 0; b < blocks; b++) {
+    const int sm = (int)(b % S), q = ncls == 2 && sm >= cls_first[1] ? 1 : 0;
+    const int64_t nb = (blocks - 1 - sm) / S + 1, tail = nb % active;
+    const int64_t wave_start = nb - (tail ? tail : active);
+    const int64_t c = d == 0 ? b % span[0] : b % span[d] / span[d - 1];
+    const int64_t in_last = trip - last * round - c * per;
+    const double it_last = (double)(in_last < 0 ? 0 : in_last < per ? in_last : per);
+    const double it_all = (double)(trip - c * per > 0 ? ((trip - c * per) / round) * per : 0) +
+                          (double)((trip - c * per) % round < per ? (trip - c * per) % round : per);
+    cls_work[q] += work[b];
+    if (b / S < wave_start || it_all <= 0) continue;
+    drain[q] += work[b] * it_last / it_all;
+    if (sm == cls_first[q]) {
+      held[q]++;
+      runs[q] += it_last > 0;
+      out->skip[q] = wave_start;
+    }
+  }
+  free(work);
+  out->round = last;
+  for (int q = 0; q < ncls; q++)
+    if (runs[q] > 0 && runs[q] < held[q] && cls_work[q] > 0) out->share[q] = drain[q] / cls_work[q];
 }
 
 /* A prefix that stops before a reference says nothing of it, where another sample reached it:
@@ -1009,7 +1077,10 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       tail_round = rt;
       run = sp_nest_shortened(nest, rt.loop, rt.round * rt.stride, &rounds);
     }
-    sp_l1_part part[2 * SP_L1_STRATA + 2];
+    sp_drain drain = {0};
+    if (pass == 0 && prefix && rt.round == 0)
+      sp_drain_of(nest, sched, S, active, cls_first, ncls, &drain);
+    sp_l1_part part[2 * SP_L1_STRATA + 4];
     int nparts = 0;
     for (int q = 0; q < ncls; q++) {
       double work_cls = 0, work_run = 0;
@@ -1049,6 +1120,16 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         p.topt.sample_waves = 0;
         p.topt.sample_skip_blocks = nb - tail;
         p.weight = f * (double)tail / (double)nb;
+        part[nparts++] = p;
+      }
+      if (drain.share[q] > 0) { /* taken from the part that holds the last wave */
+        double w = fmin(f * drain.share[q], part[nparts - 1].weight);
+        part[nparts - 1].weight -= w;
+        p.topt.sample_waves = 0;
+        p.topt.sample_sms = 1;
+        p.topt.sample_skip_blocks = drain.skip[q];
+        p.topt.sample_skip_rounds = drain.round;
+        p.weight = w;
         part[nparts++] = p;
       }
     }

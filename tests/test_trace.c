@@ -626,10 +626,19 @@ static void test_waves_sampling(void) {
   CHECK_EQ_INT(off.n, 96 * 4);
   CHECK_EQ_INT(off.min_block, 0);
   CHECK_EQ_INT(off.bad, 0);
-  /* a 2-D grid has no one round to skip to */
+  /* a 2-D grid skips the rounds of its one loop that takes more than one: j's 128 over 2 x 128
+   * threads take one, so the fifth round of i's, where by = 1 holds no j */
   sp_schedule s2 = s;
   s2.map[1] = (sp_loop_map){0, 1};
   s2.grid[1] = 2;
+  CHECK_EQ_INT(sp_trace_skip_dim(&t.n, &s2), 0);
+  r2.n = 0;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s2, &H100, &o, count_sink, &r2, &st), 0);
+  CHECK_EQ_INT(st.iterations, 96 * 128);
+  CHECK_EQ_INT(r2.n, 96 * 4);
+  /* ... and has none where both take more than one (j's 128 over 2 x 32 threads) */
+  s2.block[0] = 32;
+  CHECK_EQ_INT(sp_trace_skip_dim(&t.n, &s2), -1);
   CHECK(sp_trace_run(&t.n, &s2, &H100, &o, count_sink, &r2, &st) != 0);
   o.sample_skip_rounds = 0;
   CHECK_EQ_INT(sp_trace_run(&t.n, &s2, &H100, &o, count_sink, &r2, &st), 0);
@@ -856,6 +865,45 @@ static int block_lanes_sink(void *vctx, const sp_warp_instr *wi) {
   return 0;
 }
 
+/* sample_skip_rounds against the blocks' work: in a rectangular nest whose one grid-stride loop
+ * (sp_trace_skip_dim; a collapse group too) takes more than one round, each block runs, from
+ * round r on, its work times the share of its iterations of that loop that lie in rounds r and
+ * later (per: its threads along the loop, c: its coordinate; iteration n of round n / (per G)).
+ * work: sp_trace_block_work's; lanes: scratch of the grid's size. 1 where checked. */
+static int check_skip_rounds(const sp_nest *n, const sp_schedule *s, const sp_arch *arch,
+                             const double *work, double *lanes) {
+  int d = sp_trace_skip_dim(n, s);
+  if (d < 0 || !sp_nest_rectangular(n)) return 0;
+  int k = 0;
+  while (k < s->nband && (s->map[k].block_dim != d || sp_schedule_collapsed_away(s, k))) k++;
+  if (k == s->nband) return 0; /* a 1-D grid with no loop on x */
+  int64_t trip = 1;
+  for (int j = k; j < (s->collapse_count >= 2 && k == s->collapse_first ? k + s->collapse_count : k + 1); j++)
+    trip *= n->loops[j].trip_max;
+  const int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
+  const int64_t G = s->grid[d], round = per * G, nblk = s->grid[0] * s->grid[1] * s->grid[2];
+  const int64_t r = (trip - 1) / round; /* the last round */
+  if (r < 1) return 0;
+  memset(lanes, 0, sizeof *lanes * (size_t)nblk);
+  block_lanes c = {lanes, nblk, 0};
+  sp_trace_options o = {.sample_skip_rounds = r};
+  CHECK_EQ_INT(sp_trace_run(n, s, arch, &o, block_lanes_sink, &c, NULL), 0);
+  const int64_t span[3] = {s->grid[0], s->grid[0] * s->grid[1], nblk};
+  int64_t wrong = 0;
+  for (int64_t b = 0; b < nblk; b++) {
+    int64_t cd = d == 0 ? b % span[0] : b % span[d] / span[d - 1], all = 0, late = 0;
+    for (int64_t i = cd * per; i < trip; i += round)
+      for (int64_t l = i; l < i + per && l < trip; l++) {
+        all++;
+        late += l / round >= r;
+      }
+    double want = all ? work[b] * (double)late / (double)all : 0;
+    wrong += fabs(lanes[b] - want) > 1e-9 * (1 + want);
+  }
+  CHECK_EQ_INT(wrong, 0);
+  return 1;
+}
+
 /* sp_trace_block_work against the trace itself, for random nests (triangular bounds, negative
  * steps, collapse groups) under every schedule of the space: every block's count equals the
  * iterations the trace runs in it, in triangular nests too (which sp_trace_sm_work refuses);
@@ -863,7 +911,7 @@ static int block_lanes_sink(void *vctx, const sp_warp_instr *wi) {
 static void test_block_work(void) {
   sp_arch small = H100;
   small.sm_count = 3;
-  int checked = 0, triangular = 0, refused = 0;
+  int checked = 0, triangular = 0, refused = 0, collapsed = 0, skipped = 0;
   for (int trial = 0; trial < 150; trial++) {
     tnest t;
     int nb;
@@ -882,7 +930,7 @@ static void test_block_work(void) {
         for (int b = a + 1; b < s->nband; b++)
           shared_dim |= (s->map[a].thread_dim >= 0 && s->map[a].thread_dim == s->map[b].thread_dim) ||
                         (s->map[a].block_dim >= 0 && s->map[a].block_dim == s->map[b].block_dim);
-      CHECK_EQ_INT(rc, s->collapse_count >= 2 || shared_dim ? 1 : 0);
+      CHECK_EQ_INT(rc, (s->collapse_count >= 2 && !sp_nest_rectangular(&t.n)) || shared_dim ? 1 : 0);
       if (rc == 0) {
         block_lanes c = {lanes, nblk, 0};
         CHECK_EQ_INT(sp_trace_run(&t.n, s, &small, NULL, block_lanes_sink, &c, NULL), 0);
@@ -896,6 +944,8 @@ static void test_block_work(void) {
         CHECK_EQ_INT(wrong, 0);
         checked++;
         triangular += !sp_nest_rectangular(&t.n);
+        collapsed += s->collapse_count >= 2;
+        skipped += check_skip_rounds(&t.n, s, &small, work, lanes);
       } else {
         refused++;
       }
@@ -903,9 +953,9 @@ static void test_block_work(void) {
     }
     sp_space_free(&sp);
   }
-  fprintf(stderr, "  %d schedules' blocks counted exactly (%d in triangular nests), %d refused\n",
-          checked, triangular, refused);
-  CHECK(checked > 1000 && triangular > 200);
+  fprintf(stderr, "  %d schedules' blocks counted exactly (%d in triangular nests, %d collapsed), "
+          "%d refused; %d run from a later round\n", checked, triangular, collapsed, refused, skipped);
+  CHECK(checked > 1000 && triangular > 200 && collapsed > 20 && skipped > 100);
   /* the step limit: each of the 8 blocks enumerates its 16 rows of a 64 x 64 triangle; under
    * 128 steps in all, every other row of each, weighing 2 */
   tnest tri;

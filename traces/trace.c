@@ -851,19 +851,22 @@ int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_s
   if (!nest || !s || !work || s->nband < 1 || s->nband > nest->nloops || max_steps < 1) return -1;
   const int nb = s->nband;
   const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
-  if (s->collapse_count >= 2 || sp_schedule_dims_shared(s)) return 1;
+  if (sp_schedule_dims_shared(s)) return 1;
   for (int l = nb; l < nest->nloops; l++)
     if (nest->loops[l].trip_min != nest->loops[l].trip_max) return 1; /* work per iteration varies */
   if (sp_nest_rectangular(nest)) { /* the shares' product, as sp_trace_sm_work, times the
-                                      * trips of the loops on no block dimension */
+                                      * trips of the loops (or group) on no block dimension */
     dim_share sh[3];
     dim_shares(nest, s, sh);
     double rest = 1;
+    bool fixed;
     for (int k = 0; k < nb; k++)
-      if (s->map[k].block_dim < 0) rest *= (double)nest->loops[k].trip_max;
+      if (s->map[k].block_dim < 0 && !sp_schedule_collapsed_away(s, k))
+        rest *= (double)band_trip(nest, s, k, &fixed);
     for (int64_t b = 0; b < blocks; b++) work[b] = rest * (double)shares_product(sh, s, b);
     return 0;
   }
+  if (s->collapse_count >= 2) return 1;
   bw_loop m[SP_MAX_LOOPS];
   /* the outer iterations all blocks enumerate (at most: trip_max of each outer loop, shared
    * out), and the outermost loop's sampling that keeps them within max_steps */
@@ -890,9 +893,21 @@ int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_s
   return 0;
 }
 
-int sp_trace_skip_dim(const sp_schedule *s) {
-  if ((s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1) return -1;
-  return s->grid[1] > 1 ? 1 : s->grid[2] > 1 ? 2 : 0;
+int sp_trace_skip_dim(const sp_nest *nest, const sp_schedule *s) {
+  if ((s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) <= 1)
+    return s->grid[1] > 1 ? 1 : s->grid[2] > 1 ? 2 : 0;
+  if (sp_schedule_dims_shared(s)) return -1;
+  int dim = -1;
+  for (int k = 0; k < s->nband && k < nest->nloops; k++) {
+    int t = s->map[k].thread_dim, d = s->map[k].block_dim;
+    if (d < 0 || sp_schedule_collapsed_away(s, k)) continue;
+    int64_t per = t >= 0 ? s->block[t] : 1;
+    bool fixed;
+    if (band_trip(nest, s, k, &fixed) <= per * s->grid[d]) continue;
+    if (dim >= 0) return -1;
+    dim = d;
+  }
+  return dim;
 }
 
 int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
@@ -962,8 +977,8 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   if (T->fast && (int64_t)nest->nrefs * wpb + wpb < (INT64_C(1) << 24))
     T->shape_base = (atomic_fetch_add(&sp_trace_serial, 1) + 1) << 24;
   T->skip_rounds = opt && opt->sample_skip_rounds > 0 ? opt->sample_skip_rounds : 0;
-  T->skip_dim = sp_trace_skip_dim(s);
-  if (T->skip_rounds && (T->has_collapse || T->skip_dim < 0)) goto out;
+  T->skip_dim = sp_trace_skip_dim(nest, s);
+  if (T->skip_rounds && T->skip_dim < 0) goto out;
   for (int i = 0; i < nsim; i++) {
     smstate *S = &sm[i];
     S->nblocks = place ? place->first[first + i + 1] - place->first[first + i]

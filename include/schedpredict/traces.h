@@ -87,8 +87,8 @@ typedef struct sp_trace_options {
   int64_t sample_skip_blocks;
   /* every block starts the grid-stride loop of the loop on the grid's one dimension at its
    * sample_skip_rounds-th round (its iterations from (b + m G) B on): the last round on its own,
-   * which fewer blocks run than the others. A grid of one dimension of extent > 1 (x where
-   * none is) without a collapse group only (else sp_trace_run fails). */
+   * which fewer blocks run than the others. On the dimension sp_trace_skip_dim names, without
+   * a collapse group (else sp_trace_run fails). */
   int64_t sample_skip_rounds;
   /* which blocks each SM runs, in the order it starts them (NULL: block b on SM b mod S,
    * Eq. 7.1); sample_skip_blocks and sample_waves count in these lists */
@@ -135,8 +135,10 @@ int sp_trace_placement_build(int nsm, int64_t n, const int *sm, const int64_t *b
                              sp_block_placement *out);
 
 /* The grid dimension whose loop sample_skip_rounds skips: the one of extent > 1 (x where none
- * is); -1 where more than one is. */
-int sp_trace_skip_dim(const sp_schedule *s);
+ * is); in a grid of more than one, the one whose loop takes more than one round of the grid
+ * (its trip, trip_max, over the threads along it); -1 where no one dimension is that one or a
+ * dimension runs two loops. */
+int sp_trace_skip_dim(const sp_nest *nest, const sp_schedule *s);
 
 typedef struct sp_trace_stats {
   int64_t blocks, blocks_simulated;
@@ -186,8 +188,8 @@ int sp_trace_sm_work(const sp_nest *nest, const sp_schedule *s, int nsm, double 
  * enumeration would take more than max_steps outer iterations in all, the outermost loop's are
  * sampled, every k-th of a block's, and scaled to all of them (an estimate). Returns 0; 1
  * where the band's iterations are not the work (a loop outside the band whose trip varies) or
- * cannot be counted so (a collapse group, two band loops on one hardware dimension); -1 on bad
- * arguments. */
+ * cannot be counted so (a collapse group in a nest that is not rectangular, two band loops on
+ * one hardware dimension); -1 on bad arguments. */
 int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_steps,
                         double *work);
 
