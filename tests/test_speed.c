@@ -857,6 +857,45 @@ static void test_sampling_shortened_sm_pass(void)
   sp_rank_result_free(&sa);
 }
 
+/* An SM's last wave that drains (sp_drain_of): a 3696 x 128 gemm over k = 64 on 32-thread
+ * blocks, capped at 8448 (4 x 2112 blocks for i->by j->tx+bx): rows 0-1583 take two rounds of
+ * i, the rest one, so each SM's second wave holds blocks of both kinds, and the 2-round ones run
+ * their second round with the others gone. On a budget of 8000 instructions each SM runs as a
+ * prefix of its first wave: L1 hits and L2 reads must still come within 1 % of --exact on that
+ * candidate (without the drain's own sample: L2 reads 21.6 % too few). */
+static void test_sampling_drain(void)
+{
+  tnest t;
+  tn_gemm_rect(&t, 3696, 128, 64, false);
+  static const int blocks[][3] = {{32, 1, 1}};
+  static const int64_t caps[] = {8448};
+  sp_rank_options o = block_options(blocks, 1);
+  o.space.gang_caps = caps;
+  o.space.ngang_caps = 1;
+  o.space.gang_caps_absolute = true;
+  sp_rank_result ex, sa;
+  rank_exact_and_screened(&H100, &t, o, 8000, 0, &ex, &sa);
+  CHECK(ex.n == sa.n);
+  int found = 0;
+  for (int i = 0; i < ex.n && ex.n == sa.n; i++) {
+    const sp_rank_candidate *e = &ex.candidates[i], *x = &sa.candidates[i];
+    const sp_schedule *s = &x->schedule;
+    if (sp_rank_screened_only(&sa, x) || s->collapse_count >= 2 || s->map[0].block_dim != 1 ||
+        s->map[0].thread_dim >= 0 || s->map[1].thread_dim != 0 || s->grid[1] != 2112)
+      continue;
+    found++;
+    double hits = (double)x->total.ld_l1_hit_sectors / (double)e->total.ld_l1_hit_sectors - 1;
+    double reads = (double)x->total.l2_read_sectors / (double)e->total.l2_read_sectors - 1;
+    fprintf(stderr, "  gemm 3696 x 128 x 64, i->by j->tx+bx on 4 x 2112 blocks of 32: L1 hits %+.2f %%, "
+            "L2 reads %+.2f %% against exact\n", 100 * hits, 100 * reads);
+    CHECK(fabs(hits) <= 0.01);
+    CHECK(fabs(reads) <= 0.01);
+  }
+  CHECK_EQ_INT(found, 1);
+  sp_rank_result_free(&ex);
+  sp_rank_result_free(&sa);
+}
+
 /* The screening + refinement rounds against refining every candidate, on a 4096^3 gemm with
  * the screening on 3 M warp instructions: the pick must be within 1 % of the best that refining
  * every candidate finds (by those refined times), and the refined candidates come first in the
@@ -1101,6 +1140,7 @@ int main(void)
   SP_RUN(test_sampling_last_wave);
   SP_RUN(test_sampling_sm_strata);
   SP_RUN(test_sampling_shortened_sm_pass);
+  SP_RUN(test_sampling_drain);
   SP_RUN(test_refine_rounds);
   SP_RUN(test_refine_also);
   SP_RUN(test_refine_budget_by_sectors);
