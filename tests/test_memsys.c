@@ -914,6 +914,37 @@ static void test_l2_sampling(void)
   }
   CHECK(memcmp(&small[0], &small[1], sizeof small[0]) == 0);
   CHECK(small[0].l2_read_hit_sectors > 0);
+
+  /* first touches outside the sample are counted exactly: 16 MiB (too large to be simulated in
+   * full, small enough to stay in the L2) read as lone sectors, one in each 64-byte fill block,
+   * then the other sector of each, then some of the stores' sectors: the first pass misses
+   * every sector and brings both halves of each block from DRAM, the second hits them all, and
+   * the reads after the stores hit; sampled, the same counts, not the hash's share scaled */
+  sp_cm_counters first[2];
+  const uint64_t fp_base = UINT64_C(1) << 32, fp_bytes = UINT64_C(16) << 20, blocks64 = fp_bytes / 64;
+  const uint64_t st_base = fp_base + fp_bytes, st_bytes = UINT64_C(1) << 20;
+  for (int sampled = 0; sampled <= 1; sampled++) {
+    opt.l2_sample_shift = sampled ? 5 : 0;
+    sp_cm_memsys *m = sp_cm_memsys_create(&no_l1, 1, 2, &opt);
+    CHECK(m != NULL);
+    if (!m) return;
+    CHECK_EQ_INT(sp_cm_memsys_track_footprint(m, 0, fp_base, (int64_t)fp_bytes, 1 << 20), 0);
+    CHECK_EQ_INT(sp_cm_memsys_track_footprint(m, 1, st_base, (int64_t)st_bytes, 1 << 20), 0);
+    for (int half = 0; half < 2; half++)
+      for (uint64_t b = 0; b < blocks64; b += 32) /* 32 lanes, one sector of 32 blocks each */
+        CHECK_EQ_INT(emit(m, 0, 0, 0, fp_base + b * 64 + (uint64_t)half * 32, 64, 8, 32), 0);
+    for (uint64_t o = 0; o < st_bytes; o += 1024) CHECK_EQ_INT(emit(m, 0, 1, 1, st_base + o, 32, 8, 32), 0);
+    for (uint64_t o = 0; o < st_bytes; o += 1024) CHECK_EQ_INT(emit(m, 0, 1, 0, st_base + o, 32, 8, 32), 0);
+    first[sampled] = total(m);
+    sp_cm_memsys_free(m);
+  }
+  for (int sampled = 0; sampled <= 1; sampled++) {
+    CHECK_EQ_INT(first[sampled].l2_read_sectors, (int64_t)(2 * blocks64 + st_bytes / 32));
+    CHECK_EQ_INT(first[sampled].l2_read_cold_sectors, (int64_t)blocks64);
+    CHECK_EQ_INT(first[sampled].dram_read_cold_bytes, (int64_t)fp_bytes);
+    CHECK_EQ_INT(first[sampled].dram_read_bytes, (int64_t)fp_bytes);
+    CHECK_EQ_INT(first[sampled].l2_read_hit_sectors, (int64_t)(blocks64 + st_bytes / 32));
+  }
 }
 
 int main(void)
