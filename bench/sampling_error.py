@@ -43,7 +43,8 @@ else:
         json.dump(exact, open(save_exact, "w"))
 exact = exact["nests"]
 fields = ["global_load_requests", "gld_transactions", "ld_l1_hit_sectors",
-          "l2_tex_read_transactions", "dram_read_bytes", "dram_write_bytes", "st_sectors"]
+          "l2_tex_read_transactions", "l2_read_hit_sectors", "dram_read_bytes",
+          "dram_write_bytes", "st_sectors"]
 for ns, ne in zip(sampled, exact):
     # by trace: an exact run of an older model may hold twins (same trace, another name) and
     # name a class by another of them; they count once
