@@ -871,10 +871,7 @@ static void sp_drain_of(const sp_nest *nest, const sp_schedule *s, int S, int ac
   while (k < s->nband && s->map[k].block_dim != d) k++;
   if (k == s->nband) return;
   const int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
-  int64_t trip = 1; /* a collapse group's: the product */
-  for (int j = k; j < (s->collapse_count >= 2 && k == s->collapse_first ? k + s->collapse_count : k + 1); j++)
-    trip *= nest->loops[j].trip_max;
-  const int64_t round = per * s->grid[d];
+  const int64_t trip = sp_trace_band_trip(nest, s, k), round = per * s->grid[d];
   const int64_t last = (trip - 1) / round;
   if (last < 1) return;
   double *work = malloc((size_t)blocks * sizeof *work);
@@ -891,10 +888,8 @@ static void sp_drain_of(const sp_nest *nest, const sp_schedule *s, int S, int ac
     const int64_t nb = (blocks - 1 - sm) / S + 1, tail = nb % active;
     const int64_t wave_start = nb - (tail ? tail : active);
     const int64_t c = d == 0 ? b % span[0] : b % span[d] / span[d - 1];
-    const int64_t in_last = trip - last * round - c * per;
-    const double it_last = (double)(in_last < 0 ? 0 : in_last < per ? in_last : per);
-    const double it_all = (double)(trip - c * per > 0 ? ((trip - c * per) / round) * per : 0) +
-                          (double)((trip - c * per) % round < per ? (trip - c * per) % round : per);
+    const double it_all = (double)sp_trace_stride_share(trip, round, c * per, per);
+    const double it_last = it_all - (double)sp_trace_stride_share(last * round, round, c * per, per);
     cls_work[q] += work[b];
     if (b / S < wave_start || it_all <= 0) continue;
     drain[q] += work[b] * it_last / it_all;
@@ -1237,8 +1232,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
                                                                         (double)c->l2_read_sectors / reads_main)
                                                               : 0);
     c->l2_read_hit_sectors = c->l2_read_sectors > kept ? c->l2_read_sectors - kept : 0;
-    if (main_l1_distorted && misses > c->l2_read_sectors) { /* but no more than read */
-      double keep = (double)c->l2_read_sectors / (double)misses;
+    if (main_l1_distorted && kept > c->l2_read_sectors) { /* but no more than read */
+      double keep = (double)c->l2_read_sectors / (double)kept;
       c->dram_read_bytes = llround((double)c->dram_read_bytes * keep);
       c->dram_read_cold_bytes = llround((double)c->dram_read_cold_bytes * keep);
       c->l2_read_cold_sectors = llround((double)c->l2_read_cold_sectors * keep);

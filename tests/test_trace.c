@@ -877,9 +877,7 @@ static int check_skip_rounds(const sp_nest *n, const sp_schedule *s, const sp_ar
   int k = 0;
   while (k < s->nband && (s->map[k].block_dim != d || sp_schedule_collapsed_away(s, k))) k++;
   if (k == s->nband) return 0; /* a 1-D grid with no loop on x */
-  int64_t trip = 1;
-  for (int j = k; j < (s->collapse_count >= 2 && k == s->collapse_first ? k + s->collapse_count : k + 1); j++)
-    trip *= n->loops[j].trip_max;
+  const int64_t trip = sp_trace_band_trip(n, s, k);
   const int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
   const int64_t G = s->grid[d], round = per * G, nblk = s->grid[0] * s->grid[1] * s->grid[2];
   const int64_t r = (trip - 1) / round; /* the last round */

@@ -699,6 +699,10 @@ static inline int64_t stride_share(int64_t trip, int64_t stride, int64_t first, 
   return trip / stride * per + (part <= 0 ? 0 : part < per ? part : per);
 }
 
+int64_t sp_trace_stride_share(int64_t trip, int64_t stride, int64_t first, int64_t per) {
+  return trip <= 0 || stride <= 0 ? 0 : stride_share(trip, stride, first, per);
+}
+
 /* How the loop mapped to one block dimension shares out (stride_share). */
 typedef struct dim_share {
   bool mapped, fixed, lanes;
@@ -707,6 +711,13 @@ typedef struct dim_share {
 
 /* The iterations of band loop k, the product over its collapse group where one starts at k
  * (trip_max; 0 where any count is unknown); *fixed: every count is known and constant. */
+static int64_t band_trip(const sp_nest *nest, const sp_schedule *s, int k, bool *fixed);
+
+int64_t sp_trace_band_trip(const sp_nest *nest, const sp_schedule *s, int k) {
+  bool fixed;
+  return band_trip(nest, s, k, &fixed);
+}
+
 static int64_t band_trip(const sp_nest *nest, const sp_schedule *s, int k, bool *fixed) {
   bool group = s->collapse_count >= 2 && k == s->collapse_first;
   int64_t trip = 1;

@@ -134,6 +134,14 @@ void sp_trace_placement_free(sp_block_placement *p);
 int sp_trace_placement_build(int nsm, int64_t n, const int *sm, const int64_t *block,
                              sp_block_placement *out);
 
+/* Band loop k's trip (trip_max; 0 where unknown), a collapse group's product where k is its
+ * first loop. */
+int64_t sp_trace_band_trip(const sp_nest *nest, const sp_schedule *s, int k);
+/* Of a loop's normalized iterations n in [0, trip), those with n mod stride in [first, first +
+ * per): a block's share of a grid-stride loop (stride = per x grid extent, first = per x its
+ * coordinate). */
+int64_t sp_trace_stride_share(int64_t trip, int64_t stride, int64_t first, int64_t per);
+
 /* The grid dimension whose loop sample_skip_rounds skips: the one of extent > 1 (x where none
  * is); in a grid of more than one, the one whose loop takes more than one round of the grid
  * (its trip, trip_max, over the threads along it); -1 where no one dimension is that one or a
