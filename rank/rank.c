@@ -804,17 +804,23 @@ typedef struct sp_round_tail {
   double weight[2], share;
 } sp_round_tail;
 
+/* The band loop on grid dimension d (not collapsed away), or -1. */
+static int sp_loop_on_block_dim(const sp_schedule *s, int d) {
+  for (int k = 0; k < s->nband; k++)
+    if (s->map[k].block_dim == d && !sp_schedule_collapsed_away(s, k)) return k;
+  return -1;
+}
+
 static void sp_round_tail_of(const sp_nest *nest, const sp_schedule *s, int S, int active,
                              bool rectangular, sp_round_tail *t) {
   memset(t, 0, sizeof *t);
-  int d = (s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1 ? -1 : sp_trace_skip_dim(nest, s);
+  /* a 1-D grid, whose rounds stride over all its blocks (sp_drain_of takes the others) */
+  if ((s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1) return;
   int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
   /* one block an SM runs alone in every round; a triangular nest's rounds differ in work */
-  if (d < 0 || s->collapse_count >= 2 || blocks > (int64_t)active * S || blocks <= S || !rectangular)
-    return;
-  int k = 0;
-  while (k < s->nband && s->map[k].block_dim != d) k++;
-  if (k == s->nband) return;
+  if (s->collapse_count >= 2 || blocks > (int64_t)active * S || blocks <= S || !rectangular) return;
+  int k = sp_loop_on_block_dim(s, sp_trace_skip_dim(nest, s));
+  if (k < 0) return;
   const sp_loop *L = &nest->loops[k];
   int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
   int64_t trip = L->trip_max, stride = per * blocks;
@@ -867,9 +873,8 @@ static void sp_drain_of(const sp_nest *nest, const sp_schedule *s, int S, int ac
   const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
   int d = sp_nest_rectangular(nest) ? sp_trace_skip_dim(nest, s) : -1;
   if (d < 0 || blocks <= (int64_t)active * S || blocks > SP_DRAIN_MAX_BLOCKS) return;
-  int k = 0;
-  while (k < s->nband && s->map[k].block_dim != d) k++;
-  if (k == s->nband) return;
+  int k = sp_loop_on_block_dim(s, d);
+  if (k < 0) return;
   const int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
   const int64_t trip = sp_trace_band_trip(nest, s, k), round = per * s->grid[d];
   const int64_t last = (trip - 1) / round;

@@ -87,8 +87,8 @@ typedef struct sp_trace_options {
   int64_t sample_skip_blocks;
   /* every block starts the grid-stride loop of the loop on the grid's one dimension at its
    * sample_skip_rounds-th round (its iterations from (b + m G) B on): the last round on its own,
-   * which fewer blocks run than the others. On the dimension sp_trace_skip_dim names, without
-   * a collapse group (else sp_trace_run fails). */
+   * which fewer blocks run than the others. On the dimension sp_trace_skip_dim names (a
+   * collapse group's fused index too); where it names none, sp_trace_run fails. */
   int64_t sample_skip_rounds;
   /* which blocks each SM runs, in the order it starts them (NULL: block b on SM b mod S,
    * Eq. 7.1); sample_skip_blocks and sample_waves count in these lists */
