@@ -5,6 +5,7 @@
 #define SP_TEST_H
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int sp_test_failures;
@@ -61,8 +62,11 @@ static inline uint64_t sp_test_rand(uint64_t *state)
     }                                                                                     \
   } while (0)
 
+/* SP_TEST_ONLY=NAME runs only the tests whose name contains NAME */
 #define SP_RUN(fn)                                                                        \
   do {                                                                                    \
+    const char *sp_only_ = getenv("SP_TEST_ONLY");                                        \
+    if (sp_only_ && !strstr(#fn, sp_only_)) break;                                        \
     int sp_before_ = sp_test_failures;                                                    \
     fn();                                                                                 \
     fprintf(stderr, "%s %s\n", sp_test_failures == sp_before_ ? "ok  " : "FAIL", #fn);    \
