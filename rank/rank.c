@@ -181,7 +181,30 @@ static double sp_written_bytes(const sp_nest *nest, int a, const sp_arch *arch) 
  * keep their extrapolation. Without the cap a short sample of a kernel whose data fits in the
  * L2 would count most of it as DRAM traffic. Proportion, not the second part's rate: warps or
  * SMs that run ahead make the first touches early in the run, so the rate falls off before
- * the footprint is covered. */
+ * the footprint is covered. The first touches beyond the sample's come as sectors per DRAM
+ * byte at sectors_per_byte, the references' mix (sp_cold_mix). */
+/* Sectors per DRAM byte of an array's first touches beyond a sample, from its references'
+ * (per reference: the sample's first touches and bytes, those of its second part, and the
+ * reference's executions in the run over the sample's and over its second part's). A
+ * prefix's cut falls anywhere in the body: guarded_stencil's rows, walked 32 doubles a step,
+ * miss 6 paired sectors in a[i][j] and, a step earlier, one lone one in a[i][j+1], and a cut
+ * between the two gave the sample more paired misses than the run (its mix made L2 hits 7 %
+ * too few). So each reference's are weighed by its own executions: those of the second part
+ * while first touches still flow there (at least half the rate of the whole sample's: the
+ * cold start's first step, every sector paired, left out), else the whole sample's (a cut
+ * run's second part may hold a few odd first touches at edges: conv2d's one wave had 44
+ * bytes a sector there and 37 in the whole sample). 0 where there are none. */
+typedef struct sp_cold_mix {
+  double seen, bytes, second, second_bytes;      /* raw sums */
+  double w_seen, w_bytes, w_second, w_second_bytes; /* weighed by executions */
+} sp_cold_mix;
+
+static double sp_cold_sectors_per_byte(const sp_cold_mix *m) {
+  if (m->second > 0 && 4 * m->second >= m->seen && m->w_second > 0 && m->w_second_bytes > 0)
+    return m->w_second / m->w_second_bytes;
+  return m->w_seen > 0 && m->w_bytes > 0 ? m->w_seen / m->w_bytes : 0;
+}
+
 /* Bytes a read miss brings from DRAM into the L2: its fill block, at least a sector. */
 static int sp_fill_bytes(const sp_arch *arch) {
   return arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
@@ -194,13 +217,14 @@ static int sp_fill_bytes(const sp_arch *arch) {
  * 1,600 sectors from L2 in the sample, and its 7.04 MB of first touches were held to them,
  * 0.1 MB). */
 static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_seen, double f,
-                        double footprint_bytes, int sector_bytes, int fill_bytes,
-                        bool hold_to_reads) {
+                        double sectors_per_byte, double footprint_bytes, int sector_bytes,
+                        int fill_bytes, bool hold_to_reads) {
   if (cold_seen <= 0 || cold_bytes_seen <= 0 || footprint_bytes <= 0) return;
   /* capped in DRAM bytes: with 64-byte L2 fills a cold miss can bring more than its sector */
   double cold_bytes_full = fmin(cold_bytes_seen * f, fmax(footprint_bytes, cold_bytes_seen));
   double cold = (double)c->l2_read_cold_sectors;
-  double cold_full = cold_seen * (cold_bytes_full / cold_bytes_seen);
+  if (sectors_per_byte <= 0) sectors_per_byte = cold_seen / cold_bytes_seen;
+  double cold_full = cold_seen + (cold_bytes_full - cold_bytes_seen) * sectors_per_byte;
   double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
   double misses_full = cold_full + misses - cold;
   double bytes_full = cold_bytes_full + (double)(c->dram_read_bytes - c->dram_read_cold_bytes);
@@ -610,15 +634,26 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     int k = sink.snap_seen[0] > 0 && 2 * sink.snap_seen[0] <= sink.seen ? 0 : 1;
     bool split = (truncated || topt->sample_waves > 0) && sink.snap_seen[k] > 0;
     size_t na = (size_t)(nest->narrays ? nest->narrays : 1);
-    double *cold_seen = calloc(2 * na, sizeof *cold_seen), *ex = calloc(2 * na, sizeof *ex);
+    sp_cold_mix *cold_seen = calloc(na, sizeof *cold_seen); /* per array */
+    double *ex = calloc(2 * na, sizeof *ex);
     double *written = calloc(3 * na, sizeof *written); /* per array: bytes, of them written
                                                           back, L2 write sectors */
-    if (!cold_seen || !ex || !written) rc = -1; /* cold_seen: per array, cold misses and their DRAM bytes */
+    if (!cold_seen || !ex || !written) rc = -1;
     for (int r = 0; r < nest->nrefs && rc == 0; r++) {
       sp_cm_counters cur = ref_raw[r], out;
       int a = nest->refs[r].array;
-      cold_seen[2 * a] += (double)cur.l2_read_cold_sectors;
-      cold_seen[2 * a + 1] += (double)cur.dram_read_cold_bytes;
+      sp_cold_mix *cm = &cold_seen[a];
+      double lanes = sink.ref_lanes[r], ex_r = sp_ref_executions(nest, r);
+      double sec = (double)cur.l2_read_cold_sectors, bytes = (double)cur.dram_read_cold_bytes;
+      cm->seen += sec, cm->bytes += bytes;
+      if (lanes > 0) cm->w_seen += sec * ex_r / lanes, cm->w_bytes += bytes * ex_r / lanes;
+      if (split) {
+        const sp_cm_counters *at = &sink.snap[k][r];
+        double sec2 = sec - (double)at->l2_read_cold_sectors;
+        double bytes2 = bytes - (double)at->dram_read_cold_bytes, lanes2 = lanes - sink.snap_lanes[k][r];
+        cm->second += sec2, cm->second_bytes += bytes2;
+        if (lanes2 > 0) cm->w_second += sec2 * ex_r / lanes2, cm->w_second_bytes += bytes2 * ex_r / lanes2;
+      }
       written[3 * a] += (double)(cur.dram_write_bytes + cur.l2_dirty_bytes);
       written[3 * a + 1] += (double)cur.dram_write_bytes;
       written[3 * a + 2] += (double)cur.l2_write_sectors;
@@ -644,11 +679,14 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       if (per_ref) per_ref[r] = out;
     }
     int fill = sp_fill_bytes(arch);
-    for (int a = 0; a < nest->narrays && rc == 0; a++)
+    for (int a = 0; a < nest->narrays && rc == 0; a++) {
+      const sp_cold_mix *cm = &cold_seen[a];
       if (extrapolate && ex[2 * a + 1] > 0)
-        sp_cap_cold(&per_array[a], cold_seen[2 * a], cold_seen[2 * a + 1],
-                    ex[2 * a] / ex[2 * a + 1], sp_rank_footprint_sectors(nest, a, fill, SP_FOOT_READS, NULL) * fill,
+        sp_cap_cold(&per_array[a], cm->seen, cm->bytes, ex[2 * a] / ex[2 * a + 1],
+                    sp_cold_sectors_per_byte(cm),
+                    sp_rank_footprint_sectors(nest, a, fill, SP_FOOT_READS, NULL) * fill,
                     arch->l2_sector_bytes, fill, !l1_replaced);
+    }
     /* A written sector is dirty under its last writer, and its write-back is charged to it,
      * so with two stores to one array (the branches of a guard) these bytes move between
      * references whose extrapolations differ: guarded_stencil's 2048^2 doubles wrote back
