@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -527,6 +528,131 @@ static void sp_band_iterations(sp_nest *n) {
   n->band_iterations_exact = exact;
 }
 
+/* ---- the share of a guarded reference's iterations that its guards exclude ----
+ * By enumeration of its loops but the innermost, whose iterations that pass every guard are
+ * counted in closed form. Beyond SP_GUARD_POINTS outer points the outer loops are taken in
+ * blocks of consecutive iterations, each by its middle, weighed by its length: the count is
+ * piecewise polynomial in the outer indices (linear for a triangular guard, which the middle
+ * gives exactly), so only the blocks where a guard's face bends it are estimated. */
+#define SP_GUARD_POINTS (1L << 18)
+
+typedef struct sp_guard_walk {
+  const sp_nest *n;
+  const sp_ref *r;
+  int64_t vals[SP_MAX_LOOPS];
+  int64_t stride[SP_MAX_LOOPS]; /* per position in r->loops */
+  double all, held;
+  bool ok;
+} sp_guard_walk;
+
+/* Iterations m in [0, trip) of x = first + m * step at which every guard holds; vals holds the
+ * outer indices (the innermost's own entry is set to 0 here). */
+static double sp_guard_inner(sp_guard_walk *w, int loop, int64_t first, int64_t step, int64_t trip) {
+  __int128 lo = 0, hi = (__int128)trip - 1;
+  __int128 eq = -1, ne[32];
+  int nne = 0;
+  w->vals[loop] = 0;
+  for (int g = 0; g < w->r->nguards; g++) {
+    const sp_guard *G = &w->r->guards[g];
+    int64_t base;
+    if (!sp_affine_eval(&G->expr, w->vals, &base)) {
+      w->ok = false;
+      return 0;
+    }
+    /* the guard's expression at iteration m: a + b * m */
+    __int128 c = G->expr.coef[loop], a = (__int128)base + c * first, b = c * step;
+    if (G->cmp == SP_CMP_GE0) {
+      if (b == 0) {
+        if (a < 0) return 0;
+      } else if (b > 0) {
+        __int128 m = a >= 0 ? -(a / b) : (-a + b - 1) / b; /* ceil(-a / b) */
+        if (m > lo) lo = m;
+      } else {
+        __int128 nb = -b, m = a >= 0 ? a / nb : -((-a + nb - 1) / nb); /* floor(a / -b) */
+        if (m < hi) hi = m;
+      }
+    } else {
+      bool zero_at = b == 0 ? a == 0 : (-a) % b == 0;
+      __int128 m = b == 0 ? -1 : (-a) / b;
+      if (G->cmp == SP_CMP_EQ0) {
+        if (b == 0) {
+          if (a != 0) return 0;
+        } else if (!zero_at || (eq >= 0 && eq != m) || m < 0) {
+          return 0;
+        } else {
+          eq = m;
+        }
+      } else if (b == 0) {
+        if (a == 0) return 0;
+      } else if (zero_at && nne < 32) {
+        ne[nne++] = m;
+      }
+    }
+  }
+  if (eq >= 0) {
+    if (eq < lo || eq > hi) return 0;
+    lo = hi = eq;
+  }
+  if (hi < lo) return 0;
+  double count = (double)(hi - lo + 1);
+  for (int i = 0; i < nne; i++) {
+    bool seen = false;
+    for (int j = 0; j < i; j++) seen |= ne[j] == ne[i];
+    if (!seen && ne[i] >= lo && ne[i] <= hi) count -= 1;
+  }
+  return count;
+}
+
+static void sp_guard_walk_at(sp_guard_walk *w, int k, double weight) {
+  const sp_ref *r = w->r;
+  int loop = r->loops[k];
+  const sp_loop *L = &w->n->loops[loop];
+  int64_t first, last;
+  if (!w->ok || !sp_affine_eval(&L->lower, w->vals, &first) ||
+      !sp_affine_eval(&L->upper, w->vals, &last)) {
+    w->ok = false;
+    return;
+  }
+  int64_t trip = L->step > 0 ? (last < first ? 0 : sp_floor_div(last - first, L->step) + 1)
+                             : (last > first ? 0 : sp_floor_div(first - last, -L->step) + 1);
+  if (trip <= 0) return;
+  if (k == r->nloops - 1) {
+    w->all += weight * (double)trip;
+    w->held += weight * sp_guard_inner(w, loop, first, L->step, trip);
+    return;
+  }
+  int64_t s = w->stride[k];
+  for (int64_t t = 0; t < trip && w->ok; t += s) {
+    int64_t len = trip - t < s ? trip - t : s;
+    /* the middle, or the two middle iterations of an even block: exact for a linear count */
+    for (int64_t m = (len - 1) / 2; m <= len / 2 && w->ok; m++) {
+      w->vals[loop] = first + (t + m) * L->step;
+      sp_guard_walk_at(w, k + 1, weight * (double)len / (len % 2 ? 1 : 2));
+    }
+  }
+}
+
+static void sp_guard_shares(sp_nest *n) {
+  for (int i = 0; i < n->nrefs; i++) {
+    sp_ref *r = &n->refs[i];
+    r->guard_excluded = 0;
+    if (!r->nguards || r->nloops < 1) continue;
+    sp_guard_walk w = {.n = n, .r = r, .ok = true};
+    double need = 1;
+    for (int k = 0; k + 1 < r->nloops; k++) need *= (double)n->loops[r->loops[k]].trip_max;
+    need /= (double)SP_GUARD_POINTS;
+    for (int k = 0; k < r->nloops; k++) {
+      int64_t trip = n->loops[r->loops[k]].trip_max;
+      int64_t s = need > 1 && k + 1 < r->nloops ? (int64_t)ceil(need) : 1;
+      if (s > trip) s = trip > 0 ? trip : 1;
+      w.stride[k] = s;
+      need /= (double)s;
+    }
+    sp_guard_walk_at(&w, 0, 1);
+    if (w.ok && w.all > 0) r->guard_excluded = 1 - w.held / w.all;
+  }
+}
+
 static bool sp_push_nest(sp_program *p, sp_nest *nest) {
   sp_nest *grown = realloc(p->nests, (size_t)(p->nnests + 1) * sizeof *grown);
   if (!grown) return false;
@@ -584,6 +710,7 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   sp_codegen_collect(&nb, f);
   sp_nb_drop_repeated_loads(&nb);
   sp_nb_free(&nb);
+  sp_guard_shares(&nest);
   if (!sp_push_nest(az->prog, &nest)) sp_nest_free(&nest);
 }
 

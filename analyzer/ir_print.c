@@ -142,6 +142,7 @@ static json_t *sp_nest_json(const sp_nest *n, int id) {
         free(s);
       }
       json_object_set_new(j, "guards", gs);
+      json_object_set_new(j, "guards_hold_share", json_real(1 - R->guard_excluded));
     }
     json_array_append_new(refs, j);
   }
@@ -212,8 +213,12 @@ void sp_ir_print_summary(FILE *out, const sp_program *p) {
       const sp_ref *R = &n->refs[r];
       char off[512];
       sp_affine_format(off, sizeof off, &R->offset, n);
+      char guarded[64] = "";
+      if (R->nguards)
+        snprintf(guarded, sizeof guarded, " (guarded: %.4g %% of iterations)",
+                 100 * (1 - R->guard_excluded));
       fprintf(out, "  %-5s %-24s byte offset %s%s%s\n", R->access == SP_WRITE ? "write" : "read",
-              R->text, off, R->nguards ? " (guarded)" : "", R->irregular ? " (irregular)" : "");
+              R->text, off, guarded, R->irregular ? " (irregular)" : "");
     }
   }
 }

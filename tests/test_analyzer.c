@@ -1,4 +1,5 @@
 /* The analyzer on small sources held in memory: every value checked by hand. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "schedpredict/analyzer.h"
@@ -293,6 +294,7 @@ static void test_guards(void) {
     CHECK_EQ_INT(r->guards[0].expr.constant, -1);
     CHECK_EQ_INT(r->guards[1].expr.coef[1], -1); /* N - 1 - j - 1 >= 0 */
     CHECK_EQ_INT(r->guards[1].expr.constant, 62);
+    CHECK_NEAR(1 - r->guard_excluded, 63.0 * 63.0 / (64.0 * 64.0), 1e-12); /* i >= 1, j <= 62 */
   }
   /* the else branch of a conjunction is unguarded, with a note; so is the data-dependent if */
   int unguarded = 0;
@@ -303,6 +305,83 @@ static void test_guards(void) {
   CHECK_EQ_INT(n->nrefs, 5);
   CHECK_EQ_INT(unguarded, 3);
   CHECK_EQ_INT(n->nnotes, 3);
+  sp_program_free(&prog);
+}
+
+/* The share of iterations a reference's guards let through (what the ranking's extrapolation
+ * counts executions with) against brute force: random conjunctions of >= 0, == 0 and != 0
+ * conditions over rectangular and triangular loops, written as C and analyzed. */
+static void test_guard_shares_brute_force(void) {
+  srand(7);
+  int cases = 0;
+  for (int t = 0; t < 60; t++) {
+    int n1 = 5 + rand() % 40, n2 = 5 + rand() % 40, tri = rand() % 2;
+    int ng = 1 + rand() % 3, ca[3], cb[3], cc[3], op[3];
+    char cond[256] = "", part[96];
+    for (int g = 0; g < ng; g++) {
+      ca[g] = rand() % 7 - 3, cb[g] = rand() % 7 - 3, cc[g] = rand() % 41 - 20, op[g] = rand() % 3;
+      static const char *const ops[] = {">=", "==", "!="};
+      snprintf(part, sizeof part, "%s%d * i + %d * j + %d %s 0", g ? " && " : "", ca[g], cb[g],
+               cc[g], ops[op[g]]);
+      strncat(cond, part, sizeof cond - strlen(cond) - 1);
+    }
+    char src[1024];
+    snprintf(src, sizeof src,
+             "double b[64][64];\n"
+             "void f(void) {\n"
+             "#pragma acc parallel loop\n"
+             "  for (int i = 0; i < %d; i++)\n"
+             "#pragma acc loop\n"
+             "    for (int j = %s; j < %d; j++)\n"
+             "      if (%s) b[i][j] = 1.0;\n"
+             "}\n",
+             n1, tri ? "i" : "0", n2, cond);
+    long all = 0, held = 0;
+    for (int i = 0; i < n1; i++)
+      for (int j = tri ? i : 0; j < n2; j++) {
+        all++;
+        bool ok = true;
+        for (int g = 0; g < ng; g++) {
+          int v = ca[g] * i + cb[g] * j + cc[g];
+          ok &= op[g] == 0 ? v >= 0 : op[g] == 1 ? v == 0 : v != 0;
+        }
+        held += ok;
+      }
+    if (all == 0) continue;
+    sp_program prog;
+    CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+    const sp_ref *r = prog.nnests == 1 ? ref_named(&prog.nests[0], "b[i][j]", SP_WRITE) : NULL;
+    CHECK(r != NULL);
+    if (r && r->nguards > 0) {
+      CHECK_NEAR(1 - r->guard_excluded, (double)held / (double)all, 1e-12);
+      cases++;
+    } else if (r) {
+      CHECK(held == all); /* a guard folded away only when always true */
+    }
+    if (r && fabs(1 - r->guard_excluded - (double)held / (double)all) > 1e-12)
+      fprintf(stderr, "  case %d: %s\n", t, src);
+    sp_program_free(&prog);
+  }
+  CHECK(cases >= 40);
+}
+
+/* Beyond 2^18 outer points the outer loops are taken in blocks by their middles: k <= i over
+ * 2000^3 iterations lets (2000 + 1) / 2 of every 2000 through. */
+static void test_guard_share_sampled(void) {
+  const char *src = "#define N 2000\n"
+                    "float a[N][N][N];\n"
+                    "void f(void) {\n"
+                    "#pragma acc parallel loop collapse(3)\n"
+                    "  for (int i = 0; i < N; i++)\n"
+                    "    for (int j = 0; j < N; j++)\n"
+                    "      for (int k = 0; k < N; k++)\n"
+                    "        if (k <= i) a[i][j][k] = 0;\n"
+                    "}\n";
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+  const sp_ref *r = prog.nnests == 1 ? ref_named(&prog.nests[0], "a[i][j][k]", SP_WRITE) : NULL;
+  CHECK(r && r->nguards == 1);
+  if (r) CHECK_NEAR(1 - r->guard_excluded, 2001.0 / 4000.0, 1e-4);
   sp_program_free(&prog);
 }
 
@@ -578,6 +657,8 @@ int main(void) {
   SP_RUN(test_irregular_and_scalars);
   SP_RUN(test_macro_subscripts);
   SP_RUN(test_guards);
+  SP_RUN(test_guard_shares_brute_force);
+  SP_RUN(test_guard_share_sampled);
   SP_RUN(test_dependences);
   SP_RUN(test_all_loops_omp_host_loop);
   SP_RUN(test_errors);

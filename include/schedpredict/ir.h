@@ -113,6 +113,7 @@ typedef struct sp_ref {
   int loops[SP_MAX_LOOPS];
   int nguards;
   sp_guard *guards;
+  double guard_excluded; /* share of its loops' iterations that its guards exclude (0: none) */
   char *text; /* the access as written, e.g. "A[i][k]" */
   sp_srcloc loc;
 } sp_ref;
