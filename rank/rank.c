@@ -191,8 +191,9 @@ static double sp_written_bytes(const sp_nest *nest, int a, const sp_arch *arch) 
  * miss 6 paired sectors in a[i][j] and, a step earlier, one lone one in a[i][j+1], and a cut
  * between the two gave the sample more paired misses than the run (its mix made L2 hits 7 %
  * too few). So each reference's are weighed by its own executions: those of the second part
- * while first touches still flow there (at least half the rate of the whole sample's: the
- * cold start's first step, every sector paired, left out), else the whole sample's (a cut
+ * while first touches still flow there (it is half the sample or more, and holds a quarter of
+ * its first touches or more; the cold start's first step, every sector paired, is left out),
+ * else the whole sample's (a cut
  * run's second part may hold a few odd first touches at edges: conv2d's one wave had 44
  * bytes a sector there and 37 in the whole sample). 0 where there are none. */
 typedef struct sp_cold_mix {
