@@ -15,28 +15,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "probe_l1.cuh"
 #include "probe_time.cuh"
-
-__global__ void l1_loads(const double *buf, unsigned mask, unsigned lane_stride_words, int iters,
-                         double *sink, long long *cycles) {
-  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  unsigned base = (warp * 977u + blockIdx.x * 131u) * 32u; /* 256-byte aligned */
-  double acc = 0;
-  __syncthreads();
-  long long t0 = clock64();
-  for (int it = 0; it < iters; it++) {
-    double v[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++) v[u] = __ldca(buf + ((base + u * 2048u + lane * lane_stride_words) & mask));
-#pragma unroll
-    for (int u = 0; u < 4; u++) acc += v[u];
-    base += 4096u + 7u * 32u; /* a new set of lines each iteration, all within the buffer */
-  }
-  __syncthreads();
-  long long t1 = clock64();
-  if (acc == 1234.5) *sink = acc;
-  if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
-}
 
 int main() {
   cudaDeviceProp prop;
@@ -62,7 +42,8 @@ int main() {
   for (int si = 0; si < 6; si++) {
     const unsigned sw = strides[si] / 8;
     long long best = probe_cycles("l1_throughput_probe", 4, cyc_d, blocks, [&] {
-      l1_loads<<<blocks, threads>>>(buf, (unsigned)words - 1, sw, iters, sink, cyc_d);
+      l1_masked_loads<double><<<blocks, threads>>>(buf, (unsigned)words - 1, 0, sw, 2048, 4096 + 7 * 32,
+                                                   iters, sink, cyc_d);
     });
     if (best < 0) return 1;
     /* per SM: 64 warps x iters x 4 requests; a request's lines and sectors from its stride */
