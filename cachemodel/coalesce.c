@@ -284,6 +284,77 @@ static void coalesce_lanes(const sp_cm_coalescer *c, const uint64_t *lane_addr, 
   out->n_lines = nl;
 }
 
+/* The most distinct 4-byte words the active lanes put in one L1 bank (SP_CM_L1_BANKS). Lanes
+ * in address order (ascending or descending) meet each bank's words in order, so a repeat is
+ * the bank's last word; otherwise the words are sorted first. mask != 0. */
+static uint32_t l1_bank_cycles(const uint64_t *lane_addr, uint32_t mask, uint32_t access_bytes)
+{
+  enum { MAX_WORDS = SP_CM_WARP_LANES * 5 }; /* 16 bytes off a word boundary span 5 words */
+  uint64_t w[MAX_WORDS];
+  uint32_t n = 0;
+  int ascending = 1, descending = 1;
+  uint64_t prev = 0;
+  for (uint32_t m = mask; m; m &= m - 1) {
+    uint64_t a = lane_addr[__builtin_ctz(m)], end = a + access_bytes - 1;
+    uint64_t first = a >> 2, last = (end < a ? UINT64_MAX : end) >> 2; /* saturates at the top */
+    if (n) ascending &= a >= prev, descending &= a <= prev;
+    prev = a;
+    for (uint64_t x = first; x <= last && n < MAX_WORDS; x++) w[n++] = x;
+  }
+  if (!ascending && !descending) { /* insertion sort: at most 160 words, rare */
+    for (uint32_t i = 1; i < n; i++) {
+      uint64_t x = w[i];
+      uint32_t j = i;
+      for (; j > 0 && w[j - 1] > x; j--) w[j] = w[j - 1];
+      w[j] = x;
+    }
+  }
+  uint32_t count[SP_CM_L1_BANKS] = {0}, worst = 0;
+  uint64_t last[SP_CM_L1_BANKS];
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t b = (uint32_t)(w[i] % SP_CM_L1_BANKS);
+    if (count[b] && last[b] == w[i]) continue;
+    last[b] = w[i];
+    if (++count[b] > worst) worst = count[b];
+  }
+  return worst;
+}
+
+/* l1_bank_cycles of a grid of lanes, through a small per-thread cache: it depends only on the
+ * plan, the mask, the access size and the first lane's place in the banks' period (128 bytes),
+ * unless an access wraps the top of the address space. Callers without shape ids (the trace's
+ * per-lane path) repeat a few layouts over and over, and the banks' count was a quarter of a
+ * ranking's time without it. */
+enum { BANK_CACHE = 64 };
+
+typedef struct bank_cache_entry {
+  grid_plan plan;
+  uint32_t mask, bytes, a0_mod, cycles; /* cycles 0: empty */
+} bank_cache_entry;
+
+static _Thread_local bank_cache_entry bank_cache[BANK_CACHE];
+
+static uint32_t grid_bank_cycles(const grid_plan *p, const uint64_t *lane_addr, uint32_t mask,
+                                 uint32_t access_bytes)
+{
+  const uint64_t a0 = lane_addr[__builtin_ctz(mask)];
+  if (a0 < mag(p->lo_off) || UINT64_MAX - a0 < (uint64_t)p->hi_off + access_bytes)
+    return l1_bank_cycles(lane_addr, mask, access_bytes);
+  const uint32_t a0_mod = (uint32_t)(a0 & 127);
+  uint64_t h = ((uint64_t)p->s1 * UINT64_C(0x9E3779B97F4A7C15)) ^ ((uint64_t)p->s2 * UINT64_C(0xC2B2AE3D27D4EB4F)) ^
+               ((uint64_t)mask << 17) ^ ((uint64_t)access_bytes << 7) ^ a0_mod ^ ((uint64_t)p->w << 50);
+  bank_cache_entry *e = &bank_cache[(h * UINT64_C(0x9E3779B97F4A7C15)) >> 58];
+  if (e->cycles && e->mask == mask && e->bytes == access_bytes && e->a0_mod == a0_mod &&
+      e->plan.s1 == p->s1 && e->plan.s2 == p->s2 && e->plan.w == p->w && e->plan.n == p->n)
+    return e->cycles;
+  e->plan = *p;
+  e->mask = mask;
+  e->bytes = access_bytes;
+  e->a0_mod = a0_mod;
+  e->cycles = l1_bank_cycles(lane_addr, mask, access_bytes);
+  return e->cycles;
+}
+
 /* A grid's sectors from its plan (NULL: the lanes are no grid), else the general path's; mask
  * != 0. */
 static void coalesce_planned(const sp_cm_coalescer *c, const grid_plan *plan, const uint64_t *lane_addr,
@@ -299,7 +370,7 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
   if (access_bytes < 1 || access_bytes > 16) return -1;
   out->requests = active_mask ? 1u : 0u;
   if (!active_mask) {
-    out->n_sectors = out->n_lines = 0;
+    out->n_sectors = out->n_lines = out->bank_cycles = 0;
     return 0;
   }
   const uint64_t span = access_bytes - 1;
@@ -307,6 +378,8 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
   grid_plan p;
   int grid = lane_run(active_mask, &first_lane, &n_lanes) &&
              grid_shape(lane_addr + first_lane, n_lanes, span, &p);
+  out->bank_cycles = grid ? grid_bank_cycles(&p, lane_addr, active_mask, access_bytes)
+                          : l1_bank_cycles(lane_addr, active_mask, access_bytes);
   coalesce_planned(c, grid ? &p : NULL, lane_addr, active_mask, span, out);
   return 0;
 }
@@ -321,6 +394,11 @@ typedef struct memo_entry {
   uint32_t mask, bytes;
   int grid; /* the lanes form a grid: plan */
   grid_plan plan;
+  /* l1_bank_cycles for a first lane bank_mod4 bytes past a word boundary: moving all lanes by
+   * whole words turns the banks' pattern and keeps its worst bank, unless an access wraps the
+   * top of the address space (lanes lo_off .. hi_off bytes from the first: checked per use) */
+  uint32_t bank_cycles, bank_mod4;
+  int64_t lo_off, hi_off;
 } memo_entry;
 
 struct sp_cm_coalesce_memo {
@@ -360,6 +438,26 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
     e->bytes = access_bytes;
     e->grid = lane_run(active_mask, &first_lane, &n_lanes) &&
               grid_shape(lane_addr + first_lane, n_lanes, span, &e->plan);
+    e->bank_mod4 = 4; /* none yet */
+    e->lo_off = e->hi_off = 0;
+    const uint64_t a0 = lane_addr[__builtin_ctz(active_mask)];
+    for (uint32_t m = active_mask; m; m &= m - 1) {
+      int64_t d = (int64_t)(lane_addr[__builtin_ctz(m)] - a0);
+      e->lo_off = d < e->lo_off ? d : e->lo_off;
+      e->hi_off = d > e->hi_off ? d : e->hi_off;
+    }
+  }
+  const uint64_t a0 = lane_addr[__builtin_ctz(active_mask)];
+  const int wraps = a0 < mag(e->lo_off) || UINT64_MAX - a0 < (uint64_t)e->hi_off + span;
+  if (wraps) {
+    out->bank_cycles = l1_bank_cycles(lane_addr, active_mask, access_bytes);
+  } else {
+    const uint32_t mod4 = (uint32_t)(a0 & 3);
+    if (e->bank_mod4 != mod4) {
+      e->bank_cycles = l1_bank_cycles(lane_addr, active_mask, access_bytes);
+      e->bank_mod4 = mod4;
+    }
+    out->bank_cycles = e->bank_cycles;
   }
   coalesce_planned(c, e->grid ? &e->plan : NULL, lane_addr, active_mask, span, out);
   return 0;

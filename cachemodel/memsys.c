@@ -305,6 +305,18 @@ static void transaction_bytes(const sp_arch *arch, const sp_cm_options *o, int *
   }
 }
 
+/* Lines the L1's tag stage looks up a cycle for one request: lanes 20 bytes apart (5 lines, one
+ * word a bank) took 2 cycles on the H200 where the banks alone take 1 (validation/results/h100/
+ * 2026-11-27-l1-span-probe). */
+#define L1_TAG_LINES 4
+
+/* A load request's L1 cycles (sp_cm_counters.ld_l1_cycles). */
+static inline uint32_t l1_cycles(const sp_cm_warp_access *wa)
+{
+  uint32_t tags = (wa->n_lines + L1_TAG_LINES - 1) / L1_TAG_LINES;
+  return wa->bank_cycles > tags ? wa->bank_cycles : tags;
+}
+
 int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_warp_instr *wi,
                       int64_t times, sp_cm_counters *c)
 {
@@ -330,6 +342,7 @@ int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_wa
   *req += times * (int64_t)wa.requests;
   *sec += times * (int64_t)wa.n_sectors;
   *lin += times * (int64_t)wa.n_lines;
+  if (!wi->write) c->ld_l1_cycles += times * (int64_t)l1_cycles(&wa);
   return 0;
 }
 
@@ -854,6 +867,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->ld_requests += wa->requests;
     c->ld_sectors += wa->n_sectors;
     c->ld_lines += wa->n_lines;
+    c->ld_l1_cycles += l1_cycles(wa);
     if (m->l1_on) {
       load_l1(m, s, wa, e->group, e->array);
     } else {
@@ -1047,6 +1061,7 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
     out->st_sectors += c->st_sectors;
     out->ld_lines += c->ld_lines;
     out->st_lines += c->st_lines;
+    out->ld_l1_cycles += c->ld_l1_cycles;
     out->l2_read_sectors += c->l2_read_sectors;
     out->l2_read_hit_sectors += c->l2_read_hit_sectors;
     out->l2_write_sectors += c->l2_write_sectors;

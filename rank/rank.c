@@ -1251,6 +1251,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       c->ld_requests = sum[a].ld_requests;
       c->ld_sectors = sum[a].ld_sectors;
       c->ld_lines = sum[a].ld_lines;
+      c->ld_l1_cycles = sum[a].ld_l1_cycles;
       c->st_requests = sum[a].st_requests;
       c->st_sectors = sum[a].st_sectors;
       c->st_lines = sum[a].st_lines;
@@ -1365,6 +1366,7 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
     }
     c->l2_write_sectors = e->l2_write_sectors;
     c->ld_requests = e->ld_requests, c->ld_sectors = e->ld_sectors, c->ld_lines = e->ld_lines;
+    c->ld_l1_cycles = e->ld_l1_cycles;
     c->st_requests = e->st_requests, c->st_sectors = e->st_sectors, c->st_lines = e->st_lines;
     c->st_partial_sectors = e->st_partial_sectors;
     sp_counters_sane(c);

@@ -32,10 +32,10 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
   return "?";
 }
 
-/* The L1's tag stage resolves one 128-byte line of a request per cycle: a warp's access that
- * spans 8 lines occupies it 8 cycles, however few bytes it moves (the "wavefronts" of Nsight
- * Compute's L1TEX section). Measured on the H100 by l1_throughput_probe.cu: 1.000 lines a cycle
- * on L1 hits at 4 to 32 lines a request (validation/results/h100/2026-11-24-l1-throughput-probe). */
+/* A store's L1 work: one 128-byte line of a request per cycle (the loads' are counted per
+ * request, sp_cm_counters.ld_l1_cycles: their banks, which make a request that spans two lines
+ * with 128 bytes of data take one cycle, not two; validation/results/h100/
+ * 2026-11-27-l1-span-probe). Stores were not probed. */
 #define SP_L1_LINES_PER_CYCLE 1.0
 
 /* Measured on the H100 (validation/results/h100/2026-11-23-model-2108e9c, dram__bytes_write.sum
@@ -84,11 +84,11 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
   double f = g->fraction;
   double dram_bytes = ((double)c->dram_read_bytes + sp_rank_dram_write_bytes(c)) * f;
   double l2_bytes = (double)(c->l2_read_sectors + c->l2_write_sectors) * 32.0 * f;
-  double l1_bytes = (double)(c->ld_sectors + c->st_sectors) * 32.0 * f;
-  double l1_tag_cycles = (double)(c->ld_lines + c->st_lines) * f / SP_L1_LINES_PER_CYCLE;
+  double st_bytes = (double)c->st_sectors * 32.0 * f;
+  double st_cycles = fmax(st_bytes / a->l1_bw_bytes_per_cycle, (double)c->st_lines * f / SP_L1_LINES_PER_CYCLE);
   parts[0] = dram_bytes / (a->dram_bw_gbs * 1e9 * sp_rank_dram_share(a, g->sms));
   parts[1] = l2_bytes / (sp_rank_l2_bw_gbs(a, g->sms) * 1e9);
-  parts[2] = fmax(l1_bytes / a->l1_bw_bytes_per_cycle, l1_tag_cycles) / (clock * g->sms);
+  parts[2] = ((double)c->ld_l1_cycles * f + st_cycles) / (clock * g->sms);
   double loads_per_sm = (double)c->ld_requests * f / g->sms;
   parts[3] = loads_per_sm / loads_per_iter * lat_cycles / g->warps / clock; /* iterations x latency */
   /* a GPU-wide rate, not scaled to the SMs in use: single-block candidates on the H100 (one

@@ -174,6 +174,31 @@ static void test_kepler_mode(void)
   CHECK_EQ_INT(w.n_lines, 32);
 }
 
+/* The L1's bank cycles, by hand (the H100's measured cycles a request on hits,
+ * validation/results/h100/2026-11-27-l1-span-probe): 32 floats take 1 cycle aligned or 4 bytes
+ * into a line (2 lines), 32 doubles 2, floats 12 bytes apart 1 (3 lines), doubles 16 bytes
+ * apart 4; xreuse.c's warp of 8 rows of 4 doubles, rows 32,832 bytes apart, 4 (rows alternate
+ * between two halves of the banks), and 8 with rows 32,768 apart (all on the same 8 banks);
+ * every lane on one word: 1 (a broadcast). */
+static void test_bank_cycles(void)
+{
+  sp_cm_coalescer c = modern();
+  struct { uint32_t bytes; uint64_t offset, stride, group, pitch; uint32_t cycles, lines; } cases[] = {
+      {4, 0, 4, 32, 0, 1, 1},       {4, 4, 4, 32, 0, 1, 2},     {8, 0, 8, 32, 0, 2, 2},
+      {4, 0, 12, 32, 0, 1, 3},      {8, 0, 16, 32, 0, 4, 4},    {8, 0, 8, 4, 32832, 4, 8},
+      {8, 0, 8, 4, 32768, 8, 8},    {4, 0, 0, 32, 0, 1, 1},     {8, 0, 128, 32, 0, 32, 32},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    uint64_t addr[32];
+    for (uint64_t l = 0; l < 32; l++)
+      addr[l] = 4096 + cases[k].offset + l / cases[k].group * cases[k].pitch + l % cases[k].group * cases[k].stride;
+    sp_cm_warp_access w;
+    CHECK_EQ_INT(sp_cm_coalesce(&c, addr, 0xFFFFFFFFu, cases[k].bytes, &w), 0);
+    CHECK_EQ_INT(w.bank_cycles, cases[k].cycles);
+    CHECK_EQ_INT(w.n_lines, cases[k].lines);
+  }
+}
+
 static void test_bad_arguments(void)
 {
   sp_cm_coalescer c;
@@ -240,6 +265,17 @@ static uint32_t reference_partial(const uint64_t *addr, uint32_t mask, uint32_t 
   return partial;
 }
 
+/* Reference of the L1's bank cycles: every distinct 4-byte word the lanes touch, counted in its
+ * bank (word mod 32); the most any bank holds. */
+static uint32_t reference_bank_cycles(const uint64_t *addr, uint32_t mask, uint32_t bytes)
+{
+  uint64_t words[32 * 16];
+  uint32_t n = mask ? reference_units(addr, mask, bytes, 2, words) : 0, count[32] = {0}, worst = 0;
+  for (uint32_t k = 0; k < n; k++)
+    if (++count[words[k] % 32] > worst) worst = count[words[k] % 32];
+  return worst;
+}
+
 /* Whether the coalescer's answer for a warp is the reference's (through memo with shape, where
  * memo is not NULL). */
 static int matches_reference_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo,
@@ -256,6 +292,7 @@ static int matches_reference_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_mem
   for (uint32_t k = 0; same && k < nl; k++) same = w.lines[k] == want_l[k];
   if (same && sp_cm_partial_sectors(c, addr, mask, bytes, &w) != reference_partial(addr, mask, bytes, c))
     same = 0;
+  if (same && w.bank_cycles != reference_bank_cycles(addr, mask, bytes)) same = 0;
   return same;
 }
 
@@ -538,6 +575,7 @@ int main(void)
   SP_RUN(test_inactive_lanes);
   SP_RUN(test_kepler_mode);
   SP_RUN(test_bad_arguments);
+  SP_RUN(test_bank_cycles);
   SP_RUN(test_random_warps_vs_reference);
   SP_RUN(test_random_grids_vs_reference);
   SP_RUN(test_shaped_vs_reference);

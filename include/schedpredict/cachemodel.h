@@ -32,11 +32,20 @@ typedef struct sp_cm_coalescer {
   unsigned sectors_per_line_shift; /* log2(line_bytes / sector_bytes) */
 } sp_cm_coalescer;
 
+/* The L1's data array: banks of 4-byte words, word w in bank w mod SP_CM_L1_BANKS, each bank
+ * serving one word a cycle to every lane that reads it. On the H200 (and so the H100's Hopper
+ * SM) this, and not the 128-byte lines, sets how long a request that hits takes: 32 floats 4
+ * bytes past a line take 1 cycle over their 2 lines, 32 doubles 2, lanes 12 bytes apart 1 over 3
+ * lines; lanes 16 bytes apart 4 (validation/results/h100/2026-11-27-l1-span-probe). */
+#define SP_CM_L1_BANKS 32
+
 /* What one warp instruction sends to the memory system. */
 typedef struct sp_cm_warp_access {
   uint32_t requests;                  /* 1 if any lane is active, else 0 */
   uint32_t n_sectors;                 /* distinct sectors touched */
   uint32_t n_lines;                   /* distinct lines touched */
+  uint32_t bank_cycles; /* cycles the L1's data array needs for it on hits: the most distinct
+                           4-byte words any one of its SP_CM_L1_BANKS banks holds */
   uint64_t sectors[SP_CM_MAX_UNITS];  /* sector indices, strictly ascending */
   uint64_t lines[SP_CM_MAX_UNITS];    /* line indices, strictly ascending */
 } sp_cm_warp_access;

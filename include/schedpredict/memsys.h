@@ -67,7 +67,12 @@ typedef struct sp_cm_counters {
   int64_t st_partial_sectors; /* no counter: the store sectors (at the L2's sector size) that
                                  their instruction writes only in part, summed per instruction;
                                  the L2 takes them more slowly than whole ones (rank/time.c) */
+  int64_t ld_l1_cycles; /* no counter read: the cycles an SM's L1 spends on the load requests as
+                           if they all hit, summed: each the larger of its bank cycles
+                           (sp_cm_warp_access) and its lines over the tag stage's lines a
+                           cycle (cachemodel/memsys.c) */
 } sp_cm_counters;
+
 
 typedef struct sp_cm_options {
   sp_cm_l1_variant l1_variant;
