@@ -321,8 +321,9 @@ static uint32_t l1_bank_cycles(const uint64_t *lane_addr, uint32_t mask, uint32_
 }
 
 /* l1_bank_cycles of a grid of lanes, through a small per-thread cache: it depends only on the
- * plan, the mask, the access size and the first lane's place in the banks' period (128 bytes),
- * unless an access wraps the top of the address space. Callers without shape ids (the trace's
+ * plan, the mask, the access size and the first lane's place in its 4-byte word (moving every
+ * lane by whole words turns the banks' pattern and keeps its worst bank), unless an access
+ * wraps the top of the address space. Callers without shape ids (the trace's
  * per-lane path) repeat a few layouts over and over, and the banks' count was a quarter of a
  * ranking's time without it. */
 enum { BANK_CACHE = 64 };
@@ -340,7 +341,7 @@ static uint32_t grid_bank_cycles(const grid_plan *p, const uint64_t *lane_addr, 
   const uint64_t a0 = lane_addr[__builtin_ctz(mask)];
   if (a0 < mag(p->lo_off) || UINT64_MAX - a0 < (uint64_t)p->hi_off + access_bytes)
     return l1_bank_cycles(lane_addr, mask, access_bytes);
-  const uint32_t a0_mod = (uint32_t)(a0 & 127);
+  const uint32_t a0_mod = (uint32_t)(a0 & 3);
   uint64_t h = ((uint64_t)p->s1 * UINT64_C(0x9E3779B97F4A7C15)) ^ ((uint64_t)p->s2 * UINT64_C(0xC2B2AE3D27D4EB4F)) ^
                ((uint64_t)mask << 17) ^ ((uint64_t)access_bytes << 7) ^ a0_mod ^ ((uint64_t)p->w << 50);
   bank_cache_entry *e = &bank_cache[(h * UINT64_C(0x9E3779B97F4A7C15)) >> 58];

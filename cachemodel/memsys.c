@@ -306,8 +306,8 @@ static void transaction_bytes(const sp_arch *arch, const sp_cm_options *o, int *
 }
 
 /* Lines the L1's tag stage looks up a cycle for one request: lanes 20 bytes apart (5 lines, one
- * word a bank) took 2 cycles on the H200 where the banks alone take 1 (validation/results/h100/
- * 2026-11-27-l1-span-probe). */
+ * word a bank) took 2 cycles on the H100 and the H200 where the banks alone take 1
+ * (validation/results/h100/2026-11-27-l1-span-probe). */
 #define L1_TAG_LINES 4
 
 /* A load request's L1 cycles (sp_cm_counters.ld_l1_cycles). */

@@ -33,10 +33,10 @@ typedef struct sp_cm_coalescer {
 } sp_cm_coalescer;
 
 /* The L1's data array: banks of 4-byte words, word w in bank w mod SP_CM_L1_BANKS, each bank
- * serving one word a cycle to every lane that reads it. On the H200 (and so the H100's Hopper
- * SM) this, and not the 128-byte lines, sets how long a request that hits takes: 32 floats 4
- * bytes past a line take 1 cycle over their 2 lines, 32 doubles 2, lanes 12 bytes apart 1 over 3
- * lines; lanes 16 bytes apart 4 (validation/results/h100/2026-11-27-l1-span-probe). */
+ * serving one word a cycle to every lane that reads it. On the H100 (and the H200) this, and not
+ * the 128-byte lines, sets how long a request that hits takes: 32 floats 4 bytes past a line
+ * take 1 cycle over their 2 lines, 32 doubles 2, lanes 12 bytes apart 1 over 3 lines; lanes 16
+ * bytes apart 4 (validation/results/h100/2026-11-27-l1-span-probe). */
 #define SP_CM_L1_BANKS 32
 
 /* What one warp instruction sends to the memory system. */
