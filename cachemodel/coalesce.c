@@ -181,12 +181,19 @@ static int grid_shape(const uint64_t *a, uint32_t n, uint64_t span, grid_plan *p
   return 1;
 }
 
+/* Whether lanes lo_off .. hi_off bytes from the first, at a0, could wrap the top (or bottom) of
+ * the address space with accesses span + 1 bytes long. */
+static inline int lanes_wrap(uint64_t a0, int64_t lo_off, int64_t hi_off, uint64_t span)
+{
+  return a0 < mag(lo_off) || UINT64_MAX - a0 < (uint64_t)hi_off + span;
+}
+
 /* The sectors and lines of grid p with its first lane at a0; 0 (nothing written) when an access
  * could wrap the top of the address space. */
 static int grid_emit(const sp_cm_coalescer *c, const grid_plan *p, uint64_t a0, uint64_t span,
                      sp_cm_warp_access *out)
 {
-  if (a0 < mag(p->lo_off) || UINT64_MAX - a0 < (uint64_t)p->hi_off + span) return 0;
+  if (lanes_wrap(a0, p->lo_off, p->hi_off, span)) return 0;
   const uint32_t n = p->n, w = p->w, rows = (n + w - 1) / w;
   const int inner_t = p->inner_t;
   const int64_t s_in = inner_t ? p->s1 : p->s2, s_out = inner_t ? p->s2 : p->s1;
@@ -339,7 +346,7 @@ static uint32_t grid_bank_cycles(const grid_plan *p, const uint64_t *lane_addr, 
                                  uint32_t access_bytes)
 {
   const uint64_t a0 = lane_addr[__builtin_ctz(mask)];
-  if (a0 < mag(p->lo_off) || UINT64_MAX - a0 < (uint64_t)p->hi_off + access_bytes)
+  if (lanes_wrap(a0, p->lo_off, p->hi_off, access_bytes - 1))
     return l1_bank_cycles(lane_addr, mask, access_bytes);
   const uint32_t a0_mod = (uint32_t)(a0 & 3);
   uint64_t h = ((uint64_t)p->s1 * UINT64_C(0x9E3779B97F4A7C15)) ^ ((uint64_t)p->s2 * UINT64_C(0xC2B2AE3D27D4EB4F)) ^
@@ -449,8 +456,7 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
     }
   }
   const uint64_t a0 = lane_addr[__builtin_ctz(active_mask)];
-  const int wraps = a0 < mag(e->lo_off) || UINT64_MAX - a0 < (uint64_t)e->hi_off + span;
-  if (wraps) {
+  if (lanes_wrap(a0, e->lo_off, e->hi_off, span)) {
     out->bank_cycles = l1_bank_cycles(lane_addr, active_mask, access_bytes);
   } else {
     const uint32_t mod4 = (uint32_t)(a0 & 3);

@@ -614,8 +614,6 @@ static void cold_clear(sp_cm_memsys *m, int array)
   m->cold_log_n = kept;
 }
 
-/* A sector read from DRAM into L2: counts its bytes, and marks its first touch (returns 1 then)
- * when the array's footprint is tracked. */
 /* Marks sector as touched in array's footprint; 1 where it was not yet (0 untracked). */
 static inline int cold_mark(sp_cm_memsys *m, uint64_t sector, int array)
 {
@@ -633,6 +631,8 @@ static inline int cold_mark(sp_cm_memsys *m, uint64_t sector, int array)
   return 1;
 }
 
+/* A sector read from DRAM into L2: counts its bytes, and marks its first touch (returns 1 then)
+ * when the array's footprint is tracked. */
 static inline int l2_dram_fill(sp_cm_memsys *m, uint64_t sector, sp_cm_counters *c, int array)
 {
   c->dram_read_bytes += m->l2_sector_bytes;

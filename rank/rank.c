@@ -195,7 +195,8 @@ static double sp_written_bytes(const sp_nest *nest, int a, const sp_arch *arch) 
  * its first touches or more; the cold start's first step, every sector paired, is left out),
  * else the whole sample's (a cut
  * run's second part may hold a few odd first touches at edges: conv2d's one wave had 44
- * bytes a sector there and 37 in the whole sample). 0 where there are none. */
+ * bytes a sector there and 37 in the whole sample); where no reference ran, the sample's
+ * unweighed mix. 0 where there are none. */
 typedef struct sp_cold_mix {
   double seen, bytes, second, second_bytes;      /* raw sums */
   double w_seen, w_bytes, w_second, w_second_bytes; /* weighed by executions */
@@ -204,7 +205,8 @@ typedef struct sp_cold_mix {
 static double sp_cold_sectors_per_byte(const sp_cold_mix *m) {
   if (m->second > 0 && 4 * m->second >= m->seen && m->w_second > 0 && m->w_second_bytes > 0)
     return m->w_second / m->w_second_bytes;
-  return m->w_seen > 0 && m->w_bytes > 0 ? m->w_seen / m->w_bytes : 0;
+  if (m->w_seen > 0 && m->w_bytes > 0) return m->w_seen / m->w_bytes;
+  return m->seen > 0 && m->bytes > 0 ? m->seen / m->bytes : 0;
 }
 
 /* Bytes a read miss brings from DRAM into the L2: its fill block, at least a sector. */
@@ -225,7 +227,6 @@ static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_s
   /* capped in DRAM bytes: with 64-byte L2 fills a cold miss can bring more than its sector */
   double cold_bytes_full = fmin(cold_bytes_seen * f, fmax(footprint_bytes, cold_bytes_seen));
   double cold = (double)c->l2_read_cold_sectors;
-  if (sectors_per_byte <= 0) sectors_per_byte = cold_seen / cold_bytes_seen;
   double cold_full = cold_seen + (cold_bytes_full - cold_bytes_seen) * sectors_per_byte;
   double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
   double misses_full = cold_full + misses - cold;
@@ -660,8 +661,8 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       written[3 * a + 1] += (double)cur.dram_write_bytes;
       written[3 * a + 2] += (double)cur.l2_write_sectors;
       if (nest->refs[r].access == SP_READ) {
-        ex[2 * a] += sp_ref_executions(nest, r);
-        ex[2 * a + 1] += sink.ref_lanes[r];
+        ex[2 * a] += ex_r;
+        ex[2 * a + 1] += lanes;
       }
       if (extrapolate) {
         /* a cut run of a shortened loop: to the shortened run's end at the rate of its second
@@ -669,10 +670,10 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
          * repeat with the trip too (mm446's A[i][k] under 128-lane passes of j: the first
          * pass read 2 sectors of each row where the run reads 48, and DRAM reads were 64 %
          * too few) */
-        double ex_nest = sp_ref_executions(nest, r), ex_run = shortened ? sp_ref_executions(run, r) : ex_nest;
-        sp_extrapolate_ref(&out, &cur, split ? &sink.snap[k][r] : NULL, sink.ref_lanes[r],
+        double ex_run = shortened ? sp_ref_executions(run, r) : ex_r;
+        sp_extrapolate_ref(&out, &cur, split ? &sink.snap[k][r] : NULL, lanes,
                            split ? sink.snap_lanes[k][r] : 0, ex_run);
-        if (ex_run > 0 && ex_run < ex_nest) sp_counters_scale(&out, ex_nest / ex_run);
+        if (ex_run > 0 && ex_run < ex_r) sp_counters_scale(&out, ex_r / ex_run);
       } else {
         out = cur;
       }

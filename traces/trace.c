@@ -710,23 +710,21 @@ typedef struct dim_share {
 } dim_share;
 
 /* The iterations of band loop k, the product over its collapse group where one starts at k
- * (trip_max; 0 where any count is unknown); *fixed: every count is known and constant. */
-static int64_t band_trip(const sp_nest *nest, const sp_schedule *s, int k, bool *fixed);
-
-int64_t sp_trace_band_trip(const sp_nest *nest, const sp_schedule *s, int k) {
-  bool fixed;
-  return band_trip(nest, s, k, &fixed);
-}
-
+ * (trip_max; 0 where any count is unknown); *fixed (unless NULL): every count is known and
+ * constant. */
 static int64_t band_trip(const sp_nest *nest, const sp_schedule *s, int k, bool *fixed) {
-  bool group = s->collapse_count >= 2 && k == s->collapse_first;
+  bool group = s->collapse_count >= 2 && k == s->collapse_first, all_fixed = true;
   int64_t trip = 1;
-  *fixed = true;
   for (int j = k; j < (group ? k + s->collapse_count : k + 1); j++) {
-    *fixed &= nest->loops[j].trip_min == nest->loops[j].trip_max && nest->loops[j].trip_max > 0;
+    all_fixed &= nest->loops[j].trip_min == nest->loops[j].trip_max && nest->loops[j].trip_max > 0;
     trip *= nest->loops[j].trip_max > 0 ? nest->loops[j].trip_max : 0;
   }
+  if (fixed) *fixed = all_fixed;
   return trip;
+}
+
+int64_t sp_trace_band_trip(const sp_nest *nest, const sp_schedule *s, int k) {
+  return band_trip(nest, s, k, NULL);
 }
 
 static void dim_shares(const sp_nest *nest, const sp_schedule *s, dim_share sh[3]) {
@@ -870,10 +868,9 @@ int sp_trace_block_work(const sp_nest *nest, const sp_schedule *s, int64_t max_s
     dim_share sh[3];
     dim_shares(nest, s, sh);
     double rest = 1;
-    bool fixed;
     for (int k = 0; k < nb; k++)
       if (s->map[k].block_dim < 0 && !sp_schedule_collapsed_away(s, k))
-        rest *= (double)band_trip(nest, s, k, &fixed);
+        rest *= (double)band_trip(nest, s, k, NULL);
     for (int64_t b = 0; b < blocks; b++) work[b] = rest * (double)shares_product(sh, s, b);
     return 0;
   }
@@ -913,8 +910,7 @@ int sp_trace_skip_dim(const sp_nest *nest, const sp_schedule *s) {
     int t = s->map[k].thread_dim, d = s->map[k].block_dim;
     if (d < 0 || sp_schedule_collapsed_away(s, k)) continue;
     int64_t per = t >= 0 ? s->block[t] : 1;
-    bool fixed;
-    if (band_trip(nest, s, k, &fixed) <= per * s->grid[d]) continue;
+    if (band_trip(nest, s, k, NULL) <= per * s->grid[d]) continue;
     if (dim >= 0) return -1;
     dim = d;
   }

@@ -73,7 +73,6 @@ typedef struct sp_cm_counters {
                            cycle (cachemodel/memsys.c) */
 } sp_cm_counters;
 
-
 typedef struct sp_cm_options {
   sp_cm_l1_variant l1_variant;
   sp_cm_assoc assoc;
