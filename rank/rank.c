@@ -1421,7 +1421,10 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     rc = sp_rank_uneven_of(nest, &c->schedule, arch, c->stats.active_blocks_per_sm, &u);
     if (rc == 0)
       sp_rank_predict_time_uneven(&c->total, &c->stats, &c->schedule, arch,
-                                  sp_loads_per_iteration(nest, arch), &comb, &u, &c->time);
+                                  sp_loads_per_iteration(nest, arch), &comb, &u,
+                                  sp_rank_dram_drift(c->per_array, nest->narrays,
+                                                     sp_trace_thread_rounds(nest, &c->schedule), arch),
+                                  &c->time);
     sp_rank_uneven_free(&u);
   }
   return rc;

@@ -18,6 +18,7 @@ static void test_k40(void) {
   sp_arch a;
   CHECK_EQ_INT(load_path("arch/k40.json", &a), 0);
   CHECK_EQ_STR(a.name, "k40");
+  CHECK_EQ_INT(a.dram_drift_32b.n + a.dram_drift_64b.n, 0); /* not measured: no drift term */
   CHECK_EQ_INT(a.cc_major, 3);
   CHECK_EQ_INT(a.cc_minor, 5);
   CHECK_EQ_INT(a.sm_count, 15);
@@ -94,6 +95,12 @@ static void test_hopper(void) {
   CHECK_NEAR(sp_arch_bw_at(&a.l2_bw_by_sms, 3), (309.8 + 616.9) / 2, 1e-9);
   CHECK_NEAR(sp_arch_bw_at(&a.dram_bw_by_sms, 0.5), 125.1 / 2, 1e-9);
   CHECK_NEAR(sp_arch_bw_at(&a.dram_bw_by_sms, 200), 2819.9, 1e-9);
+  /* piece_drift_probe's curves: 1 to 64 rounds */
+  CHECK_EQ_INT(a.dram_drift_32b.n, 7);
+  CHECK_EQ_INT(a.dram_drift_64b.n, 7);
+  CHECK_NEAR(a.dram_drift_32b.x[6], 64, 0);
+  CHECK_NEAR(a.dram_drift_32b.y[6], 1.747, 1e-12);
+  CHECK_NEAR(a.dram_drift_64b.y[6], 1.164, 1e-12);
 
   CHECK_EQ_INT(load_path("arch/h200.json", &a), 0);
   CHECK_EQ_INT(a.sm_count, 132);
@@ -193,6 +200,8 @@ static void test_bad_files(void) {
       {"curve_descending.json", "field 'l2_bw_by_sms_gbs': SM counts must be strictly ascending (element 2)"},
       {"curve_short.json", "field 'dram_bw_by_sms_gbs': the last point is at 8 SMs; it must reach sm_count 15"},
       {"curve_not_pairs.json", "field 'l2_bw_by_sms_gbs': element 1 must be [SMs, GB/s]"},
+      {"drift_below_one.json", "field 'dram_drift_slowdown_32b': element 1 must be [rounds, slowdown]: a positive integer and a number of at least 1"},
+      {"drift_descending.json", "field 'dram_drift_slowdown_64b': rounds must be strictly ascending (element 2)"},
       {"does_not_exist.json", "does_not_exist.json"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -391,10 +391,10 @@ static void test_uneven_blocks(void) {
   sp_rank_uneven u = {132, blocks, work, heaviest};
   sp_rank_time equal, even, uneven;
   sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &equal);
-  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, &even);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, 1.0, &even);
   CHECK(even.uneven_s == 0 && even.total_s == equal.total_s);
   work[7] = heaviest[7] = 3;
-  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, &uneven);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, 1.0, &uneven);
   double f = 3 / (134.0 / 132), shared = fmax(equal.dram_s, equal.l2_s);
   double want = fmax(shared, equal.l1_s * f) + equal.latency_s * f -
                 (fmax(shared, equal.l1_s) + equal.latency_s);
@@ -403,7 +403,7 @@ static void test_uneven_blocks(void) {
   /* two waves: the later blocks take the slots the light ones leave; not applied */
   sp_rank_time two;
   launch(256, 132 * 9, sp_arch_active_blocks_per_sm(&h100, 256, 0, 0), &s, &st);
-  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, &two);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, 1.0, &two);
   CHECK(two.uneven_s == 0);
 
   /* sp_rank_uneven_of on a 64 x 64 triangle (j <= i): i -> by (2 blocks, 32 rounds each),
@@ -449,6 +449,49 @@ static void test_uneven_blocks(void) {
   CHECK_EQ_INT(v.nsm, 0);
 }
 
+/* The DRAM time's factor for warps drifting apart (sp_rank_dram_drift), by hand from the H100's
+ * curves: each array at the piece of a line its requests read, weighed by its DRAM bytes. */
+static void test_dram_drift(void) {
+  sp_cm_counters a[3];
+  memset(a, 0, sizeof a);
+  a[0].ld_sectors = 800, a[0].ld_lines = 800; /* 32 bytes of each line: a warp over 8 rows */
+  a[0].dram_read_bytes = 3000;
+  a[1].ld_sectors = 800, a[1].ld_lines = 200; /* whole lines */
+  a[1].dram_read_bytes = 1000;
+  a[1].st_sectors = 400, a[1].st_lines = 200; /* 64 bytes of each line */
+  a[1].dram_write_bytes = 1000, a[1].l2_dirty_bytes = 1000;
+  CHECK_NEAR(sp_rank_dram_drift(a, 1, 64, &h100), 1.747, 1e-12);
+  CHECK_NEAR(sp_rank_dram_drift(a, 1, 1, &h100), 1.0, 0);
+  CHECK_NEAR(sp_rank_dram_drift(a, 1, 1000, &h100), 1.747, 1e-12); /* the last point's beyond */
+  /* between points, linear in log2(rounds): 3 rounds lie 0.585 of the way from 2 to 4 */
+  CHECK_NEAR(sp_rank_dram_drift(a, 1, 3, &h100), 1.003 + (1.041 - 1.003) * log2(1.5), 1e-12);
+  /* 3000 bytes at 1.747, 1000 read at 1 (whole lines), 2000 written at 1.164 (64 bytes) */
+  CHECK_NEAR(sp_rank_dram_drift(a, 2, 64, &h100), (3000 * 1.747 + 1000 + 2000 * 1.164) / 6000, 1e-12);
+  /* 48-byte pieces: half way from the 32-byte curve to the 64-byte one; 96 bytes: half way
+   * from the 64-byte curve to none */
+  a[2].ld_sectors = 300, a[2].ld_lines = 200, a[2].dram_read_bytes = 10;
+  CHECK_NEAR(sp_rank_dram_drift(&a[2], 1, 64, &h100), (1.747 + 1.164) / 2, 1e-12);
+  a[2].ld_sectors = 600;
+  CHECK_NEAR(sp_rank_dram_drift(&a[2], 1, 64, &h100), (1.164 + 1.0) / 2, 1e-12);
+  /* no curve (the K40's description, as every one but the Hoppers'): no factor */
+  sp_arch bare = h100;
+  bare.dram_drift_32b.n = bare.dram_drift_64b.n = 0;
+  CHECK_NEAR(sp_rank_dram_drift(a, 2, 64, &bare), 1.0, 0);
+  /* the factor lengthens the DRAM part only */
+  sp_cm_counters c = streaming();
+  sp_schedule sch;
+  sp_trace_stats st;
+  launch(256, 1024, sp_arch_active_blocks_per_sm(&h100, 256, 0, 0), &sch, &st);
+  sp_rank_time one, drift;
+  sp_rank_predict_time_uneven(&c, &st, &sch, &h100, 1, NULL, NULL, 1.0, &one);
+  sp_rank_predict_time_uneven(&c, &st, &sch, &h100, 1, NULL, NULL, 1.5, &drift);
+  CHECK_NEAR(drift.dram_s, 1.5 * one.dram_s, 1e-15);
+  CHECK_NEAR(drift.l2_s, one.l2_s, 0);
+  CHECK_NEAR(drift.latency_s, one.latency_s, 0);
+  CHECK(one.bound == SP_BOUND_DRAM && drift.total_s > one.total_s + 0.4 * one.dram_s);
+  CHECK_NEAR(drift.dram_drift, 1.5, 0);
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
@@ -468,5 +511,6 @@ int main(void) {
   SP_RUN(test_partial_writes);
   SP_RUN(test_partial_count);
   SP_RUN(test_uneven_blocks);
+  SP_RUN(test_dram_drift);
   return SP_TEST_END();
 }

@@ -676,16 +676,31 @@ static void test_grid_stride_y(void) {
   sp_space_free(&sp);
 }
 
-/* Blocks with iterations, by hand on the 4096^2 transpose (i = loop 0, j = loop 1). */
+/* j -> tx + bx, i -> ty + by on 32x8 blocks over the transpose's loops (i = loop 0, j = loop
+ * 1), on a gx x gy grid. */
+static void tile_schedule(sp_schedule *s, int64_t gx, int64_t gy) {
+  init_schedule(s, 2);
+  s->map[1] = (sp_loop_map){0, 0};
+  s->map[0] = (sp_loop_map){1, 1};
+  s->block[0] = 32, s->block[1] = 8;
+  s->grid[0] = gx, s->grid[1] = gy;
+}
+
+/* Both loops collapsed onto tx + bx, on 1-D blocks and grid. */
+static void collapsed_schedule(sp_schedule *s, int block, int64_t grid) {
+  init_schedule(s, 2);
+  s->collapse_first = 0, s->collapse_count = 2;
+  s->map[0] = (sp_loop_map){0, 0};
+  s->block[0] = block;
+  s->grid[0] = grid;
+}
+
+/* Blocks with iterations, by hand on the 4096^2 transpose. */
 static void test_working_blocks(void) {
   tnest t;
   tn_transpose(&t, 4096);
   sp_schedule s;
-  init_schedule(&s, 2);
-  s.map[1] = (sp_loop_map){0, 0};
-  s.map[0] = (sp_loop_map){1, 1};
-  s.block[0] = 32, s.block[1] = 8;
-  s.grid[0] = 128, s.grid[1] = 512; /* covers the loops exactly */
+  tile_schedule(&s, 128, 512); /* covers the loops exactly */
   CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 65536);
   s.grid[0] = 64, s.grid[1] = 64; /* capped: grid-stride, every block works */
   CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 4096);
@@ -713,15 +728,46 @@ static void test_working_blocks(void) {
   s.grid[0] = 16, s.grid[1] = 5000;
   CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 16 * 4096);
   /* a collapsed pair spread over x: 4096^2 / 256 blocks needed */
-  init_schedule(&s, 2);
-  s.collapse_first = 0, s.collapse_count = 2;
-  s.map[0] = (sp_loop_map){0, 0};
-  s.block[0] = 256;
-  s.grid[0] = 100000;
+  collapsed_schedule(&s, 256, 100000);
   CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 65536);
   s.grid[0] = 1320;
   CHECK_EQ_INT(sp_trace_working_blocks(&t.n, &s), 1320);
   CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 8); /* 4096^2 iterations fill every lane */
+}
+
+/* Rounds a thread runs (sp_trace_thread_rounds), by hand on the 4096^2 transpose, and against
+ * the trace where every thread runs the same count. */
+static void test_thread_rounds(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_schedule s;
+  tile_schedule(&s, 128, 512);
+  CHECK_EQ_INT(sp_trace_thread_rounds(&t.n, &s), 1);
+  s.grid[0] = 64, s.grid[1] = 64; /* j: 4096 / (32 x 64) = 2, i: 4096 / (8 x 64) = 8 */
+  CHECK_EQ_INT(sp_trace_thread_rounds(&t.n, &s), 16);
+  count_ctx c = {.k = 0};
+  sp_trace_stats st;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, count_sink, &c, &st), 0);
+  CHECK_EQ_INT(st.iterations, 16 * st.blocks * 256);
+  s.grid[1] = 3; /* i: ceil(4096 / 24) = 171 */
+  CHECK_EQ_INT(sp_trace_thread_rounds(&t.n, &s), 2 * 171);
+  /* j on threads only, i on blocks only */
+  init_schedule(&s, 2);
+  s.map[1] = (sp_loop_map){0, -1};
+  s.map[0] = (sp_loop_map){-1, 0};
+  s.block[0] = 256;
+  s.grid[0] = 4096;
+  CHECK_EQ_INT(sp_trace_thread_rounds(&t.n, &s), 16);
+  /* i on no hardware dimension: every thread runs it whole */
+  s.map[0] = (sp_loop_map){-1, -1};
+  s.map[1] = (sp_loop_map){0, 0};
+  s.grid[0] = 16;
+  CHECK_EQ_INT(sp_trace_thread_rounds(&t.n, &s), 4096);
+  /* a collapsed pair over x: 4096^2 / (256 x 1320) = 49.6 */
+  collapsed_schedule(&s, 256, 1320);
+  CHECK_EQ_INT(sp_trace_thread_rounds(&t.n, &s), 50);
+  s.grid[0] = 65536;
+  CHECK_EQ_INT(sp_trace_thread_rounds(&t.n, &s), 1);
 }
 
 /* sp_warp_instr.shape on a 64 x 64 transpose with 24 x 4 blocks: warp 0 holds rows 0 (24
@@ -782,11 +828,7 @@ static void test_working_warps(void) {
   s.block[0] = 8, s.block[1] = 32; /* 4 rows of 8 lanes, 4 rows a warp: rows 0-3 in warp 0 */
   CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 1);
   /* a collapsed pair on x: 16 iterations of 128 lanes */
-  init_schedule(&s, 2);
-  s.collapse_first = 0, s.collapse_count = 2;
-  s.map[0] = (sp_loop_map){0, 0};
-  s.block[0] = 128;
-  s.grid[0] = 1;
+  collapsed_schedule(&s, 128, 1);
   CHECK_EQ_INT(sp_trace_working_warps(&t.n, &s), 1);
   tn_transpose(&t, 40); /* 1600 iterations: every warp of 1024 lanes */
   s.block[0] = 1024;
@@ -1051,6 +1093,7 @@ int main(void) {
   SP_RUN(test_transpose);
   SP_RUN(test_working_blocks);
   SP_RUN(test_working_warps);
+  SP_RUN(test_thread_rounds);
   SP_RUN(test_shapes);
   SP_RUN(test_sm_work);
   SP_RUN(test_block_work);

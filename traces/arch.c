@@ -56,7 +56,7 @@ static const char *json_type_name(const json_t *v) {
 /* the field table */
 
 enum ftype { FT_INT, FT_I64, FT_DOUBLE, FT_BOOL, FT_CC, FT_L1POL, FT_L2POL, FT_CARVEOUTS, FT_DEALING,
-             FT_BW_CURVE };
+             FT_BW_CURVE, FT_DRIFT_CURVE };
 enum { F_NULLABLE = 1, F_ZERO_OK = 2, F_OPTIONAL = 4 /* may be absent: stays 0 */ };
 
 typedef struct fdesc {
@@ -107,6 +107,8 @@ static const fdesc k_fields[] = {
     F("dram_bw_gbs", FT_DOUBLE, dram_bw_gbs, 0),
     F("l2_bw_by_sms_gbs", FT_BW_CURVE, l2_bw_by_sms, F_OPTIONAL),
     F("dram_bw_by_sms_gbs", FT_BW_CURVE, dram_bw_by_sms, F_OPTIONAL),
+    F("dram_drift_slowdown_32b", FT_DRIFT_CURVE, dram_drift_32b, F_OPTIONAL),
+    F("dram_drift_slowdown_64b", FT_DRIFT_CURVE, dram_drift_64b, F_OPTIONAL),
     F("clock_boost_mhz", FT_DOUBLE, clock_boost_mhz, 0),
     F("clock_base_mhz", FT_DOUBLE, clock_base_mhz, 0),
     F("memory_bytes", FT_I64, memory_bytes, 0),
@@ -304,21 +306,27 @@ static int parse_field(const fdesc *f, const json_t *fo, sp_arch *a, const char 
     a->n_block_dealing_cycle = (int)n;
     return 0;
   }
-  case FT_BW_CURVE: {
-    sp_bw_curve *c = (sp_bw_curve *)base;
+  case FT_BW_CURVE:
+  case FT_DRIFT_CURVE: {
+    /* bandwidths: [SMs, GB/s], GB/s > 0; drift: [rounds, slowdown], slowdown >= 1 */
+    const int bw = f->type == FT_BW_CURVE;
+    const char *pair = bw ? "[SMs, GB/s]" : "[rounds, slowdown]";
+    sp_arch_curve *c = (sp_arch_curve *)base;
     size_t n = json_is_array(v) ? json_array_size(v) : 0;
     if (n == 0 || n > SP_ARCH_MAX_BW_POINTS)
-      return fail(err, errlen, path, key, "'value' must be an array of 1 to %d [SMs, GB/s] pairs",
-                  SP_ARCH_MAX_BW_POINTS);
+      return fail(err, errlen, path, key, "'value' must be an array of 1 to %d %s pairs",
+                  SP_ARCH_MAX_BW_POINTS, pair);
     for (size_t i = 0; i < n; i++) {
       const json_t *e = json_array_get(v, i), *k = json_array_get(e, 0), *g = json_array_get(e, 1);
       if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(k) || !json_is_number(g) ||
-          json_integer_value(k) < 1 || json_number_value(g) <= 0)
-        return fail(err, errlen, path, key, "element %zu must be [SMs, GB/s]: a positive integer and a positive number", i);
-      c->sms[i] = (double)json_integer_value(k);
-      c->gbs[i] = json_number_value(g);
-      if (i > 0 && c->sms[i] <= c->sms[i - 1])
-        return fail(err, errlen, path, key, "SM counts must be strictly ascending (element %zu)", i);
+          json_integer_value(k) < 1 || (bw ? json_number_value(g) <= 0 : json_number_value(g) < 1))
+        return fail(err, errlen, path, key, "element %zu must be %s: a positive integer and %s", i,
+                    pair, bw ? "a positive number" : "a number of at least 1");
+      c->x[i] = (double)json_integer_value(k);
+      c->y[i] = json_number_value(g);
+      if (i > 0 && c->x[i] <= c->x[i - 1])
+        return fail(err, errlen, path, key, "%s must be strictly ascending (element %zu)",
+                    bw ? "SM counts" : "rounds", i);
     }
     c->n = (int)n;
     return 0;
@@ -329,20 +337,20 @@ static int parse_field(const fdesc *f, const json_t *fo, sp_arch *a, const char 
 
 static int is_pow2(long long x) { return x > 0 && (x & (x - 1)) == 0; }
 
-double sp_arch_bw_at(const sp_bw_curve *c, double sms) {
+double sp_arch_bw_at(const sp_arch_curve *c, double sms) {
   if (c->n < 1) return 0;
-  if (sms <= c->sms[0]) return c->gbs[0] * sms / c->sms[0];
+  if (sms <= c->x[0]) return c->y[0] * sms / c->x[0];
   for (int i = 1; i < c->n; i++)
-    if (sms <= c->sms[i])
-      return c->gbs[i - 1] + (c->gbs[i] - c->gbs[i - 1]) * (sms - c->sms[i - 1]) / (c->sms[i] - c->sms[i - 1]);
-  return c->gbs[c->n - 1];
+    if (sms <= c->x[i])
+      return c->y[i - 1] + (c->y[i] - c->y[i - 1]) * (sms - c->x[i - 1]) / (c->x[i] - c->x[i - 1]);
+  return c->y[c->n - 1];
 }
 
 /* A curve must reach every SM of the chip: the time model reads it at up to sm_count. */
-static int check_curve(const sp_arch *a, const sp_bw_curve *c, const char *key, const char *p, char *err,
+static int check_curve(const sp_arch *a, const sp_arch_curve *c, const char *key, const char *p, char *err,
                        size_t n) {
-  if (c->n && c->sms[c->n - 1] < a->sm_count)
-    return fail(err, n, p, key, "the last point is at %g SMs; it must reach sm_count %d", c->sms[c->n - 1],
+  if (c->n && c->x[c->n - 1] < a->sm_count)
+    return fail(err, n, p, key, "the last point is at %g SMs; it must reach sm_count %d", c->x[c->n - 1],
                 a->sm_count);
   return 0;
 }

@@ -782,6 +782,19 @@ int sp_trace_working_warps(const sp_nest *nest, const sp_schedule *s) {
   return working > 0 ? working : 1;
 }
 
+int64_t sp_trace_thread_rounds(const sp_nest *nest, const sp_schedule *s) {
+  int64_t rounds = 1;
+  for (int k = 0; k < s->nband; k++) {
+    if (sp_schedule_collapsed_away(s, k)) continue;
+    int64_t trip = band_trip(nest, s, k, NULL), per = 1;
+    if (trip <= 0) continue;
+    if (s->map[k].thread_dim >= 0) per *= s->block[s->map[k].thread_dim];
+    if (s->map[k].block_dim >= 0) per *= s->grid[s->map[k].block_dim];
+    rounds *= (trip + per - 1) / per;
+  }
+  return rounds;
+}
+
 unsigned sp_trace_lane_uneven_dims(const sp_nest *nest, const sp_schedule *s) {
   dim_share sh[3];
   dim_shares(nest, s, sh);

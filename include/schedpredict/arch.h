@@ -19,12 +19,13 @@ extern "C" {
 #define SP_ARCH_MAX_DEALING 1024
 #define SP_ARCH_MAX_BW_POINTS 32
 
-/* Bandwidth that k SMs draw together, measured at a few k (validation/probes/
- * sm_bandwidth_probe.cu); n 0 = not measured. sms ascending. */
-typedef struct sp_bw_curve {
+/* A measured curve: y at a few x, x ascending; n 0 = not measured. The bandwidth that k SMs
+ * draw together (x SMs, y GB/s: validation/probes/sm_bandwidth_probe.cu), or the slowdown of a
+ * DRAM stream whose threads each run x rounds (y >= 1: validation/probes/piece_drift_probe.cu). */
+typedef struct sp_arch_curve {
   int n;
-  double sms[SP_ARCH_MAX_BW_POINTS], gbs[SP_ARCH_MAX_BW_POINTS];
-} sp_bw_curve;
+  double x[SP_ARCH_MAX_BW_POINTS], y[SP_ARCH_MAX_BW_POINTS];
+} sp_arch_curve;
 
 /* What a global store does in the L1. */
 typedef enum sp_l1_store_policy {
@@ -96,7 +97,12 @@ typedef struct sp_arch {
   double dram_bw_gbs;           /* GB/s (1e9 B/s) */
   /* what k SMs alone draw from the L2 and from DRAM (optional; rank/time.c says how each is
    * used and what stands in for it without one) */
-  sp_bw_curve l2_bw_by_sms, dram_bw_by_sms;
+  sp_arch_curve l2_bw_by_sms, dram_bw_by_sms;
+  /* How much longer DRAM traffic takes when each thread runs x rounds (grid-stride or band loops
+   * it walks) and its warp reads 32 (64) bytes of each line it touches: the block's warps, which
+   * read a line's pieces together in the first round, drift apart, and the pieces reach DRAM
+   * apart (optional; rank/time.c sp_rank_dram_drift) */
+  sp_arch_curve dram_drift_32b, dram_drift_64b;
   double clock_boost_mhz;
   double clock_base_mhz;
   int64_t memory_bytes;
@@ -183,7 +189,7 @@ int sp_arch_occupancy(const sp_arch *arch, int threads_per_block, int regs_per_t
 
 /* The curve at k SMs: linear between its points, through 0 below the first, its last value
  * beyond the last. */
-double sp_arch_bw_at(const sp_bw_curve *c, double sms);
+double sp_arch_bw_at(const sp_arch_curve *c, double sms);
 
 typedef struct sp_waves {
   int64_t blocks_per_wave; /* active_blocks_per_sm * sm_count */

@@ -57,8 +57,9 @@ typedef struct sp_cm_counters {
                                    ld_l1_hit_sectors whose fill was still in flight (a hit to the
                                    counters, a miss's wait to the warp: rank/time.c) */
   int64_t ld_lines, st_lines; /* no counter read: distinct 128-byte lines of each request, summed
-                                 (the L1's tag stage looks up one line a cycle, so a request that
-                                 spans 8 lines takes 8 cycles however few bytes it moves) */
+                                 (the L1's tag stage looks up 4 lines a cycle: ld_l1_cycles;
+                                 the sectors over the lines are how much of a line a request
+                                 reads: rank/time.c sp_rank_dram_drift) */
   int64_t dram_read_cold_bytes; /* no counter: the part of dram_read_bytes that was the first
                                    read of its sector in this run (compulsory), when tracked; with
                                    arch->l2_fill_bytes > a sector it includes the fill partners */

@@ -47,6 +47,8 @@ typedef struct sp_rank_time {
   int sms_used;              /* SMs that get at least one block */
   int active_warps_per_sm;   /* resident warps (occupancy, Eq. 7.2) */
   double avg_latency_cycles; /* of one iteration's loads (its slowest), from the hit rates */
+  double dram_drift;         /* the factor dram_s took for warps drifting apart (>= 1;
+                                sp_rank_dram_drift) */
 } sp_rank_time;
 
 typedef struct sp_rank_candidate {
@@ -165,7 +167,19 @@ void sp_rank_uneven_free(sp_rank_uneven *u);
 void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *st,
                                  const sp_schedule *s, const sp_arch *arch,
                                  double loads_per_iteration, const sp_rank_combine *comb,
-                                 const sp_rank_uneven *u, sp_rank_time *out);
+                                 const sp_rank_uneven *u, double dram_drift, sp_rank_time *out);
+
+/* How much longer the DRAM traffic takes because a block's warps drift apart over the rounds
+ * each thread runs (sp_trace_thread_rounds): in the first round they read the pieces of a line
+ * together and those reach DRAM together; rounds later they arrive apart. On the H100 a stream
+ * whose warps read 32 bytes of each line took 1.75x as long at 64 rounds, 64-byte pieces 1.16x,
+ * whole lines no longer (validation/probes/piece_drift_probe.cu, arch dram_drift_slowdown_*).
+ * Each array's DRAM reads take the curve at its loads' piece (sector bytes x sectors over lines
+ * of its requests), its writes at its stores'; the factor is their mean over the DRAM bytes. 1
+ * for one round or an arch without the curves. The model's trace runs an SM's warps in step and
+ * cannot see it. */
+double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t rounds,
+                          const sp_arch *arch);
 
 /* DRAM bytes a run of the kernel writes: every written sector once (write-backs during the run
  * + dirty at its end). The L2 is write-back, and a kernel leaves its dirty data behind but

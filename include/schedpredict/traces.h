@@ -173,6 +173,12 @@ int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s);
  * block, which has the most work. At least 1. */
 int sp_trace_working_warps(const sp_nest *nest, const sp_schedule *s);
 
+/* The band iterations a thread runs one after another, at most: over the band loops, the
+ * rounds of each (its trip, trip_max, over the threads and blocks it is spread over; a loop on
+ * no hardware dimension runs whole). 1 where every band loop covers its iterations in one
+ * round. */
+int64_t sp_trace_thread_rounds(const sp_nest *nest, const sp_schedule *s);
+
 /* The block dimensions (bit d) whose loop also runs on threadIdx.x and does not share out
  * equally among the blocks along d: a partial share there also changes how a warp's accesses
  * fill sectors (a last block of 30 of 32 lanes: 4 sectors where the others take 5). */
