@@ -21,7 +21,9 @@
  *   cc -std=c11 -O2 -D_GNU_SOURCE -Iinclude -I. -DSP_SOURCE_DIR=\"$PWD\" bench/bench_memsys.c \
  *      cachemodel/coalesce.c cachemodel/lru.c cachemodel/memsys.c cachemodel/cost.c \
  *      traces/arch.c -ljansson -lm -o bench_memsys
- * Run: ./bench_memsys [n, default 4096] [arch, default h100] [shaped]
+ * Run: ./bench_memsys [n, default 4096] [arch, default h100] [shaped|plain] [STREAM [MODEL]]
+ * STREAM (coalesced, strided, strided-w) and MODEL (a row's model name, e.g. "L2 1/16") pick
+ * one row's stream or model, for a profiler.
  * "shaped": instructions carry the shape ids the trace's affine path sets, so the coalescer
  * analyses each lane layout once (sp_cm_coalesce_shaped) instead of per instruction. */
 #include <stdio.h>
@@ -97,6 +99,7 @@ int main(int argc, char **argv)
   int n = argc > 1 ? atoi(argv[1]) : 4096;
   const char *archname = argc > 2 ? argv[2] : "h100";
   shaped = argc > 3 && strcmp(argv[3], "shaped") == 0;
+  const char *only_kind = argc > 4 ? argv[4] : NULL, *only_cfg = argc > 5 ? argv[5] : NULL;
   if (n < 32 || n % 32) {
     fprintf(stderr, "n must be a positive multiple of 32\n");
     return 2;
@@ -115,7 +118,9 @@ int main(int argc, char **argv)
   printf("%-10s %-15s %10s %12s %9s %9s %12s %12s %10s %8s\n", "stream", "model", "instr",
          "lookups", "gen s", "model s", "lookups/s", "sectors/s", "instr/s", "mem MB");
   for (int kind = 0; kind < 3; kind++) {
+    if (only_kind && strcmp(only_kind, kinds[kind]) != 0) continue;
     for (int cfg = 0; cfg < 5; cfg++) {
+      if (only_cfg && strcmp(only_cfg, cfgs[cfg]) != 0) continue;
       int nsms = cfg == 3 ? 4 : arch.sm_count;
       sp_cm_options opt = {0};
       opt.l1_variant = cfg == 2 ? SP_CM_L1_MODELED : SP_CM_L1_BASE;
