@@ -91,9 +91,10 @@ static double sp_drift_at(const sp_arch_curve *c, double rounds) {
  * and 1.40x at 16 and 64 rounds, measured 1.17x and 1.34x. */
 static double sp_drift_of_piece(const sp_arch *a, double piece, double rounds) {
   const double s32 = sp_drift_at(&a->dram_drift_32b, rounds), s64 = sp_drift_at(&a->dram_drift_64b, rounds);
+  const double line = a->l1_line_bytes;
   if (piece <= 32) return s32;
   if (piece <= 64) return s32 + (s64 - s32) * (piece - 32) / 32;
-  if (piece < 128) return s64 + (1.0 - s64) * (piece - 64) / 64;
+  if (piece < line) return s64 + (1.0 - s64) * (piece - 64) / (line - 64);
   return 1.0;
 }
 

@@ -790,7 +790,9 @@ int64_t sp_trace_thread_rounds(const sp_nest *nest, const sp_schedule *s) {
     if (trip <= 0) continue;
     if (s->map[k].thread_dim >= 0) per *= s->block[s->map[k].thread_dim];
     if (s->map[k].block_dim >= 0) per *= s->grid[s->map[k].block_dim];
-    rounds *= (trip + per - 1) / per;
+    int64_t r = (trip + per - 1) / per;
+    /* far beyond any measured count (the curves that read it stop at 64): no overflow */
+    rounds = rounds > (INT64_C(1) << 40) / r ? INT64_C(1) << 40 : rounds * r;
   }
   return rounds;
 }
