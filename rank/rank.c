@@ -1266,6 +1266,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     c->ld_l1_hit_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_hit_sectors * per);
     c->ld_l1_pending_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_pending_sectors * per);
     c->ld_l1_hit_pending_sectors = (int64_t)llround(ld * (double)sum[a].ld_l1_hit_pending_sectors * per);
+    c->ld_l1_miss_bank_cycles = (int64_t)llround(ld * (double)sum[a].ld_l1_miss_bank_cycles * per);
     c->l2_read_sectors = (int64_t)llround(ld * (double)sum[a].l2_read_sectors * per);
     /* A whole-grid run whose L1 hit where the run misses sent the L2 only a few of its reads,
      * so its hit ratio says nothing of the rest; its misses (the DRAM reads, from the array's
@@ -1351,6 +1352,7 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
       c->ld_l1_hit_sectors = llround((double)c->ld_l1_hit_sectors * f);
       c->ld_l1_pending_sectors = llround((double)c->ld_l1_pending_sectors * f);
       c->ld_l1_hit_pending_sectors = llround((double)c->ld_l1_hit_pending_sectors * f);
+      c->ld_l1_miss_bank_cycles = llround((double)c->ld_l1_miss_bank_cycles * f);
       c->l2_read_sectors = llround((double)c->l2_read_sectors * f);
       c->l2_read_hit_sectors = c->l2_read_sectors > misses ? c->l2_read_sectors - misses : 0;
     }

@@ -947,9 +947,34 @@ static void test_l2_sampling(void)
   }
 }
 
+/* ld_l1_miss_bank_cycles, by hand on one H100 SM: a request's bank cycles count when it misses
+ * the L1 in a warp over several runs of sectors (rows), not when it hits or reads one run. */
+static void test_l1_miss_bank_cycles(void)
+{
+  sp_arch h100 = load_arch("h100");
+  sp_cm_options opt = {0};
+  opt.l1_variant = SP_CM_L1_BASE;
+  opt.assoc = SP_CM_FULLY_ASSOCIATIVE;
+  sp_cm_memsys *m = sp_cm_memsys_create(&h100, 1, 1, &opt);
+  CHECK(m != NULL);
+  if (!m) return;
+  const uint64_t a = UINT64_C(1) << 30, rows = 32768;
+  CHECK_EQ_INT(emit(m, 0, 0, 0, a, rows, 8, 32), 0); /* 32 rows, cold: 32 bank cycles */
+  CHECK_EQ_INT(emit(m, 0, 0, 0, a, rows, 8, 32), 0); /* the same again: all hit */
+  CHECK_EQ_INT(emit(m, 0, 0, 0, a + (UINT64_C(1) << 24), 8, 8, 32), 0);  /* one row, cold: 2 */
+  CHECK_EQ_INT(emit(m, 0, 0, 0, a + (UINT64_C(1) << 25), 16, 8, 32), 0); /* one run, cold: 4 */
+  CHECK_EQ_INT(emit(m, 0, 0, 0, a + 16 * rows, rows, 8, 32), 0); /* half its rows new: 32 */
+  sp_cm_counters c = total(m);
+  CHECK_EQ_INT(c.ld_requests, 5);
+  CHECK_EQ_INT(c.ld_l1_cycles, 32 + 32 + 2 + 4 + 32);
+  CHECK_EQ_INT(c.ld_l1_miss_bank_cycles, 32 + 32);
+  sp_cm_memsys_free(m);
+}
+
 int main(void)
 {
   SP_RUN(test_l2_sampling);
+  SP_RUN(test_l1_miss_bank_cycles);
   SP_RUN(test_l2_fill_64);
   SP_RUN(test_lookup_payload);
   SP_RUN(test_cost);

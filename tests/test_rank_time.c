@@ -492,6 +492,21 @@ static void test_dram_drift(void) {
   CHECK_NEAR(drift.dram_drift, 1.5, 0);
 }
 
+/* The bank cycles of loads that missed the L1 in a warp over several rows add to the L1's time
+ * (the data stage takes such a request about twice its bank cycles). */
+static void test_l1_miss_cycles(void) {
+  sp_cm_counters c = streaming();
+  c.ld_l1_cycles = (int64_t)1 << 30; /* L1 bound */
+  sp_rank_time hits, misses;
+  run(&c, 256, 1024, &hits);
+  c.ld_l1_miss_bank_cycles = (int64_t)1 << 30;
+  run(&c, 256, 1024, &misses);
+  CHECK(hits.bound == SP_BOUND_L1);
+  /* the stores' L1 cycles are in both */
+  CHECK_NEAR(misses.l1_s - hits.l1_s, (double)(1 << 30) / (h100.clock_boost_mhz * 1e6 * 132), 1e-9 * misses.l1_s);
+  CHECK(misses.total_s > hits.total_s + 0.9 * (misses.l1_s - hits.l1_s));
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
@@ -512,5 +527,6 @@ int main(void) {
   SP_RUN(test_partial_count);
   SP_RUN(test_uneven_blocks);
   SP_RUN(test_dram_drift);
+  SP_RUN(test_l1_miss_cycles);
   return SP_TEST_END();
 }

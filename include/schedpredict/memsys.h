@@ -56,6 +56,11 @@ typedef struct sp_cm_counters {
   int64_t ld_l1_hit_pending_sectors; /* no Nsight counter: with opt.time_fills, the part of
                                    ld_l1_hit_sectors whose fill was still in flight (a hit to the
                                    counters, a miss's wait to the warp: rank/time.c) */
+  int64_t ld_l1_miss_bank_cycles; /* no counter: the bank cycles of load requests that miss the
+                                   L1 in a warp over several runs of sectors (rows); the L1's
+                                   data stage takes such a request about twice its bank cycles
+                                   (validation/results/h100/2026-11-27-l1-miss-wavefront-probe),
+                                   a hit exactly its bank cycles: rank/time.c adds these */
   int64_t ld_lines, st_lines; /* no counter read: distinct 128-byte lines of each request, summed
                                  (the L1's tag stage looks up 4 lines a cycle: ld_l1_cycles;
                                  the sectors over the lines are how much of a line a request
