@@ -133,6 +133,9 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
   double st_cycles = fmax(st_bytes / a->l1_bw_bytes_per_cycle, (double)c->st_lines * f / SP_L1_LINES_PER_CYCLE);
   parts[0] = dram_bytes * dram_drift / (a->dram_bw_gbs * 1e9 * sp_rank_dram_share(a, g->sms));
   parts[1] = l2_bytes / (sp_rank_l2_bw_gbs(a, g->sms) * 1e9);
+  /* loads that missed in warps over several rows take the data stage twice their bank cycles
+   * (measured on the H100: validation/results/h100/2026-11-27-l1-miss-wavefront-probe; taken
+   * for the other GPUs that cache loads in the L1 too, unmeasured there) */
   parts[2] = ((double)(c->ld_l1_cycles + c->ld_l1_miss_bank_cycles) * f + st_cycles) / (clock * g->sms);
   double loads_per_sm = (double)c->ld_requests * f / g->sms;
   parts[3] = loads_per_sm / loads_per_iter * lat_cycles / g->warps / clock; /* iterations x latency */
