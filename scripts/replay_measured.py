@@ -40,6 +40,8 @@ Datasets (under --results, default validation/results/h100):
   run13   2026-11-27-drift-run13/  thirteenth run, 286 candidates of 13 examples: the plans of the
           model whose DRAM time grows as the warps of a block drift apart over grid-stride
           rounds, with run 10's harness
+  run14   2026-11-27-l1-miss-run14/  fourteenth run, 117 candidates of 6 examples: the plans of
+          the model whose L1 time counts multi-row loads that miss twice, with run 10's harness
   merged  the union of all; a candidate measured in more than one run (same nest, mapping, block,
           grid) takes the median of its medians (of two: their mean). The runs were minutes or
           hours apart on the same GPU model but different VMs; the ratio of the last to the
@@ -106,17 +108,20 @@ DATASETS = [("run1", "2026-11-22", "first run"),
             ("run12", "2026-11-24-pending-hits",
              "twelfth run, 12 examples, the plans of the model with pending hits"),
             ("run13", "2026-11-27-drift-run13",
-             "thirteenth run, 13 examples, the plans of the model with warps drifting apart")]
+             "thirteenth run, 13 examples, the plans of the model with warps drifting apart"),
+            ("run14", "2026-11-27-l1-miss-run14",
+             "fourteenth run, 6 examples, the plans of the model with the L1's misses")]
 # Datasets whose nests replace the earlier runs' in "merged": run5 measured the two reduction
 # nests (jacobi.c:18, himeno.c:18) with the harness combining once per block; runs 1-4 combined
 # once per warp, which cost up to 4x their time (validation/results/h100/2026-11-22-atomic-probe.md).
 SUPERSEDING = {"run5", "run6"}
 # Datasets measured with that harness too, whose measurements of those nests are kept.
-SAME_HARNESS = SUPERSEDING | {"run7", "run8", "run9", "run10", "run11", "run12", "run13"}
+SAME_HARNESS = SUPERSEDING | {"run7", "run8", "run9", "run10", "run11", "run12", "run13",
+                                "run14"}
 # Datasets whose measurement of a candidate replaces every earlier one of it in "merged": run10's
 # harness (run11's and run12's too) keeps lane-varying loops from being unrolled, which changed
 # the times.
-CANDIDATE_SUPERSEDING = {"run10", "run11", "run12", "run13"}
+CANDIDATE_SUPERSEDING = {"run10", "run11", "run12", "run13", "run14"}
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 
 
@@ -514,9 +519,9 @@ def main():
     merged = merge_datasets([sets[n] for n, _, _ in DATASETS],
                             [sets[n] for n in SUPERSEDING], [sets[n] for n in SAME_HARNESS],
                             [sets[n] for n in CANDIDATE_SUPERSEDING])
-    merged["desc"] = ("run1 + ... + run13 (measured more than once: the median of the medians; "
-                      "of two, their mean; the reduction nests from runs 5 to 13 only; a "
-                      "candidate runs 10 to 13 measured, their times only)")
+    merged["desc"] = ("run1 + ... + run14 (measured more than once: the median of the medians; "
+                      "of two, their mean; the reduction nests from runs 5 to 14 only; a "
+                      "candidate runs 10 to 14 measured, their times only)")
     for nest in merged["meas"]:
         for n, _, _ in DATASETS:
             for comp, key in sets[n]["base"].get(nest, {}).items():
