@@ -822,11 +822,9 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
     }
     if (timed && nt > nt_line) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
   }
-  if (nt > 0 && wa->n_sectors > 1) {
-    uint32_t runs = 1;
-    for (uint32_t k = 1; k < wa->n_sectors && runs < 2; k++) runs += wa->sectors[k] != wa->sectors[k - 1] + 1;
-    if (runs > 1) c->ld_l1_miss_bank_cycles += wa->bank_cycles;
-  }
+  /* a miss in a request whose sectors (strictly ascending) are not one run: a warp over rows */
+  if (nt > 0 && wa->sectors[wa->n_sectors - 1] - wa->sectors[0] + 1 != wa->n_sectors)
+    c->ld_l1_miss_bank_cycles += wa->bank_cycles;
   if (m->l2f)
     for (uint32_t k = 0; k < nt; k++)
       for (uint64_t q = 0; q < (UINT64_C(1) << m->sub_shift); q++)

@@ -98,6 +98,13 @@ static double sp_drift_of_piece(const sp_arch *a, double piece, double rounds) {
   return 1.0;
 }
 
+/* bytes of DRAM traffic from requests of `sectors` over `lines`, slowed at their piece */
+static double sp_drift_bytes(const sp_arch *a, double bytes, int64_t sectors, int64_t lines,
+                             double rounds) {
+  if (bytes <= 0 || lines <= 0) return bytes;
+  return bytes * sp_drift_of_piece(a, a->l1_sector_bytes * (double)sectors / (double)lines, rounds);
+}
+
 double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t rounds,
                           const sp_arch *a) {
   if (rounds <= 1 || (!a->dram_drift_32b.n && !a->dram_drift_64b.n)) return 1.0;
@@ -105,12 +112,8 @@ double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t 
   for (int i = 0; i < narrays; i++) {
     const sp_cm_counters *c = &per_array[i];
     double rd = (double)c->dram_read_bytes, wr = sp_rank_dram_write_bytes(c);
-    if (rd > 0 && c->ld_lines > 0)
-      slowed += rd * sp_drift_of_piece(a, a->l1_sector_bytes * (double)c->ld_sectors / (double)c->ld_lines, (double)rounds);
-    else slowed += rd;
-    if (wr > 0 && c->st_lines > 0)
-      slowed += wr * sp_drift_of_piece(a, a->l1_sector_bytes * (double)c->st_sectors / (double)c->st_lines, (double)rounds);
-    else slowed += wr;
+    slowed += sp_drift_bytes(a, rd, c->ld_sectors, c->ld_lines, (double)rounds) +
+              sp_drift_bytes(a, wr, c->st_sectors, c->st_lines, (double)rounds);
     bytes += rd + wr;
   }
   return bytes > 0 ? slowed / bytes : 1.0;
