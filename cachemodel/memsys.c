@@ -46,13 +46,17 @@
  *   missing one to DRAM at once (dram_write_bytes += 32). dram_write_bytes counts write-backs of
  *   dirty sectors evicted during the run, attributed to the array that last wrote the sector;
  *   dirty data still in the L2 is reported in l2_dirty_bytes, not in dram_write_bytes (the
- *   kernel's counter does not see a later flush). Capacity: l2_bytes * l2_fraction, in sectors;
+ *   kernel's counter does not see a later flush). Capacity: sp_arch_l2_model_bytes (the arch's
+ *   l2_reuse_bytes, else l2_bytes) * l2_fraction, in sectors;
  *   SET_ASSOCIATIVE ways = opt->l2_ways, else arch->l2_assoc, else SP_CM_DEFAULT_L2_WAYS = 16
  *   (an assumption: unpublished; Accel-Sim uses 24 for V100 and 40 for its unvalidated H100).
  *
- * L2 partitions (A100/H100/H200: 2). The model keeps the L2 as one logical cache of the full
- *   capacity: a sector's hit/miss and the DRAM bytes do not depend on which half homes it (each
- *   sector lives in exactly one partition, so the capacity adds up). What the split changes is
+ * L2 partitions (A100/H100/H200: 2). The model keeps the L2 as one logical cache: a sector's
+ *   hit/miss and the DRAM bytes do not depend on which half homes it. Its capacity is what the
+ *   GPU keeps for reuse, measured: the H100 loses half of a region once 33.9 MiB of its 50
+ *   have been touched since, the H200 at 39.3 of 60 MiB, about 2/3 on both, as if a line homed
+ *   in the far half were held twice (validation/results/h100/2026-11-27-fill-partner-probe/;
+ *   arch l2_reuse_bytes). What the split also changes is
  *   the raw lts__t_sector_op_read_hit_rate, which also counts the lookups of far-partition
  *   traffic: see sp_cm_l2_raw_hit_rate_estimate (memsys.h). Far-partition latency is not used
  *   by the counters; cost.c uses the near latency.
@@ -407,7 +411,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
     m->l1_sets = m->l1_lines / ways;
   }
 
-  double l2_bytes = floor((double)arch->l2_bytes * o.l2_fraction);
+  double l2_bytes = floor((double)sp_arch_l2_model_bytes(arch) * o.l2_fraction);
   uint64_t l2_sectors = l2_bytes >= l2s && !o.l1_only ? (uint64_t)(l2_bytes / l2s) : 1;
   if (o.assoc == SP_CM_SET_ASSOCIATIVE) {
     uint64_t ways = o.l2_ways ? (uint64_t)o.l2_ways

@@ -470,11 +470,12 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
      * changes no count and saves allocating the whole L2 for small problems */
     double data = 1 << 20;
     for (int a = 0; a < nest->narrays; a++) data += (double)nest->arrays[a].total_bytes;
-    if (data / (double)arch->l2_bytes < cmo.l2_fraction) cmo.l2_fraction = data / (double)arch->l2_bytes;
+    double l2 = (double)sp_arch_l2_model_bytes(arch);
+    if (data / l2 < cmo.l2_fraction) cmo.l2_fraction = data / l2;
   }
   /* a large L2 is sampled by fill block (memsys.h), down to SP_L2_SAMPLE_MIN_SECTORS */
   if (budget > 0 && opt->assoc == SP_CM_FULLY_ASSOCIATIVE && opt->l1_variant == SP_CM_L1_BASE) {
-    double sectors = floor((double)arch->l2_bytes * cmo.l2_fraction) / arch->l2_sector_bytes;
+    double sectors = floor((double)sp_arch_l2_model_bytes(arch) * cmo.l2_fraction) / arch->l2_sector_bytes;
     while (cmo.l2_sample_shift < SP_L2_SAMPLE_MAX_SHIFT &&
            sectors / (double)(2 << cmo.l2_sample_shift) >= SP_L2_SAMPLE_MIN_SECTORS)
       cmo.l2_sample_shift++;

@@ -591,6 +591,7 @@ static void test_stores(void)
    * every dirty sector is written back once, attributed to the array that wrote it */
   a = h100;
   a.l2_bytes = 4096;
+  a.l2_reuse_bytes = 0; /* all of it */
   m = sp_cm_memsys_create(&a, 1, 2, NULL);
   if (!m) {
     CHECK(m != NULL);
@@ -877,23 +878,30 @@ static void test_l2_sampling(void)
 
   /* capacity: one SM without L1 caching sweeps a working set of f x the L2 twice with
    * whole-line requests; LRU keeps all of it for f = 0.8 (second sweep all hits) and none of it
-   * for f = 1.2 (a cyclic sweep larger than an LRU cache misses every time) */
+   * for f = 1.2 (a cyclic sweep larger than an LRU cache misses every time). The L2's capacity
+   * is the arch's l2_reuse_bytes (33.9 MiB on the H100), or l2_bytes without it */
   sp_arch no_l1 = h100;
   no_l1.l1_caches_global_loads = 0;
-  for (int big = 0; big <= 1; big++) {
-    uint64_t lines = (uint64_t)((big ? 1.2 : 0.8) * (double)h100.l2_bytes / 128);
-    opt.l2_sample_shift = 5;
-    sp_cm_memsys *m = sp_cm_memsys_create(&no_l1, 1, 1, &opt);
-    CHECK(m != NULL);
-    if (!m) return;
-    for (int pass = 0; pass < 2; pass++)
-      for (uint64_t l = 0; l < lines; l++)
-        CHECK_EQ_INT(emit(m, 0, 0, 0, (UINT64_C(1) << 32) + l * 128, 4, 4, 32), 0);
-    sp_cm_counters c = total(m);
-    CHECK_EQ_INT(c.l2_read_sectors, (int64_t)(8 * lines));
-    double second_hits = (double)c.l2_read_hit_sectors / (double)(4 * lines);
-    CHECK_NEAR(second_hits, big ? 0.0 : 1.0, 0.01);
-    sp_cm_memsys_free(m);
+  CHECK_EQ_INT(sp_arch_l2_model_bytes(&no_l1), 35546624);
+  for (int whole = 0; whole <= 1; whole++) {
+    sp_arch a = no_l1;
+    if (whole) a.l2_reuse_bytes = 0;
+    const double capacity = whole ? (double)h100.l2_bytes : (double)h100.l2_reuse_bytes;
+    for (int big = 0; big <= 1; big++) {
+      uint64_t lines = (uint64_t)((big ? 1.2 : 0.8) * capacity / 128);
+      opt.l2_sample_shift = 5;
+      sp_cm_memsys *m = sp_cm_memsys_create(&a, 1, 1, &opt);
+      CHECK(m != NULL);
+      if (!m) return;
+      for (int pass = 0; pass < 2; pass++)
+        for (uint64_t l = 0; l < lines; l++)
+          CHECK_EQ_INT(emit(m, 0, 0, 0, (UINT64_C(1) << 32) + l * 128, 4, 4, 32), 0);
+      sp_cm_counters c = total(m);
+      CHECK_EQ_INT(c.l2_read_sectors, (int64_t)(8 * lines));
+      double second_hits = (double)c.l2_read_hit_sectors / (double)(4 * lines);
+      CHECK_NEAR(second_hits, big ? 0.0 : 1.0, 0.01);
+      sp_cm_memsys_free(m);
+    }
   }
 
   /* a small array (64 KiB, its footprint tracked) is simulated in full: the same counts as the

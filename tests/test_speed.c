@@ -637,6 +637,7 @@ static void test_sampling_write_backs(void)
   tn_ref(&t, tn_copy_load(&t), true, 4, COPY_CHAIN, 2, 0, COPY_COEF);
   sp_arch small = H100;
   small.l2_bytes = 4 << 20;
+  small.l2_reuse_bytes = 0; /* all of it */
   static const int blocks[][3] = {{256, 1, 1}};
   sp_rank_result ex, sa;
   rank_exact_and_sampled_on(&small, &t, block_options(blocks, 1), 10000, &ex, &sa); /* of 131 k warp instructions */

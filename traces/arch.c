@@ -92,6 +92,7 @@ static const fdesc k_fields[] = {
     F("l1_caches_global_loads", FT_BOOL, l1_caches_global_loads, 0),
     F("l1_store_policy", FT_L1POL, l1_store_policy, 0),
     F("l2_bytes", FT_I64, l2_bytes, 0),
+    F("l2_reuse_bytes", FT_I64, l2_reuse_bytes, F_OPTIONAL),
     F("l2_partitions", FT_INT, l2_partitions, 0),
     F("l2_assoc", FT_INT, l2_assoc, F_NULLABLE),
     F("l2_line_bytes", FT_INT, l2_line_bytes, 0),
@@ -337,6 +338,10 @@ static int parse_field(const fdesc *f, const json_t *fo, sp_arch *a, const char 
 
 static int is_pow2(long long x) { return x > 0 && (x & (x - 1)) == 0; }
 
+int64_t sp_arch_l2_model_bytes(const sp_arch *arch) {
+  return arch->l2_reuse_bytes > 0 ? arch->l2_reuse_bytes : arch->l2_bytes;
+}
+
 double sp_arch_bw_at(const sp_arch_curve *c, double sms) {
   if (c->n < 1) return 0;
   if (sms <= c->x[0]) return c->y[0] * sms / c->x[0];
@@ -440,6 +445,12 @@ static int cross_check(const sp_arch *a, const char *p, char *err, size_t n) {
                 a->l2_assoc);
   if (a->l2_bytes <= a->l1_bytes)
     return fail(err, n, p, "l2_bytes", "not larger than l1_bytes");
+  if (a->l2_reuse_bytes &&
+      (a->l2_reuse_bytes <= a->l1_bytes || a->l2_reuse_bytes > a->l2_bytes ||
+       a->l2_reuse_bytes % a->l2_sector_bytes))
+    return fail(err, n, p, "l2_reuse_bytes",
+                "%lld must be a multiple of l2_sector_bytes above l1_bytes and at most l2_bytes %lld",
+                (long long)a->l2_reuse_bytes, (long long)a->l2_bytes);
   if (a->l2_hit_latency_cycles <= a->l1_hit_latency_cycles)
     return fail(err, n, p, "l2_hit_latency_cycles", "%g is not above l1_hit_latency_cycles %g",
                 a->l2_hit_latency_cycles, a->l1_hit_latency_cycles);

@@ -76,6 +76,8 @@ typedef struct sp_arch {
 
   /* --- L2 (shared by all SMs) --- */
   int64_t l2_bytes;
+  int64_t l2_reuse_bytes;          /* what the L2 keeps for reuse, which the memory model gives
+                                      its L2 (sp_arch_l2_model_bytes); 0 = l2_bytes (optional) */
   int l2_partitions;               /* 1, or 2 for A100/H100/H200 (near/far halves) */
   int l2_assoc;                    /* ways; 0 = not published / unknown */
   int l2_line_bytes;
@@ -190,6 +192,10 @@ int sp_arch_occupancy(const sp_arch *arch, int threads_per_block, int regs_per_t
 /* The curve at k SMs: linear between its points, through 0 below the first, its last value
  * beyond the last. */
 double sp_arch_bw_at(const sp_arch_curve *c, double sms);
+
+/* The bytes the memory model's L2 holds: l2_reuse_bytes where the description gives it, else
+ * l2_bytes. */
+int64_t sp_arch_l2_model_bytes(const sp_arch *arch);
 
 typedef struct sp_waves {
   int64_t blocks_per_wave; /* active_blocks_per_sm * sm_count */
