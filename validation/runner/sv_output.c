@@ -108,6 +108,23 @@ json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, const char
     if (json_is_integer(v) && json_integer_value(v) >= 0)
       rc |= set_field(a, k_ints[i].arch, json_integer(json_integer_value(v)), src);
   }
+  /* the template's share of its L2 kept for reuse (a probe's figure, not reported by the
+     device), applied to the device's L2: another L2 size keeps the same share */
+  const json_t *dev_l2 = json_object_get(device, "l2_bytes");
+  const json_int_t t_l2 = json_integer_value(json_object_get(json_object_get(tmpl, "l2_bytes"), "value"));
+  const json_int_t t_reuse =
+      json_integer_value(json_object_get(json_object_get(tmpl, "l2_reuse_bytes"), "value"));
+  const json_int_t sector =
+      json_integer_value(json_object_get(json_object_get(tmpl, "l2_sector_bytes"), "value"));
+  if (json_is_integer(dev_l2) && json_integer_value(dev_l2) > 0 && t_l2 > 0 && t_reuse > 0 &&
+      sector > 0 && json_integer_value(dev_l2) != t_l2) {
+    double share = (double)t_reuse / (double)t_l2;
+    json_int_t reuse = (json_int_t)(share * (double)json_integer_value(dev_l2) / (double)sector) * sector;
+    char d[640];
+    snprintf(d, sizeof d, "derived: the template's l2_reuse_bytes / l2_bytes (%.3f) times l2_bytes, %s",
+             share, src + strlen("measured: "));
+    rc |= set_field(a, "l2_reuse_bytes", json_integer(reuse), d);
+  }
   const json_t *v = json_object_get(device, "cc");
   if (json_is_string(v)) rc |= set_field(a, "compute_capability", json_string(json_string_value(v)), src);
   v = json_object_get(device, "sm_clock_mhz");

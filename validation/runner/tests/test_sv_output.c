@@ -46,9 +46,21 @@ static void test_arch(void) {
                  json_array_size(json_object_get(tmpl, "notes")) + 1);
     CHECK(!strncmp(json_string_value(json_array_get(json_object_get(a, "notes"), 0)),
                    "Written by schedvalidate", 24));
+    /* the same L2 as the template's: its l2_reuse_bytes stays as it is */
+    CHECK(json_equal(json_object_get(a, "l2_reuse_bytes"), json_object_get(tmpl, "l2_reuse_bytes")));
     json_t *b = sv_arch_from_device(tmpl, dev, "Device Arch.json", err, sizeof err);
     CHECK_EQ_STR(json_string_value(json_object_get(b, "name")), "h100"); /* not a valid name: the template's */
     json_decref(b);
+    /* an L2 of 60 MiB (the H200's) on the H100's template keeps the template's share of it,
+       35546624 / 52428800 of 62914560 = 42655948.8, down to a whole 32-byte sector */
+    json_t *h200 = json_deep_copy(dev);
+    json_object_set_new(h200, "l2_bytes", json_integer(62914560));
+    json_t *c = sv_arch_from_device(tmpl, h200, NULL, err, sizeof err);
+    json_t *r = json_object_get(c, "l2_reuse_bytes");
+    CHECK_EQ_INT(json_integer_value(json_object_get(r, "value")), 42655936);
+    CHECK(!strncmp(json_string_value(json_object_get(r, "source")), "derived: the template's l2_reuse_bytes", 38));
+    json_decref(c);
+    json_decref(h200);
   }
   json_decref(a);
   json_t *notarch = json_pack("{s:s}", "schema", "schedpredict-plan");
