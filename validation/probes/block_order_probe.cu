@@ -11,6 +11,8 @@
 //   both:  the nest as written
 //   read:  the loads only (their sum goes to one word)
 //   write: the stores only (of a value computed from the index)
+//   contig: the loads as written, the stores to out in the order of the blocks and their
+//           threads (block b, thread t at b * 256 + t: whole lines, written once each)
 // so that ncu's dram__bytes_read / dram__bytes_write of each say which stream costs the extra
 // reads, and timing says what it costs. The L2 is flushed before each launch.
 //
@@ -25,7 +27,7 @@
 #include "probe_time.cuh"
 
 enum { NB = 16, CH = 64, H = 128, W = 128 };
-enum { BOTH, READ, WRITE };
+enum { BOTH, READ, WRITE, CONTIG };
 
 template <int X_ON_Z, int MODE>
 __global__ void batchnorm(const float *in, const float *scale, const float *shift, float *out,
@@ -40,6 +42,9 @@ __global__ void batchnorm(const float *in, const float *scale, const float *shif
   } else {
     float v = scale[c] * in[i] + shift[c];
     if (MODE == BOTH) out[i] = v;
+    else if (MODE == CONTIG)
+      out[((size_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * 256 +
+          (threadIdx.z * 8 + threadIdx.y) * 8 + threadIdx.x] = v;
     else if (v == 1234.5f) *sink = v;
   }
 }
@@ -69,9 +74,10 @@ int main() {
     void (*k)(const float *, const float *, const float *, float *, float *);
   } runs[] = {{"xz", "both", batchnorm<1, BOTH>},  {"xy", "both", batchnorm<0, BOTH>},
               {"xz", "read", batchnorm<1, READ>},  {"xy", "read", batchnorm<0, READ>},
-              {"xz", "write", batchnorm<1, WRITE>}, {"xy", "write", batchnorm<0, WRITE>}};
+              {"xz", "write", batchnorm<1, WRITE>}, {"xy", "write", batchnorm<0, WRITE>},
+              {"xz", "contig", batchnorm<1, CONTIG>}, {"xy", "contig", batchnorm<0, CONTIG>}};
   printf("kernel,gpu,order,mode,us\n");
-  for (int r = 0; r < 6; r++) {
+  for (int r = 0; r < (int)(sizeof runs / sizeof runs[0]); r++) {
     float us = probe_time_us_each(runs[r].mode, 6, 1, [&] { flush(); },
                                   [&] { runs[r].k<<<grid, block>>>(in, scale, shift, out, sink); });
     if (us < 0) return 1;
