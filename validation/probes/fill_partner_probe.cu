@@ -7,7 +7,9 @@
 // 256 blocks apart, it read 67 MB.
 //
 // One trial: an L2 flush (a read of twice the L2); `first` reads sector 0 of every 64-byte
-// block of a region of R bytes; `filler` streams D bytes of other data (read, or written);
+// block of a region of R bytes; `filler` streams D bytes of other data (read, or written; or,
+// with a third argument of 3, `write1`: one 32-byte sector written in each 128-byte line of a
+// span of D bytes, what partly written lines cost the L2);
 // `second` reads either the partners (sector 1 of every block: `partner`) or sector 0 again
 // (`same`: when a requested sector is lost, for comparison). The counters of `second`, under
 // ncu (--cache-control none, so that the L2 keeps what the earlier kernels left), say how many
@@ -17,7 +19,7 @@
 //
 // Built and run on the GPU machine:
 //   nvcc -O3 -arch=sm_90 -o /tmp/fpp validation/probes/fill_partner_probe.cu
-//   /tmp/fpp [R_MB]              (the trials, one CSV line each, with second's time in us)
+//   /tmp/fpp [R_MB [3]]          (the trials, one CSV line each, with second's time in us)
 //   ncu --csv --cache-control none -k regex:second --metrics METRICS /tmp/fpp [R_MB]
 // The ncu rows of `second` come in the order of the trials the plain run prints.
 #include <cstdio>
@@ -52,6 +54,13 @@ __global__ void filler_read(const float4 *p, unsigned long long n, float *sink) 
   if (s == 1234.5f) *sink = s;
 }
 
+// one sector (8 floats) of each 128-byte line (32 floats) of the span of n float4s
+__global__ void filler_write1(float *p, unsigned long long n) {
+  for (unsigned long long k = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; k < n;
+       k += (unsigned long long)gridDim.x * blockDim.x)
+    p[(k / 8) * 32 + k % 8] = (float)k;
+}
+
 __global__ void filler_write(float4 *p, unsigned long long n) {
   for (unsigned long long k = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; k < n;
        k += (unsigned long long)gridDim.x * blockDim.x)
@@ -83,7 +92,9 @@ int main(int argc, char **argv) {
   const unsigned grid = (unsigned)((nblocks * 8 + threads - 1) / threads);
   printf("trial,gpu,region_mb,filler,filler_mb,second,second_us\n");
   int trial = 0;
-  for (int writes = 0; writes < 2; writes++)
+  const int modes = argc > 2 && atoi(argv[2]) == 3 ? 3 : 2;
+  static const char *mode_name[] = {"read", "write", "write1"};
+  for (int writes = 0; writes < modes; writes++)
     for (int which = 1; which >= 0; which--)
       for (int f = 0; f < nfill; f++) {
         unsigned long long n4 = (unsigned long long)(fill_mb[f] * (1 << 20)) / 16;
@@ -91,13 +102,14 @@ int main(int argc, char **argv) {
             [&] {
               flush();
               first<<<grid, threads>>>(region, nblocks, sink);
-              if (n4 && writes) filler_write<<<1056, 256>>>((float4 *)filler, n4);
+              if (n4 && writes == 2) filler_write1<<<1056, 256>>>(filler, n4);
+              else if (n4 && writes) filler_write<<<1056, 256>>>((float4 *)filler, n4);
               else if (n4) filler_read<<<1056, 256>>>((const float4 *)filler, n4, sink);
             },
             [&] { second<<<grid, threads>>>(region, nblocks, which, sink); });
         if (us < 0) return 1;
         printf("%d,%s,%.2f,%s,%.1f,%s,%.2f\n", trial++, prop.name, region_bytes / 1048576.0,
-               writes ? "write" : "read", fill_mb[f], which ? "partner" : "same", us);
+               mode_name[writes], fill_mb[f], which ? "partner" : "same", us);
       }
   return 0;
 }
