@@ -1,6 +1,6 @@
 #!/bin/bash
 # usage: bench/results/2026-11-27-night/sampling_spaces.sh BIN (from the repo root; the environment passes through)
-E=bench/results/2026-11-27-exact-late
+E=${EXACT:-bench/results/2026-11-27-exact-late} # EXACT=DIR: other references
 B=$1
 run() { f=$1; shift; echo "== $f"; python3 bench/sampling_error.py --exact-json $E/$f $B "$@" | grep -v "exact time"; }
 run matmul1024_b32_g8448_exact.json.gz bench/results/2026-11-24-exact-8a114de/matmul1024.c --block 32 --gangs 8448
