@@ -465,17 +465,17 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
   cmo.assoc = opt->assoc;
   cmo.kepler_transactions = arch->l1_sector_bytes == arch->l1_line_bytes;
   cmo.l2_fraction = (double)nsms / arch->sm_count;
+  const double l2 = (double)sp_arch_l2_model_bytes(arch);
   if (opt->assoc == SP_CM_FULLY_ASSOCIATIVE) {
     /* a fully associative LRU larger than all the data never evicts: size it to the data, which
      * changes no count and saves allocating the whole L2 for small problems */
     double data = 1 << 20;
     for (int a = 0; a < nest->narrays; a++) data += (double)nest->arrays[a].total_bytes;
-    double l2 = (double)sp_arch_l2_model_bytes(arch);
     if (data / l2 < cmo.l2_fraction) cmo.l2_fraction = data / l2;
   }
   /* a large L2 is sampled by fill block (memsys.h), down to SP_L2_SAMPLE_MIN_SECTORS */
   if (budget > 0 && opt->assoc == SP_CM_FULLY_ASSOCIATIVE && opt->l1_variant == SP_CM_L1_BASE) {
-    double sectors = floor((double)sp_arch_l2_model_bytes(arch) * cmo.l2_fraction) / arch->l2_sector_bytes;
+    double sectors = floor(l2 * cmo.l2_fraction) / arch->l2_sector_bytes;
     while (cmo.l2_sample_shift < SP_L2_SAMPLE_MAX_SHIFT &&
            sectors / (double)(2 << cmo.l2_sample_shift) >= SP_L2_SAMPLE_MIN_SECTORS)
       cmo.l2_sample_shift++;

@@ -127,8 +127,8 @@ static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_result *res,
 void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch *arch, int top) {
   fprintf(out, "GPU model: %s (%d SMs, L1 %lld KiB/SM for global loads, L2 %lld MiB", arch->full_name,
           arch->sm_count, (long long)(arch->l1_bytes / 1024), (long long)(arch->l2_bytes >> 20));
-  if (sp_arch_l2_model_bytes(arch) != arch->l2_bytes)
-    fprintf(out, ", %.1f of them kept for reuse", (double)sp_arch_l2_model_bytes(arch) / (1 << 20));
+  const int64_t kept = sp_arch_l2_model_bytes(arch);
+  if (kept != arch->l2_bytes) fprintf(out, ", %.1f of them kept for reuse", (double)kept / (1 << 20));
   fputs(")\n\n", out);
   for (int i = 0; i < n; i++) {
     const sp_nest *nest = nests[i].nest;

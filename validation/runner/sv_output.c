@@ -39,6 +39,11 @@ int sv_write_json_atomic(const json_t *obj, const char *path, bool force, char *
   return rc;
 }
 
+/* The integer value of an architecture file's field, 0 if it has none. */
+static json_int_t field_int(const json_t *arch, const char *key) {
+  return json_integer_value(json_object_get(json_object_get(arch, key), "value"));
+}
+
 static int set_field(json_t *arch, const char *key, json_t *value, const char *source) {
   if (!value) return -1;
   json_t *f = json_pack("{s:o, s:s}", "value", value, "source", source);
@@ -111,11 +116,8 @@ json_t *sv_arch_from_device(const json_t *tmpl, const json_t *device, const char
   /* the template's share of its L2 kept for reuse (a probe's figure, not reported by the
      device), applied to the device's L2: another L2 size keeps the same share */
   const json_t *dev_l2 = json_object_get(device, "l2_bytes");
-  const json_int_t t_l2 = json_integer_value(json_object_get(json_object_get(tmpl, "l2_bytes"), "value"));
-  const json_int_t t_reuse =
-      json_integer_value(json_object_get(json_object_get(tmpl, "l2_reuse_bytes"), "value"));
-  const json_int_t sector =
-      json_integer_value(json_object_get(json_object_get(tmpl, "l2_sector_bytes"), "value"));
+  const json_int_t t_l2 = field_int(tmpl, "l2_bytes"), t_reuse = field_int(tmpl, "l2_reuse_bytes"),
+                   sector = field_int(tmpl, "l2_sector_bytes");
   if (json_is_integer(dev_l2) && json_integer_value(dev_l2) > 0 && t_l2 > 0 && t_reuse > 0 &&
       sector > 0 && json_integer_value(dev_l2) != t_l2) {
     double share = (double)t_reuse / (double)t_l2;
