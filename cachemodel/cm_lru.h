@@ -7,7 +7,7 @@
 
 #include "schedpredict/cachemodel.h"
 
-/* ---- fully associative LRU: compact hash index + doubly linked list over a node pool ---------
+/* ---- LRU: compact hash index + doubly linked list over a node pool, one list per set ----------
  * The index is open-addressed (linear probing, load <= 1/2, backward-shift erase) with 8-byte
  * slots: the top 32 bits of the unit's Fibonacci hash and the node index + 1 (0 = empty). The
  * hash bits give a slot's home without reading its node and reject nearly every non-matching
@@ -15,8 +15,10 @@
  * 32 MB of index + 39 MB of nodes instead of 64 + 39 MB, which lets two refinement models fit
  * the memory budget, and eviction prefetches the next victim's predecessor and index slot, so a
  * stream of misses (the usual L2 traffic) waits on fewer host cache misses. (Prefetching a hit's
- * node half-way through memsys.c's pipeline was measured: 10 % more CPU time, not kept.) */
-
+ * node half-way through memsys.c's pipeline was measured: 10 % more CPU time, not kept.)
+ * Fully associative: one list over all nodes. Hashed set-associative (sp_cm_lru_create_sets):
+ * one index over all units, one list per set, a miss evicting its set's LRU unit; the same O(1)
+ * work per access whatever the ways. */
 #define NIL UINT32_MAX
 #define LRU_PHI UINT64_C(0x9E3779B97F4A7C15)
 
@@ -31,15 +33,47 @@ typedef struct lru_slot {
   uint32_t node; /* node index + 1; 0: empty */
 } lru_slot;
 
+/* One set's list: its MRU and LRU nodes and how many of its nodes are in use. A set's nodes are
+ * node[s << ways_shift ...], so a node's set is its index >> ways_shift. */
+typedef struct lru_set {
+  uint32_t mru, lru, used;
+} lru_set;
+
 struct sp_cm_lru {
   lru_slot *slot;
   uint64_t mask;  /* slots - 1 */
   unsigned shift; /* 32 - log2(slots) */
   lru_node *node;
-  uint32_t capacity, used;
-  uint32_t mru, lru;
+  uint32_t capacity; /* sets x ways */
+  uint32_t ways;     /* a set's nodes: capacity when fully associative, else a power of two */
+  uint32_t nsets;
+  unsigned ways_shift;  /* log2(ways); 31 when fully associative (every node in set 0) */
+  unsigned group_shift; /* units u >> group_shift share a set (sp_cm_set_index_hash) */
+  lru_set *set;         /* &one when fully associative */
+  lru_set one;
   int owns_tables; /* 0: slot and node lie in the caller's memory (sp_cm_lru_create_at) */
 };
+
+/* The splitmix64 finalizer: a hash independent of the index's Fibonacci one, whose high bits
+ * place the table slots. The hashed set-associative LRU takes a set from its high half, and
+ * memsys.c's L2 sampling its sample from its low bits, so a sample keeps whole sets. */
+static inline uint64_t cm_mix64(uint64_t x)
+{
+  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+
+/* sp_cm_set_index_hash's formula: the hash's high 32 bits scaled to [0, sets). */
+static inline uint32_t cm_set_of_hash(uint64_t mixed, uint64_t sets)
+{
+  return (uint32_t)(((mixed >> 32) * sets) >> 32);
+}
+
+static inline lru_set *lru_set_of_unit(sp_cm_lru *c, uint64_t unit)
+{
+  return c->nsets == 1 ? c->set : &c->set[cm_set_of_hash(cm_mix64(unit >> c->group_shift), c->nsets)];
+}
 
 static inline uint32_t lru_hash(uint64_t unit)
 {
@@ -94,32 +128,35 @@ static inline uint64_t lru_erase(sp_cm_lru *c, uint64_t hole)
 static inline void list_unlink(sp_cm_lru *c, uint32_t i)
 {
   lru_node *n = &c->node[i];
+  lru_set *st = &c->set[i >> c->ways_shift];
   if (n->prev != NIL) c->node[n->prev].next = n->next;
-  else c->mru = n->next;
+  else st->mru = n->next;
   if (n->next != NIL) c->node[n->next].prev = n->prev;
-  else c->lru = n->prev;
+  else st->lru = n->prev;
 }
 
 static inline void list_push_mru(sp_cm_lru *c, uint32_t i)
 {
   lru_node *n = &c->node[i];
+  lru_set *st = &c->set[i >> c->ways_shift];
   n->prev = NIL;
-  n->next = c->mru;
-  if (c->mru != NIL) c->node[c->mru].prev = i;
-  else c->lru = i;
-  c->mru = i;
+  n->next = st->mru;
+  if (st->mru != NIL) c->node[st->mru].prev = i;
+  else st->lru = i;
+  st->mru = i;
 }
 
 /* Inserts unit (hash: lru_hash(unit)) as MRU with payload 0 into si, the empty slot its probe
- * ended on, evicting the LRU unit when full. */
+ * ended on, evicting the LRU unit of its set when that is full. */
 static inline uint64_t *lru_insert(sp_cm_lru *c, uint64_t unit, uint32_t hash, uint64_t si,
                                    sp_cm_lookup *res)
 {
   uint32_t i;
-  if (c->used < c->capacity) {
-    i = c->used++;
+  lru_set *st = lru_set_of_unit(c, unit);
+  if (st->used < c->ways) {
+    i = (uint32_t)((st - c->set) << c->ways_shift) + st->used++;
   } else {
-    i = c->lru;
+    i = st->lru;
     lru_node *v = &c->node[i];
     list_unlink(c, i);
     if (res) {
@@ -133,8 +170,8 @@ static inline uint64_t *lru_insert(sp_cm_lru *c, uint64_t unit, uint32_t hash, u
     uint64_t home = lru_home(c, hash);
     if (((hole - home) & c->mask) < ((si - home) & c->mask)) si = hole;
 #if defined(__GNUC__)
-    if (c->lru != NIL) { /* the next victim: its predecessor and its slot */
-      const lru_node *t = &c->node[c->lru];
+    if (st->lru != NIL) { /* the next victim: its predecessor and its slot */
+      const lru_node *t = &c->node[st->lru];
       if (t->prev != NIL) __builtin_prefetch(&c->node[t->prev]);
       __builtin_prefetch(&c->slot[lru_home(c, lru_hash(t->unit))]);
     }
@@ -157,7 +194,7 @@ static inline uint64_t *cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_
   uint64_t si = lru_probe(c, unit, hash);
   if (c->slot[si].node) {
     uint32_t i = c->slot[si].node - 1;
-    if (mode != SP_CM_LOOKUP_PEEK && i != c->mru) {
+    if (mode != SP_CM_LOOKUP_PEEK && i != c->set[i >> c->ways_shift].mru) {
       list_unlink(c, i);
       list_push_mru(c, i);
     }

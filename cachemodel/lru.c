@@ -85,10 +85,17 @@ size_t sp_cm_lru_table_bytes(uint64_t capacity)
   return lru_node_bytes(capacity) + (size_t)cm_pow2_at_least(2 * capacity) * sizeof(lru_slot);
 }
 
-static sp_cm_lru *lru_init(uint64_t capacity, void *tables, int owns)
+static sp_cm_lru *lru_init(uint64_t sets, uint64_t ways, unsigned group_shift, void *tables,
+                          int owns)
 {
+  const uint64_t capacity = sets * ways;
   sp_cm_lru *c = calloc(1, sizeof *c);
   if (!c) return NULL;
+  c->set = sets == 1 ? &c->one : malloc(sets * sizeof *c->set);
+  if (!c->set) {
+    free(c);
+    return NULL;
+  }
   uint64_t slots = cm_pow2_at_least(2 * capacity);
   unsigned bits = 0;
   while ((UINT64_C(1) << bits) < slots) bits++;
@@ -98,26 +105,45 @@ static sp_cm_lru *lru_init(uint64_t capacity, void *tables, int owns)
   c->mask = slots - 1;
   c->shift = 32 - bits;
   c->capacity = (uint32_t)capacity;
+  c->ways = (uint32_t)ways;
+  c->nsets = (uint32_t)sets;
+  c->ways_shift = 31;
+  if (sets > 1)
+    for (c->ways_shift = 0; (UINT64_C(1) << c->ways_shift) < ways; c->ways_shift++) {}
+  c->group_shift = group_shift;
   memset(c->slot, 0, slots * sizeof *c->slot);
-  c->mru = c->lru = NIL;
+  for (uint64_t s = 0; s < sets; s++) c->set[s] = (lru_set){NIL, NIL, 0};
+  return c;
+}
+
+static sp_cm_lru *lru_create(uint64_t sets, uint64_t ways, unsigned group_shift)
+{
+  size_t bytes = sp_cm_lru_table_bytes(sets * ways);
+  if (!bytes) return NULL;
+  void *tables = sp_cm_table_alloc(bytes);
+  if (!tables) return NULL;
+  sp_cm_lru *c = lru_init(sets, ways, group_shift, tables, 1);
+  if (!c) free(tables);
   return c;
 }
 
 sp_cm_lru *sp_cm_lru_create(uint64_t capacity)
 {
-  size_t bytes = sp_cm_lru_table_bytes(capacity);
-  if (!bytes) return NULL;
-  void *tables = sp_cm_table_alloc(bytes);
-  if (!tables) return NULL;
-  sp_cm_lru *c = lru_init(capacity, tables, 1);
-  if (!c) free(tables);
-  return c;
+  return capacity ? lru_create(1, capacity, 0) : NULL;
+}
+
+sp_cm_lru *sp_cm_lru_create_sets(uint64_t sets, uint32_t ways, unsigned group_shift)
+{
+  if (sets == 0 || ways == 0 || (ways & (ways - 1)) || group_shift > 63 ||
+      sets > (UINT64_C(1) << 31) / ways)
+    return NULL;
+  return lru_create(sets, ways, group_shift);
 }
 
 sp_cm_lru *sp_cm_lru_create_at(uint64_t capacity, void *tables)
 {
   if (!sp_cm_lru_table_bytes(capacity) || !tables || ((uintptr_t)tables & 63)) return NULL;
-  return lru_init(capacity, tables, 0);
+  return lru_init(1, capacity, 0, tables, 0);
 }
 
 uint64_t *sp_cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_mode mode,
@@ -139,15 +165,24 @@ int sp_cm_lru_access(sp_cm_lru *c, uint64_t unit)
  * home up to the first empty slot clears them all. */
 void sp_cm_lru_clear(sp_cm_lru *c)
 {
-  if ((uint64_t)c->used * 8 < c->mask + 1) {
-    for (uint32_t i = 0; i < c->used; i++)
-      for (uint64_t j = lru_home(c, lru_hash(c->node[i].unit)); c->slot[j].node; j = (j + 1) & c->mask)
-        c->slot[j].node = 0;
+  uint64_t used = 0;
+  for (uint32_t s = 0; s < c->nsets; s++) used += c->set[s].used;
+  if (used * 8 < c->mask + 1) {
+    for (uint32_t s = 0; s < c->nsets; s++) {
+      const uint32_t first = (uint32_t)((uint64_t)s << c->ways_shift);
+      for (uint32_t i = first; i < first + c->set[s].used; i++)
+        for (uint64_t j = lru_home(c, lru_hash(c->node[i].unit)); c->slot[j].node; j = (j + 1) & c->mask)
+          c->slot[j].node = 0;
+    }
   } else {
     memset(c->slot, 0, (size_t)(c->mask + 1) * sizeof *c->slot);
   }
-  c->used = 0;
-  c->mru = c->lru = NIL;
+  for (uint32_t s = 0; s < c->nsets; s++) c->set[s] = (lru_set){NIL, NIL, 0};
+}
+
+uint32_t sp_cm_lru_ways(const sp_cm_lru *c)
+{
+  return c->ways;
 }
 
 void sp_cm_lru_prefetch(const sp_cm_lru *c, uint64_t unit)
@@ -162,13 +197,15 @@ size_t sp_cm_lru_bytes_for(uint64_t capacity)
 
 size_t sp_cm_lru_memory_bytes(const sp_cm_lru *c)
 {
-  return sizeof *c + (c->owns_tables ? sp_cm_lru_table_bytes(c->capacity) : 0);
+  return sizeof *c + (c->nsets > 1 ? c->nsets * sizeof *c->set : 0) +
+         (c->owns_tables ? sp_cm_lru_table_bytes(c->capacity) : 0);
 }
 
 void sp_cm_lru_free(sp_cm_lru *c)
 {
   if (!c) return;
   if (c->owns_tables) free(c->node); /* the start of the tables */
+  if (c->set != &c->one) free(c->set);
   free(c);
 }
 
@@ -178,6 +215,12 @@ uint64_t sp_cm_set_index_mod(uint64_t unit, uint64_t sets, void *ctx)
 {
   (void)ctx;
   return (sets & (sets - 1)) == 0 ? unit & (sets - 1) : unit % sets;
+}
+
+uint64_t sp_cm_set_index_hash(uint64_t unit, uint64_t sets, void *ctx)
+{
+  unsigned group_shift = ctx ? *(const unsigned *)ctx : 0;
+  return cm_set_of_hash(cm_mix64(unit >> group_shift), sets);
 }
 
 uint64_t sp_cm_set_index_xorfold(uint64_t unit, uint64_t sets, void *ctx)

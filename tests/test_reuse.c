@@ -285,6 +285,64 @@ static void test_set_associative(void)
   CHECK(sp_cm_rd_sets_create(0, 0, NULL, NULL) == NULL);
 }
 
+/* The hashed set-associative LRU (sp_cm_lru_create_sets: one index, a list per set) against
+ * sp_cm_setassoc (MRU-first arrays) with the same set index, sp_cm_set_index_hash: every lookup
+ * mode, the same outcome, victim and payloads on random traces, also after a clear. Units come
+ * in groups of 2^group_shift (the sectors of a line) that must share a set. */
+static void test_hashed_sets(void)
+{
+  const struct {
+    uint64_t sets;
+    uint32_t ways;
+    unsigned group_shift;
+  } cfg[] = {{2, 1, 0}, {3, 4, 2}, {7, 8, 2}, {64, 16, 2}, {5, 512, 2}, {100, 2, 3}};
+  uint64_t rng = 77, wrong = 0, hits = 0, evictions = 0, split_groups = 0;
+  for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+    unsigned gs = cfg[c].group_shift;
+    sp_cm_lru *h = sp_cm_lru_create_sets(cfg[c].sets, cfg[c].ways, gs);
+    sp_cm_setassoc *ref = sp_cm_setassoc_create(cfg[c].sets, cfg[c].ways, sp_cm_set_index_hash, &gs);
+    CHECK(h && ref);
+    if (!h || !ref) return;
+    CHECK_EQ_INT(sp_cm_lru_ways(h), cfg[c].ways);
+    const uint64_t alphabet = cfg[c].sets * cfg[c].ways * 3 + 5;
+    for (int round = 0; round < 2; round++) {
+      for (int t = 0; t < 60000; t++) {
+        uint64_t r = sp_test_rand(&rng), u = (r >> 8) % alphabet;
+        if (r & 0x10) u += UINT64_C(1) << 40; /* wide keys too */
+        split_groups += sp_cm_set_index_hash(u, cfg[c].sets, &gs) !=
+                        sp_cm_set_index_hash(u ^ ((UINT64_C(1) << gs) - 1), cfg[c].sets, &gs);
+        sp_cm_lookup_mode mode = (r & 3) == 0 ? SP_CM_LOOKUP_PEEK
+                                 : (r & 3) == 1 ? SP_CM_LOOKUP_TOUCH
+                                                : SP_CM_LOOKUP_INSERT;
+        sp_cm_lookup a, b;
+        uint64_t *pa = sp_cm_lru_lookup(h, u, mode, &a), *pb = sp_cm_setassoc_lookup(ref, u, mode, &b);
+        wrong += (pa == NULL) != (pb == NULL) || a.hit != b.hit || a.evicted != b.evicted ||
+                 (a.evicted && (a.victim != b.victim || a.victim_payload != b.victim_payload)) ||
+                 (pa && *pa != *pb);
+        if (pa && pb && mode == SP_CM_LOOKUP_INSERT) *pa = *pb = r;
+        hits += (uint64_t)a.hit;
+        evictions += (uint64_t)a.evicted;
+      }
+      sp_cm_lru_clear(h);
+      sp_cm_setassoc_clear(ref);
+    }
+    sp_cm_lru_free(h);
+    sp_cm_setassoc_free(ref);
+  }
+  CHECK_EQ_INT(wrong, 0);
+  CHECK_EQ_INT(split_groups, 0);
+  CHECK(hits > 50000 && evictions > 50000);
+  /* the hash spreads a power-of-two stride of lines over all sets */
+  unsigned gs = 2, seen = 0;
+  for (uint64_t k = 0; k < 4096; k++) seen |= 1u << sp_cm_set_index_hash(k << 12, 32, &gs);
+  CHECK_EQ_INT(seen, UINT32_MAX);
+  CHECK(sp_cm_lru_create_sets(0, 4, 0) == NULL);
+  CHECK(sp_cm_lru_create_sets(4, 0, 0) == NULL);
+  CHECK(sp_cm_lru_create_sets(4, 3, 0) == NULL); /* ways not a power of two */
+  CHECK(sp_cm_lru_create_sets(UINT64_C(1) << 30, 4, 0) == NULL);
+  CHECK(sp_cm_lru_create_sets(4, 4, 64) == NULL);
+}
+
 static void test_set_index_functions(void)
 {
   CHECK_EQ_INT(sp_cm_set_index_mod(1000, 64, NULL), 1000 % 64);
@@ -317,6 +375,7 @@ static void test_rd_rejects_bad_cap(void)
 int main(void)
 {
   SP_RUN(test_table_7_2);
+  SP_RUN(test_hashed_sets);
   SP_RUN(test_rd_matches_brute_force);
   SP_RUN(test_rd_memory_follows_live_units);
   SP_RUN(test_rd_capped);

@@ -140,12 +140,23 @@ void sp_cm_lru_clear(sp_cm_lru *c);
  * small caches share one allocation on huge pages. NULL on a bad capacity or pointer. */
 sp_cm_lru *sp_cm_lru_create_at(uint64_t capacity, void *tables);
 size_t sp_cm_lru_table_bytes(uint64_t capacity); /* 0 for a capacity create refuses */
+/* Hashed set-associative LRU in the same structure: `sets` sets of `ways` (a power of two) units,
+ * sets x ways < 2^31; a unit's set is sp_cm_set_index_hash(unit, sets, &group_shift), so the
+ * units of one group (unit >> group_shift: the sectors of a line) share a set; a miss evicts
+ * its set's LRU unit. O(1) per access whatever the ways, unlike sp_cm_setassoc. The lookup
+ * functions below and clear, free and memory_bytes take it as they take the fully associative
+ * one (sets = 1 is that cache). */
+sp_cm_lru *sp_cm_lru_create_sets(uint64_t sets, uint32_t ways, unsigned group_shift);
+uint32_t sp_cm_lru_ways(const sp_cm_lru *c); /* units per set; the capacity when fully assoc. */
 
 /* Set index of a unit: must return a value < sets. */
 typedef uint64_t (*sp_cm_set_index_fn)(uint64_t unit, uint64_t sets, void *ctx);
 uint64_t sp_cm_set_index_mod(uint64_t unit, uint64_t sets, void *ctx);     /* unit mod sets */
 uint64_t sp_cm_set_index_xorfold(uint64_t unit, uint64_t sets, void *ctx); /* XOR of the unit's
   log2(sets)-bit chunks, then mod sets: spreads power-of-two strides over all sets */
+/* The high 32 bits of the splitmix64 finalizer of unit >> *(unsigned *)ctx (0 when ctx is NULL),
+ * scaled to [0, sets): sp_cm_lru_create_sets's set index */
+uint64_t sp_cm_set_index_hash(uint64_t unit, uint64_t sets, void *ctx);
 
 /* Set-associative LRU cache: sets x ways, each set an MRU-first array (ways is small: O(ways)
  * per access). index_fn NULL means sp_cm_set_index_mod. access returns 1 hit / 0 miss. */
