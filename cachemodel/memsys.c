@@ -47,9 +47,16 @@
  *   dirty sectors evicted during the run, attributed to the array that last wrote the sector;
  *   dirty data still in the L2 is reported in l2_dirty_bytes, not in dram_write_bytes (the
  *   kernel's counter does not see a later flush). Capacity: sp_arch_l2_model_bytes (the arch's
- *   l2_reuse_bytes, else l2_bytes) * l2_fraction, in sectors;
- *   SET_ASSOCIATIVE ways = opt->l2_ways, else arch->l2_assoc, else SP_CM_DEFAULT_L2_WAYS = 16
- *   (an assumption: unpublished; Accel-Sim uses 24 for V100 and 40 for its unvalidated H100).
+ *   l2_reuse_bytes, else l2_bytes) * l2_fraction, in sectors. With the FULLY_ASSOCIATIVE L1,
+ *   the L2 is a hashed set-associative LRU with sets of arch->l2_reuse_set_sectors (or
+ *   opt->l2_set_sectors) sectors, a line's sectors in one set chosen by cm_mix64 of the line,
+ *   the capacity rounded to whole sets; without that field one fully associative LRU. The sets
+ *   are a fit, not the hardware's ways: the H100 and H200 lose a region gradually as the
+ *   footprint since grows past 24 MB, and 512-sector sets reproduce that curve
+ *   (validation/results/h100/2026-11-27-fill-partner-probe/fit_sets.py) where one LRU loses
+ *   everything at its capacity. SET_ASSOCIATIVE: ways = opt->l2_ways, else arch->l2_assoc,
+ *   else SP_CM_DEFAULT_L2_WAYS = 16 (an assumption: unpublished; Accel-Sim uses 24 for V100
+ *   and 40 for its unvalidated H100), indexed by the XOR fold of the sector.
  *
  * L2 partitions (A100/H100/H200: 2). The model keeps the L2 as one logical cache: a sector's
  *   hit/miss and the DRAM bytes do not depend on which half homes it. Its capacity is what the
@@ -78,7 +85,11 @@
  *   A hash of the DRAM fill block (so a block's sectors are in or out together) picks 1 in 2^s
  *   blocks; only those are looked up, in an L2 of 1/2^s the sectors. For an LRU cache this is
  *   SHARDS's fixed-rate spatial sampling: the sampled blocks' reuse distances shrink by the same
- *   factor as the capacity, so their hits and misses are estimates of the whole cache's. Each
+ *   factor as the capacity, so their hits and misses are estimates of the whole cache's. It
+ *   cannot place a reuse near the capacity (himeno 128^3 was sampled with 2x the exact L2
+ *   hits). With hashed sets the hash is of the line and the sample is whole sets, 1/2^s of
+ *   them: each behaves exactly as a set of the full L2, and the estimate's error is only which
+ *   sets were drawn (tests/test_memsys.c test_l2_sets). Each
  *   group's requests stay exact; its sampled misses are scaled to its requests (group_counters
  *   says how). Arrays of at most 1/16 of the sampled L2 are simulated in full. The L1s are not
  *   sampled.
@@ -114,6 +125,7 @@
  *     >= 2C slots of 16 bytes (~56-88 bytes per unit). H100 L1 (1866 lines): ~110 KB per SM,
  *     14.5 MB for 132 SMs; H100 L2 (50 MB = 1,638,400 sectors): ~103 MB.
  *   - set-associative: 16 bytes per way + 4 per set: H100 L1 ~30 KB per SM, L2 ~26 MB.
+ *   - hashed sets: the fully associative LRU's tables + 12 bytes per set.
  *   - MODELED: per SM a ring of in-flight fills and a hash map sector -> completion time, sized
  *     from the latency: (sectors per line) x (DRAM latency + 65) entries, ~190 KB per SM on H100.
  *   - counters: one sp_cm_counters per array (per reference with opt.nrefs); the instruction
@@ -238,6 +250,7 @@ struct sp_cm_memsys {
   size_t l1_table_bytes; /* one SM's share */
   sp_cm_counters *ctr; /* per counter group; with L2 sampling, its L2 outcomes are the sample's */
   uint64_t l2_sample_mask; /* 2^l2_sample_shift - 1; 0: the L2 is simulated for every sector */
+  unsigned sample_unit_shift; /* sampled by sector >> this: the fill block, or the line (sets) */
   uint64_t l2_sectors;     /* capacity of the simulated L2 (sampled: 1/2^shift of the L2's) */
   uint8_t *l2_whole;       /* per array: 1 = every sector simulated even when sampling (small) */
   int *group_array;        /* per counter group: its array (for the group's sampling weight) */
@@ -360,7 +373,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   if (opt) o = *opt;
   if (o.l2_fraction == 0) o.l2_fraction = 1.0;
   if (!(o.l2_fraction > 0 && o.l2_fraction <= 1.0) || o.l1_bytes < 0 || o.l1_ways < 0 ||
-      o.l2_ways < 0)
+      o.l2_ways < 0 || o.l2_set_sectors < -1)
     return NULL;
   if ((o.l1_variant != SP_CM_L1_BASE && o.l1_variant != SP_CM_L1_MODELED) ||
       (o.assoc != SP_CM_FULLY_ASSOCIATIVE && o.assoc != SP_CM_SET_ASSOCIATIVE))
@@ -425,7 +438,20 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
     m->l2_sample_mask = (UINT64_C(1) << o.l2_sample_shift) - 1;
     l2_sectors >>= o.l2_sample_shift;
     if (!l2_sectors) l2_sectors = 1;
-    m->l2f = sp_cm_lru_create(l2_sectors);
+    const int64_t set_sectors = o.l2_set_sectors ? o.l2_set_sectors : arch->l2_reuse_set_sectors;
+    m->sample_unit_shift = m->fill_shift;
+    if (set_sectors > 0 && !o.l1_only) {
+      /* whole sets (lines) in the sample; l2_sectors rounded to whole sets, at least one */
+      const unsigned line_shift = log2u((uint64_t)(arch->l2_line_bytes / l2s));
+      if (!is_pow2(set_sectors) || set_sectors < (INT64_C(1) << line_shift)) goto fail;
+      uint64_t sets = (l2_sectors + (uint64_t)set_sectors / 2) / (uint64_t)set_sectors;
+      m->sample_unit_shift = line_shift;
+      if (sets >= 2) {
+        l2_sectors = sets * (uint64_t)set_sectors;
+        m->l2f = sp_cm_lru_create_sets(sets, (uint32_t)set_sectors, line_shift);
+      }
+    }
+    if (!m->l2f) m->l2f = sp_cm_lru_create(l2_sectors);
     if (!m->l2f) goto fail;
   }
 
@@ -545,17 +571,14 @@ static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode 
                 : sp_cm_setassoc_lookup(s->l1s, line, mode, NULL);
 }
 
-/* Whether the L2 simulates this sector (L2 sampling): the fill block's hash (the splitmix64
- * finalizer, independent of the LRU's Fibonacci hash, whose high bits place the table slots). */
+/* Whether the L2 simulates this sector (L2 sampling): the low bits of cm_mix64 of its fill block,
+ * or of its line when the L2 has sets, whose index takes the high bits of the same hash: the
+ * sample is then whole sets, each of which behaves as in the full L2. */
 static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array)
 {
   if (m->opt.l1_only) return 0;
   if (!m->l2_sample_mask || m->l2_whole[array]) return 1;
-  uint64_t x = sector >> m->fill_shift;
-  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-  x ^= x >> 31;
-  return (x & m->l2_sample_mask) == 0;
+  return (cm_mix64(sector >> m->sample_unit_shift) & m->l2_sample_mask) == 0;
 }
 
 /* An evicted dirty sector goes to DRAM, charged to the group that last wrote it. */
@@ -715,7 +738,7 @@ static void l2_fill_blocks(sp_cm_memsys *m, const uint64_t *missed, uint32_t n, 
    * holds more sectors than one instruction inserts, so they are not probed again: a
    * coalesced stream's misses come in whole blocks, and this halves its L2 probes. */
   const int skip_missed = m->l2f != NULL && per <= 64 &&
-                          m->l2_sectors > ((uint64_t)SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT) * per;
+                          sp_cm_lru_ways(m->l2f) > ((uint64_t)SP_CM_MAX_UNITS << m->sub_shift) * per;
   for (uint32_t k = 0; k < n;) {
     uint64_t first = missed[k] & ~(per - 1), own = 0;
     uint32_t j = k;

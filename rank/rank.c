@@ -468,9 +468,12 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
   const double l2 = (double)sp_arch_l2_model_bytes(arch);
   if (opt->assoc == SP_CM_FULLY_ASSOCIATIVE) {
     /* a fully associative LRU larger than all the data never evicts: size it to the data, which
-     * changes no count and saves allocating the whole L2 for small problems */
+     * changes no count and saves allocating the whole L2 for small problems. Hashed sets get
+     * twice the data: a set of 512 sectors then expects 64 lines of 4, 8 standard deviations
+     * from overflowing. */
     double data = 1 << 20;
     for (int a = 0; a < nest->narrays; a++) data += (double)nest->arrays[a].total_bytes;
+    if (arch->l2_reuse_set_sectors > 0) data *= 2;
     if (data / l2 < cmo.l2_fraction) cmo.l2_fraction = data / l2;
   }
   /* a large L2 is sampled by fill block (memsys.h), down to SP_L2_SAMPLE_MIN_SECTORS */

@@ -129,6 +129,8 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
           arch->sm_count, (long long)(arch->l1_bytes / 1024), (long long)(arch->l2_bytes >> 20));
   const int64_t kept = sp_arch_l2_model_bytes(arch);
   if (kept != arch->l2_bytes) fprintf(out, ", %.1f of them kept for reuse", (double)kept / (1 << 20));
+  if (arch->l2_reuse_set_sectors > 0)
+    fprintf(out, " in hashed sets of %lld sectors", (long long)arch->l2_reuse_set_sectors);
   fputs(")\n\n", out);
   for (int i = 0; i < n; i++) {
     const sp_nest *nest = nests[i].nest;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Holds a schedpredict binary's modeled counters against the H100 counters committed in the
-repo, without a GPU: how far its load requests, load sectors, L1 hit rate and L2 read sectors
-are from what Nsight Compute counted (scripts/replay_measured.py does the same for the ranking).
+repo, without a GPU: how far its load requests, load sectors, L1 hit rate, L2 read sectors and
+DRAM read bytes are from what Nsight Compute counted (scripts/replay_measured.py does the same for the ranking).
 
     scripts/counters_measured.py BIN [--baseline BIN2] [--examples a,b] [--run DIR]
 
@@ -10,7 +10,7 @@ Runs `BIN --format json --top 100000 -q examples/NAME.c ARGS` (ARGS: the example
 validation/results/h100/2026-11-23-model-d7c4d47, whose comparison.csv holds each candidate's
 measured counters), and matches candidates by (nest, mapping as its trace runs, block, grid;
 scripts/trace_key.py). Per nest: the median over its matched candidates of |modeled/measured - 1|
-(requests, sectors, L2 read sectors and the same against the L1's misses, in %) and of |modeled - measured| L1 hit rate (points);
+(requests, sectors, L2 read sectors and the same against the L1's misses, DRAM read bytes, in %) and of |modeled - measured| L1 hit rate (points);
 then over all candidates the median and mean. With --baseline, each cell is "BASE -> BIN" and
 only candidates both binaries rank are counted; rows where a cell moves by 0.05 or more end in
 '*'. Exit 0; 1 when an example failed under a binary (reported; its candidates are left out);
@@ -37,7 +37,8 @@ METRICS = [("requests", "global_load_requests", "global_load_requests", True),
            ("L2 reads", "l2_tex_read_transactions", "l2_tex_read_transactions", True),
            # the model's L2 reads are the L1's misses; the GPU's L2 counts them after its request
            # coalescer merged some (validation/FORMATS.md)
-           ("L1 misses", "l2_tex_read_transactions", "ld_l1_miss_sectors", True)]
+           ("L1 misses", "l2_tex_read_transactions", "ld_l1_miss_sectors", True),
+           ("DRAM reads", "dram_read_bytes", "dram_read_bytes", True)]
 
 
 def key_of(file, line, mapping, block, grid):

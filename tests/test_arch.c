@@ -64,6 +64,7 @@ static void test_v100_a100(void) {
   CHECK_EQ_INT(a.sm_count, 108);
   CHECK_EQ_INT(a.l2_bytes, 40 * 1024 * 1024);
   CHECK_EQ_INT(a.l2_reuse_bytes, 0); /* unmeasured there: the model's L2 is all of it */
+  CHECK_EQ_INT(a.l2_reuse_set_sectors, 0); /* and one fully associative LRU */
   CHECK_EQ_INT(sp_arch_l2_model_bytes(&a), 40 * 1024 * 1024);
   CHECK_EQ_INT(a.l2_partitions, 2);
   CHECK(a.l2_far_hit_latency_cycles > a.l2_hit_latency_cycles);
@@ -79,6 +80,7 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.l2_bytes, 50 * 1024 * 1024);
   /* fill_partner_probe: half of a region lost at 33.9 MiB of footprint */
   CHECK_EQ_INT(a.l2_reuse_bytes, 35546624);
+  CHECK_EQ_INT(a.l2_reuse_set_sectors, 512); /* fit_sets.py on the probe */
   CHECK_EQ_INT(sp_arch_l2_model_bytes(&a), 35546624);
   CHECK_EQ_INT(a.l2_partitions, 2);
   CHECK_EQ_INT(a.l2_fill_bytes, 64);
@@ -111,6 +113,7 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.sm_count, 132);
   CHECK_EQ_INT(a.l2_bytes, 60 * 1024 * 1024); /* cudaGetDeviceProperties on the H200 */
   CHECK_EQ_INT(a.l2_reuse_bytes, 41208960); /* fill_partner_probe on the H200: 39.3 MiB */
+  CHECK_EQ_INT(a.l2_reuse_set_sectors, 512);
   CHECK_EQ_INT(a.l2_partitions, 2);
   CHECK_NEAR(a.dram_bw_gbs, 4800.0, 1e-9);
   CHECK_EQ_INT(a.n_block_dealing_cycle, 0); /* not measured on the H200 */
@@ -184,6 +187,7 @@ static void test_bad_files(void) {
       {"sector_not_dividing.json", "field 'l2_sector_bytes'"},
       {"fill_not_pow2.json", "field 'l2_fill_bytes': 48 must be a power of two"},
       {"reuse_over_l2.json", "field 'l2_reuse_bytes': 62914560 must be a multiple of l2_sector_bytes above l1_bytes and at most l2_bytes 52428800"},
+      {"sets_not_pow2.json", "field 'l2_reuse_set_sectors': 500 must be a power of two, at least a line's sectors and at most the L2's"},
       {"warp_size_64.json", "field 'warp_size': must be 32"},
       {"no_source.json", "field 'dram_bw_gbs': missing 'source'"},
       {"bad_source_kind.json", "field 'clock_base_mhz': 'source' must begin with"},

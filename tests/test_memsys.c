@@ -877,12 +877,14 @@ static void test_l2_sampling(void)
   }
 
   /* capacity: one SM without L1 caching sweeps a working set of f x the L2 twice with
-   * whole-line requests; LRU keeps all of it for f = 0.8 (second sweep all hits) and none of it
-   * for f = 1.2 (a cyclic sweep larger than an LRU cache misses every time). The L2's capacity
-   * is the arch's l2_reuse_bytes (33.9 MiB on the H100), or l2_bytes without it */
+   * whole-line requests; a fully associative LRU (l2_set_sectors -1) keeps all of it for
+   * f = 0.8 (second sweep all hits) and none of it for f = 1.2 (a cyclic sweep larger than an
+   * LRU cache misses every time). The L2's capacity is the arch's l2_reuse_bytes (33.9 MiB on
+   * the H100), or l2_bytes without it. (The H100's hashed sets: test_l2_sets.) */
   sp_arch no_l1 = h100;
   no_l1.l1_caches_global_loads = 0;
   CHECK_EQ_INT(sp_arch_l2_model_bytes(&no_l1), 35546624);
+  opt.l2_set_sectors = -1;
   for (int whole = 0; whole <= 1; whole++) {
     sp_arch a = no_l1;
     if (whole) a.l2_reuse_bytes = 0;
@@ -904,6 +906,7 @@ static void test_l2_sampling(void)
     }
   }
 
+  opt.l2_set_sectors = 0;
   /* a small array (64 KiB, its footprint tracked) is simulated in full: the same counts as the
    * exact L2, whatever the hash would have sampled of it */
   sp_cm_counters small[2];
@@ -955,6 +958,73 @@ static void test_l2_sampling(void)
   }
 }
 
+/* The H100's L2 in hashed sets of 512 sectors (arch l2_reuse_set_sectors). One SM without L1
+ * caching sweeps f x the L2's 33.9 MiB twice in whole-line requests (4 sectors, no partner
+ * fills).
+ * - Exact: the hits equal an independent set-associative simulation (sp_cm_setassoc, the same
+ *   sets and sp_cm_set_index_hash of the line) fed the same sectors, and the second sweep keeps
+ *   a share that falls gradually with f, where a fully associative LRU keeps all or none.
+ * - Sampled 1 line in 16: its raw outcomes are those of an exact L2 of 1/16 the size fed only
+ *   the sampled lines (cm_mix64's low bits; whole sets), scaled to all requests. A set keeps or
+ *   loses a cyclic sweep whole, so the estimate's error is that of 136 sets drawn from 2,170:
+ *   within 3 binomial standard deviations of the exact share. */
+static void test_l2_sets(void)
+{
+  sp_arch a = load_arch("h100");
+  a.l1_caches_global_loads = 0;
+  CHECK_EQ_INT(a.l2_reuse_set_sectors, 512);
+  const uint64_t l2_sectors = (uint64_t)(sp_arch_l2_model_bytes(&a) / a.l2_sector_bytes);
+  const uint64_t sets = (l2_sectors + 256) / 512, sampled_sets = ((l2_sectors >> 4) + 256) / 512;
+  const uint64_t base = UINT64_C(1) << 32;
+  CHECK_EQ_INT(sets, 2170);
+  CHECK_EQ_INT(sampled_sets, 136);
+  const double fs[] = {0.6, 0.9, 1.0, 1.1, 1.5};
+  double kept[5][3] = {{0}}; /* exact sets, fully associative, sampled sets */
+  for (int k = 0; k < 5; k++) {
+    const uint64_t lines = (uint64_t)(fs[k] * (double)l2_sectors / 4);
+    unsigned line_shift = 2;
+    sp_cm_setassoc *ref = sp_cm_setassoc_create(sets, 512, sp_cm_set_index_hash, &line_shift);
+    CHECK(ref != NULL);
+    if (!ref) return;
+    int64_t ref_hits = 0;
+    for (int pass = 0; pass < 2; pass++)
+      for (uint64_t l = 0; l < lines; l++)
+        for (uint64_t q = 0; q < 4; q++) ref_hits += sp_cm_setassoc_access(ref, base / 32 + l * 4 + q);
+    sp_cm_setassoc_free(ref);
+    sp_cm_counters c[4];
+    for (int v = 0; v < 4; v++) { /* exact, fully associative, sampled, 1/16 L2 fed the sample */
+      sp_cm_options opt = {0};
+      opt.l2_set_sectors = v == 1 ? -1 : 0;
+      opt.l2_sample_shift = v == 2 ? 4 : 0;
+      opt.l2_fraction = v == 3 ? 1.0 / 16 : 1.0;
+      sp_cm_memsys *m = sp_cm_memsys_create(&a, 1, 1, &opt);
+      CHECK(m != NULL);
+      if (!m) return;
+      for (int pass = 0; pass < 2; pass++)
+        for (uint64_t l = 0; l < lines; l++)
+          if (v != 3 || (cm_mix64(base / 128 + l) & 15) == 0)
+            CHECK_EQ_INT(emit(m, 0, 0, 0, base + l * 128, 4, 4, 32), 0);
+      c[v] = total(m);
+      sp_cm_memsys_free(m);
+      if (v < 3) kept[k][v] = (double)c[v].l2_read_hit_sectors / (double)(4 * lines);
+    }
+    CHECK_EQ_INT(c[0].l2_read_hit_sectors, ref_hits);
+    CHECK_EQ_INT(c[2].l2_read_sectors, (int64_t)(8 * lines));
+    const double fr = (double)(8 * lines) / (double)c[3].l2_read_sectors;
+    CHECK_EQ_INT(c[2].l2_read_hit_sectors,
+                 (int64_t)(8 * lines) - llround((double)(c[3].l2_read_sectors - c[3].l2_read_hit_sectors) * fr));
+    const double p = kept[k][0], sd = sqrt(p * (1 - p) / (double)sampled_sets);
+    CHECK_NEAR(kept[k][2], p, 3 * sd + 0.002);
+  }
+  CHECK(kept[0][0] > 0.999 && kept[4][0] < 0.001);
+  for (int k = 1; k <= 3; k++) CHECK(kept[k][0] > 0.05 && kept[k][0] < 0.95);
+  CHECK(kept[1][0] > kept[2][0] && kept[2][0] > kept[3][0]);
+  CHECK(kept[0][1] == 1.0 && kept[1][1] == 1.0 && kept[3][1] == 0.0);
+  printf("  hashed sets, second sweep kept at f = 0.9 / 1.0 / 1.1: exact %.3f / %.3f / %.3f, "
+         "sampled 1/16 %.3f / %.3f / %.3f\n",
+         kept[1][0], kept[2][0], kept[3][0], kept[1][2], kept[2][2], kept[3][2]);
+}
+
 /* ld_l1_miss_bank_cycles, by hand on one H100 SM: a request's bank cycles count when it misses
  * the L1 in a warp over several runs of sectors (rows), not when it hits or reads one run. */
 static void test_l1_miss_bank_cycles(void)
@@ -982,6 +1052,7 @@ static void test_l1_miss_bank_cycles(void)
 int main(void)
 {
   SP_RUN(test_l2_sampling);
+  SP_RUN(test_l2_sets);
   SP_RUN(test_l1_miss_bank_cycles);
   SP_RUN(test_l2_fill_64);
   SP_RUN(test_lookup_payload);

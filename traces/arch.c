@@ -93,6 +93,7 @@ static const fdesc k_fields[] = {
     F("l1_store_policy", FT_L1POL, l1_store_policy, 0),
     F("l2_bytes", FT_I64, l2_bytes, 0),
     F("l2_reuse_bytes", FT_I64, l2_reuse_bytes, F_OPTIONAL),
+    F("l2_reuse_set_sectors", FT_I64, l2_reuse_set_sectors, F_OPTIONAL),
     F("l2_partitions", FT_INT, l2_partitions, 0),
     F("l2_assoc", FT_INT, l2_assoc, F_NULLABLE),
     F("l2_line_bytes", FT_INT, l2_line_bytes, 0),
@@ -451,6 +452,13 @@ static int cross_check(const sp_arch *a, const char *p, char *err, size_t n) {
     return fail(err, n, p, "l2_reuse_bytes",
                 "%lld must be a multiple of l2_sector_bytes above l1_bytes and at most l2_bytes %lld",
                 (long long)a->l2_reuse_bytes, (long long)a->l2_bytes);
+  if (a->l2_reuse_set_sectors &&
+      (!is_pow2(a->l2_reuse_set_sectors) ||
+       a->l2_reuse_set_sectors * a->l2_sector_bytes < a->l2_line_bytes ||
+       a->l2_reuse_set_sectors * a->l2_sector_bytes > sp_arch_l2_model_bytes(a)))
+    return fail(err, n, p, "l2_reuse_set_sectors",
+                "%lld must be a power of two, at least a line's sectors and at most the L2's",
+                (long long)a->l2_reuse_set_sectors);
   if (a->l2_hit_latency_cycles <= a->l1_hit_latency_cycles)
     return fail(err, n, p, "l2_hit_latency_cycles", "%g is not above l1_hit_latency_cycles %g",
                 a->l2_hit_latency_cycles, a->l1_hit_latency_cycles);

@@ -78,6 +78,9 @@ typedef struct sp_arch {
   int64_t l2_bytes;
   int64_t l2_reuse_bytes;          /* what the L2 keeps for reuse, which the memory model gives
                                       its L2 (sp_arch_l2_model_bytes); 0 = l2_bytes (optional) */
+  int64_t l2_reuse_set_sectors;    /* the model's L2 as a hashed set-associative LRU with sets of
+                                      this many sectors, fitted to how gradually the GPU loses
+                                      data; 0 = one fully associative LRU (optional) */
   int l2_partitions;               /* 1, or 2 for A100/H100/H200 (near/far halves) */
   int l2_assoc;                    /* ways; 0 = not published / unknown */
   int l2_line_bytes;

@@ -92,6 +92,10 @@ typedef struct sp_cm_options {
                         sp_arch_l1_bytes_for_shared() when the kernel uses shared memory) */
   int l1_ways, l2_ways; /* SET_ASSOCIATIVE ways; 0 = the arch's l1_assoc / l2_assoc, or when
                            that is unknown (0): SP_CM_DEFAULT_L1_WAYS / SP_CM_DEFAULT_L2_WAYS */
+  /* FULLY_ASSOCIATIVE: the L2's hashed sets hold this many sectors (a power of two, at least a
+   * line's); 0 = the arch's l2_reuse_set_sectors, and where it has none (or with -1) the L2 is
+   * one fully associative LRU */
+  int64_t l2_set_sectors;
   /* Modeled variant: a load that finds its sector's fill still in flight is a lookup miss; false
    * (default): it merges with the outstanding fill (no L2 request, as an MSHR does); true: it
    * sends its own L2 request (no miss merging; l2_read_sectors grows) */
