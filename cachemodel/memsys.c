@@ -85,11 +85,11 @@
  *   A hash of the DRAM fill block (so a block's sectors are in or out together) picks 1 in 2^s
  *   blocks; only those are looked up, in an L2 of 1/2^s the sectors. For an LRU cache this is
  *   SHARDS's fixed-rate spatial sampling: the sampled blocks' reuse distances shrink by the same
- *   factor as the capacity, so their hits and misses are estimates of the whole cache's. It
- *   cannot place a reuse near the capacity (himeno 128^3 was sampled with 2x the exact L2
- *   hits). With hashed sets the hash is of the line and the sample is whole sets, 1/2^s of
- *   them: each behaves exactly as a set of the full L2, and the estimate's error is only which
- *   sets were drawn (tests/test_memsys.c test_l2_sets). Each
+ *   factor as the capacity, so their hits and misses are estimates of the whole cache's; a
+ *   reuse at about the capacity falls on one side or the other of the sample's own edge. With
+ *   hashed sets the hash is of the line and the sample is whole sets, 1/2^s of them: each
+ *   behaves exactly as a set of the full L2, and the estimate's error is only which sets were
+ *   drawn (tests/test_memsys.c test_l2_sets). Each
  *   group's requests stay exact; its sampled misses are scaled to its requests (group_counters
  *   says how). Arrays of at most 1/16 of the sampled L2 are simulated in full. The L1s are not
  *   sampled.
