@@ -567,7 +567,7 @@ static inline uint64_t sm_tick(const sp_cm_memsys *m, sm_state *s, const sp_cm_w
 
 static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode mode)
 {
-  return s->l1f ? cm_lru_lookup(s->l1f, line, mode, NULL)
+  return s->l1f ? cm_lru_lookup_as(s->l1f, line, mode, NULL, 0)
                 : sp_cm_setassoc_lookup(s->l1s, line, mode, NULL);
 }
 
