@@ -734,9 +734,10 @@ static void l2_fill_blocks(sp_cm_memsys *m, const uint64_t *missed, uint32_t n, 
   sp_cm_counters *c = &m->ctr[group];
   const uint64_t per = UINT64_C(1) << m->fill_shift;
   /* The misses of one block that follow each other in missed[] (all of them: it is ascending)
-   * were inserted by this instruction and are still resident when the fully associative L2
-   * holds more sectors than one instruction inserts, so they are not probed again: a
-   * coalesced stream's misses come in whole blocks, and this halves its L2 probes. */
+   * were inserted by this instruction and are still resident when the LRU L2 (each of its
+   * sets) holds more sectors than one instruction inserts (its L2 sectors and their fills), so
+   * they are not probed again: a coalesced stream's misses come in whole blocks, and this
+   * halves its L2 probes. */
   const int skip_missed = m->l2f != NULL && per <= 64 &&
                           sp_cm_lru_ways(m->l2f) > ((uint64_t)SP_CM_MAX_UNITS << m->sub_shift) * per;
   for (uint32_t k = 0; k < n;) {
