@@ -252,6 +252,9 @@ struct sp_cm_memsys {
   uint64_t l2_sample_mask; /* 2^l2_sample_shift - 1; 0: the L2 is simulated for every sector */
   unsigned sample_unit_shift; /* sampled by sector >> this: the fill block, or the line (sets) */
   uint64_t l2_sectors;     /* capacity of the simulated L2 (sampled: 1/2^shift of the L2's) */
+  /* the LRU L2 (each of its sets) holds more sectors than one instruction inserts (its L2
+   * sectors and their fills), so a read miss's own sectors are still resident at its fill */
+  int l2_keeps_own_fills;
   uint8_t *l2_whole;       /* per array: 1 = every sector simulated even when sampling (small) */
   int *group_array;        /* per counter group: its array (for the group's sampling weight) */
   /* per group: sampled requests, and the first touches of the sectors outside the sample
@@ -453,6 +456,8 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
     }
     if (!m->l2f) m->l2f = sp_cm_lru_create(l2_sectors);
     if (!m->l2f) goto fail;
+    m->l2_keeps_own_fills = m->fill_shift <= 6 &&
+                            sp_cm_lru_ways(m->l2f) > ((uint64_t)SP_CM_MAX_UNITS << m->sub_shift) << m->fill_shift;
   }
 
   m->l2_sectors = l2_sectors;
@@ -734,12 +739,10 @@ static void l2_fill_blocks(sp_cm_memsys *m, const uint64_t *missed, uint32_t n, 
   sp_cm_counters *c = &m->ctr[group];
   const uint64_t per = UINT64_C(1) << m->fill_shift;
   /* The misses of one block that follow each other in missed[] (all of them: it is ascending)
-   * were inserted by this instruction and are still resident when the LRU L2 (each of its
-   * sets) holds more sectors than one instruction inserts (its L2 sectors and their fills), so
-   * they are not probed again: a coalesced stream's misses come in whole blocks, and this
-   * halves its L2 probes. */
-  const int skip_missed = m->l2f != NULL && per <= 64 &&
-                          sp_cm_lru_ways(m->l2f) > ((uint64_t)SP_CM_MAX_UNITS << m->sub_shift) * per;
+   * were inserted by this instruction and are still resident (l2_keeps_own_fills), so they
+   * are not probed again: a coalesced stream's misses come in whole blocks, and this halves its
+   * L2 probes. */
+  const int skip_missed = m->l2_keeps_own_fills;
   for (uint32_t k = 0; k < n;) {
     uint64_t first = missed[k] & ~(per - 1), own = 0;
     uint32_t j = k;
