@@ -417,6 +417,41 @@ static const sp_nest *sp_nest_shortened(const sp_nest *nest, int loop, int64_t t
 /* Whether a run's counts hold executions of this reference (it was reached). */
 static bool sp_reached(const sp_cm_counters *c) { return c->ld_requests || c->st_requests; }
 
+/* Whether loop k's index differs between the blocks of the grid: it, or the collapsed group it
+ * belongs to, is distributed over a block dimension of more than one block. */
+static bool sp_loop_moves_with_block(const sp_nest *n, const sp_schedule *s, int k) {
+  if (k >= s->nband || n->loops[k].trip_max <= 1) return false;
+  int by = k;
+  if (s->collapse_count >= 2 && k >= s->collapse_first && k < s->collapse_first + s->collapse_count)
+    by = s->collapse_first;
+  int d = s->map[by].block_dim;
+  return d >= 0 && s->grid[d] > 1;
+}
+
+/* Bytes (in L2 sectors) of the arrays that every block of the grid reads alike: only read, by
+ * affine references none of whose indices moves with a block index (2mm.c:26's tmp[i][k] with
+ * i on the lanes of one block column, which every block reads whole). The GPU's L2 holds them
+ * once for all SMs. */
+static double sp_block_shared_read_bytes(const sp_nest *n, const sp_schedule *s, int sector_bytes) {
+  double bytes = 0;
+  for (int a = 0; a < n->narrays; a++) {
+    bool shared = false;
+    for (int r = 0; r < n->nrefs; r++) {
+      const sp_ref *ref = &n->refs[r];
+      if (ref->array != a) continue;
+      shared = ref->access == SP_READ && !ref->irregular;
+      for (int i = 0; i < ref->nloops && shared; i++) {
+        int k = ref->loops[i];
+        shared = ref->offset.coef[k] == 0 || !sp_loop_moves_with_block(n, s, k);
+      }
+      if (!shared) break;
+    }
+    if (shared)
+      bytes += sp_rank_footprint_sectors(n, a, sector_bytes, SP_FOOT_READS, NULL) * sector_bytes;
+  }
+  return bytes;
+}
+
 /* How a candidate is simulated: the trace sampling and the memory model's configuration.
  * all_sms: sample by waves and trace prefix only, so the L2 keeps its full size and every SM's
  * share of it (the refinement pass: shrinking the L2 misjudges data shared by all SMs). */
@@ -464,8 +499,16 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
   cmo.time_fills = opt->l1_variant == SP_CM_L1_BASE; /* for the latency (rank/time.c) */
   cmo.assoc = opt->assoc;
   cmo.kepler_transactions = arch->l1_sector_bytes == arch->l1_line_bytes;
-  cmo.l2_fraction = (double)nsms / arch->sm_count;
   const double l2 = (double)sp_arch_l2_model_bytes(arch);
+  /* k of n SMs get k/n of the L2, except for data every block reads alike, which the GPU holds
+   * once for all SMs: C k/n + S (1 - k/n), at most C. With k/n alone, 2mm.c:26's screening of
+   * i->tx+bx j->by on 1x528 blocks re-read tmp (5.8 MB) from DRAM on every pass of a block,
+   * 2.2 GB, where --exact reads 22 MB in all. */
+  cmo.l2_fraction = (double)nsms / arch->sm_count;
+  if (nsms < arch->sm_count) {
+    double shared = sp_block_shared_read_bytes(nest, sched, arch->l2_sector_bytes);
+    cmo.l2_fraction = fmin(1, cmo.l2_fraction + shared / l2 * (1 - cmo.l2_fraction));
+  }
   if (opt->assoc == SP_CM_FULLY_ASSOCIATIVE) {
     /* a fully associative LRU larger than all the data never evicts: size it to the data, which
      * changes no count and saves allocating the whole L2 for small problems. Hashed sets get
