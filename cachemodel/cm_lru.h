@@ -72,9 +72,15 @@ static inline uint32_t cm_set_of_hash(uint64_t mixed, uint64_t sets)
 
 /* `hashed` (c->nsets > 1), a constant where these are inlined, keeps the set arithmetic out of
  * the fully associative caches' code (the L1s: 8 % of the ranking's CPU time on divergence). */
+/* The set of unit in a hashed set-associative LRU (sp_cm_set_index_hash with its group_shift). */
+static inline uint32_t lru_set_index(const sp_cm_lru *c, uint64_t unit)
+{
+  return cm_set_of_hash(cm_mix64(unit >> c->group_shift), c->nsets);
+}
+
 static inline lru_set *lru_set_of_unit(sp_cm_lru *c, uint64_t unit, const int hashed)
 {
-  return hashed ? &c->set[cm_set_of_hash(cm_mix64(unit >> c->group_shift), c->nsets)] : &c->one;
+  return hashed ? &c->set[lru_set_index(c, unit)] : &c->one;
 }
 
 static inline lru_set *lru_set_of_node(sp_cm_lru *c, uint32_t i, const int hashed)
@@ -254,7 +260,7 @@ static inline CM_ALWAYS_INLINE void cm_lru_prefetch(const sp_cm_lru *c, uint64_t
 #if defined(__GNUC__)
   __builtin_prefetch(&c->slot[lru_home(c, lru_hash(unit))]);
   if (c->nsets > 1) {
-    const lru_set *st = &c->set[cm_set_of_hash(cm_mix64(unit >> c->group_shift), c->nsets)];
+    const lru_set *st = &c->set[lru_set_index(c, unit)];
     if (st->mru != NIL) __builtin_prefetch(&c->node[st->mru]);
     if (st->used == c->ways) __builtin_prefetch(&c->node[st->lru]);
   }

@@ -421,10 +421,7 @@ static bool sp_reached(const sp_cm_counters *c) { return c->ld_requests || c->st
  * belongs to, is distributed over a block dimension of more than one block. */
 static bool sp_loop_moves_with_block(const sp_nest *n, const sp_schedule *s, int k) {
   if (k >= s->nband || n->loops[k].trip_max <= 1) return false;
-  int by = k;
-  if (s->collapse_count >= 2 && k >= s->collapse_first && k < s->collapse_first + s->collapse_count)
-    by = s->collapse_first;
-  int d = s->map[by].block_dim;
+  int d = s->map[sp_schedule_collapsed_away(s, k) ? s->collapse_first : k].block_dim;
   return d >= 0 && s->grid[d] > 1;
 }
 
