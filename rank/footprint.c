@@ -206,11 +206,14 @@ double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, 
   bool *taken = malloc(room * sizeof *taken);
   int nb = 0;
   bool known = true;
+  double irregular_sectors = 0; /* of a line, the most an irregular reference reads or writes */
   for (int r = 0; r < n->nrefs && box; r++) {
     const sp_ref *ref = &n->refs[r];
     unsigned kind = ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES;
-    if (ref->array == array && (accesses & kind) && !ref->irregular)
-      fp_box_of(n, ref, extent, &box[nb++], &known);
+    if (ref->array != array || !(accesses & kind)) continue;
+    if (ref->irregular)
+      irregular_sectors = fmax(irregular_sectors, ceil((double)ref->size / sector_bytes));
+    else fp_box_of(n, ref, extent, &box[nb++], &known);
   }
   double total = declared;
   if (box && cls && taken) {
@@ -227,6 +230,12 @@ double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, 
         i = j;
       }
     }
+  }
+  /* over the whole run an irregular reference reaches as much of its array as the trace lets
+   * it: its bytes at the start of every line (SP_TRACE_IRREGULAR_LINE_BYTES) */
+  if (irregular_sectors > 0 && !extent) {
+    double lines = ceil((double)n->arrays[array].total_bytes / SP_TRACE_IRREGULAR_LINE_BYTES);
+    total += lines * fmin(irregular_sectors, ceil((double)SP_TRACE_IRREGULAR_LINE_BYTES / sector_bytes));
   }
   free(box);
   free(cls);

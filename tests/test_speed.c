@@ -236,15 +236,23 @@ static sp_rank_options block_options(const int (*blocks)[3], int n)
   return o;
 }
 
-/* Blocks of the one shape `block` (static), and grids of them capped at 132 blocks besides the
+/* These block shapes, and grids of them capped at ncaps absolute block counts besides the
+ * covering ones (all static). */
+static sp_rank_options capped_blocks_options(const int (*blocks)[3], int nblocks,
+                                             const int64_t *caps, int ncaps)
+{
+  sp_rank_options o = block_options(blocks, nblocks);
+  o.space.gang_caps = caps;
+  o.space.ngang_caps = ncaps;
+  o.space.gang_caps_absolute = true;
+  return o;
+}
+
+/* Blocks of the one shape `block` (static), and grids of them capped at *cap blocks besides the
  * covering ones. */
 static sp_rank_options capped_options_at(const int (*block)[3], const int64_t *cap)
 {
-  sp_rank_options o = block_options(block, 1);
-  o.space.gang_caps = cap;
-  o.space.ngang_caps = 1;
-  o.space.gang_caps_absolute = true;
-  return o;
+  return capped_blocks_options(block, 1, cap, 1);
 }
 
 static sp_rank_options capped_options(const int (*block)[3])
@@ -1277,10 +1285,7 @@ static void test_screening_shared_l2(void)
   tn_ref(&t, d, true, 8, ch2, 2, 0, cd);
   static const int blocks[][3] = {{1024, 1, 1}, {512, 1, 1}, {256, 1, 1}, {128, 1, 1}};
   static const int64_t caps[] = {132, 264, 528};
-  sp_rank_options o = block_options(blocks, 4);
-  o.space.gang_caps = caps;
-  o.space.ngang_caps = 3;
-  o.space.gang_caps_absolute = true;
+  sp_rank_options o = capped_blocks_options(blocks, 4, caps, 3);
   o.threads = 2;
   sp_rank_result r;
   char err[256];
@@ -1302,6 +1307,46 @@ static void test_screening_shared_l2(void)
   CHECK(checked >= 2);
   CHECK(worst >= 0.9 && worst <= 1.25);
   sp_rank_result_free(&r);
+}
+
+/* First touches of a gather beyond the sample are capped at what the gather can reach: its
+ * array's footprint was counted 0 for an irregular reference, which left them uncapped, and the
+ * screened candidates of x[idx[i]] over 1 MB counted 2.0-2.2 MB of DRAM reads of x, more than
+ * the array, where --exact counts 0.5 MB (the trace's gathers read one sector of each 128-byte
+ * line, a 64-byte fill each). Every candidate's DRAM reads of x must be --exact's within 1 %. */
+static void test_screening_gather(void)
+{
+  tnest t;
+  tn_init(&t);
+  const int64_t n = 1 << 20, xn = 1 << 17;
+  tn_loop(&t, -1, true, true, 0, 0, n - 1, 0, 1);
+  int x = tn_array(&t, 8, xn * 8), y = tn_array(&t, 8, n * 8);
+  int ch[1] = {0};
+  int64_t cy[SP_MAX_LOOPS] = {8};
+  int rx = tn_ref(&t, x, false, 8, ch, 1, 0, NULL);
+  t.refs[rx].irregular = true;
+  tn_ref(&t, y, true, 8, ch, 1, 0, cy);
+  static const int blocks[][3] = {{1024, 1, 1}, {512, 1, 1}, {256, 1, 1}, {128, 1, 1}};
+  static const int64_t caps[] = {1, 132, 264};
+  sp_rank_options o = capped_blocks_options(blocks, 4, caps, 3);
+  sp_rank_result sa, ex;
+  rank_exact_and_screened(&H100, &t, o, 0, 0, &ex, &sa);
+  CHECK(ex.n == sa.n && sa.screened);
+  int screened = 0;
+  double worst = 0;
+  for (int i = 0; i < sa.n && ex.n == sa.n; i++) {
+    const sp_rank_candidate *c = &sa.candidates[i];
+    double e = (double)ex.candidates[i].per_array[x].dram_read_bytes;
+    CHECK_EQ_INT(ex.candidates[i].per_array[x].dram_read_bytes, (xn * 8 / 128) * 64);
+    screened += sp_rank_screened_only(&sa, c);
+    worst = fmax(worst, fabs((double)c->per_array[x].dram_read_bytes / e - 1));
+  }
+  fprintf(stderr, "  %d candidates (%d screened only): DRAM reads of x within %.2f %% of --exact\n",
+          sa.n, screened, 100 * worst);
+  CHECK(screened >= 4);
+  CHECK(worst <= 0.01);
+  sp_rank_result_free(&sa);
+  sp_rank_result_free(&ex);
 }
 
 int main(void)
@@ -1337,5 +1382,6 @@ int main(void)
   SP_RUN(test_screen_budget_by_sectors);
   SP_RUN(test_shared_samples);
   SP_RUN(test_screening_shared_l2);
+  SP_RUN(test_screening_gather);
   return SP_TEST_END();
 }

@@ -60,7 +60,7 @@ typedef struct refc {
   int nguards;
   int guard0; /* index into tr.guards */
   uint64_t base;
-  uint64_t nlines; /* irregular: 128-byte lines of the array */
+  uint64_t nlines; /* irregular: lines of SP_TRACE_IRREGULAR_LINE_BYTES of the array */
   bool irregular, write;
   int array;
   uint32_t size;
@@ -239,7 +239,7 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
     R->array = ref->array;
     R->size = (uint32_t)ref->size;
     int64_t tb = nest->arrays[ref->array].total_bytes;
-    R->nlines = tb / 128 > 32 ? (uint64_t)(tb / 128) : 32;
+    R->nlines = tb / SP_TRACE_IRREGULAR_LINE_BYTES > 32 ? (uint64_t)(tb / SP_TRACE_IRREGULAR_LINE_BYTES) : 32;
     R->nloops = ref->nloops;
     memcpy(R->loops, ref->loops, sizeof R->loops);
     R->nguards = ref->nguards;
@@ -471,7 +471,8 @@ static void irregular_addrs(const refc *R, int ref, const int64_t *idx, uint32_t
   uint64_t h = (uint64_t)ref * UINT64_C(0x100000001b3);
   for (int k = 0; k < R->nloops; k++) h = mix64(h ^ (uint64_t)idx[R->loops[k] * SP_WARP + l0]);
   uint64_t r = h % R->nlines;
-  for (int l = 0; l < SP_WARP; l++) a[l] = R->base + ((r * 32 + (uint64_t)l) % R->nlines) * 128;
+  for (int l = 0; l < SP_WARP; l++)
+    a[l] = R->base + ((r * 32 + (uint64_t)l) % R->nlines) * SP_TRACE_IRREGULAR_LINE_BYTES;
 }
 
 /* ---- the affine path ---- */

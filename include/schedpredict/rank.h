@@ -201,8 +201,10 @@ double sp_rank_dram_share(const sp_arch *a, int sms);
  * a group; within it, translates of one box (a stencil's neighbours) count their union, other
  * references overlap. A group counts its largest union, groups apart (himeno's a[0..3], slabs of
  * one array) add up. A reference whose loop bounds depend on other indices overlaps all. At most
- * the declared size. extent: iterations of each loop to count (its trip where smaller), NULL:
- * every loop's trip. */
+ * the declared size. An irregular reference (x[col[j]]) counts what the trace lets it reach
+ * over the whole run, one sector of every SP_TRACE_IRREGULAR_LINE_BYTES line, added to the
+ * others' (extent NULL), and nothing with an extent. extent: iterations of each loop to count
+ * (its trip where smaller), NULL: every loop's trip. */
 enum { SP_FOOT_READS = 1, SP_FOOT_WRITES = 2 };
 double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
                                  const double *extent);

@@ -53,6 +53,10 @@ typedef struct sp_schedule {
   bool openacc_expressible;
 } sp_schedule;
 
+/* An irregular reference (x[col[j]]) has its lanes on distinct lines of this many bytes of its
+ * array, each at a line's start (trace.c, irregular_addrs). */
+#define SP_TRACE_IRREGULAR_LINE_BYTES 128
+
 /* One warp instruction: one reference executed by the active lanes of one warp. */
 typedef struct sp_warp_instr {
   int sm;
