@@ -17,7 +17,11 @@
  * time and its partly-written-sectors part (seconds), refined (0/1), refined time and its part
  * (0 when not refined), in the refine_also subset (0/1), baseline (1 gcc, 2 nvc, 3 both, 0).
  * One line per nest; figures only, no verdicts (the reference ranking takes minutes for 3-D
- * nests: every candidate on the 150 k-instruction refinement sample). */
+ * nests: every candidate on the 150 k-instruction refinement sample).
+ * lookups: the memory model's table lookups over all candidates (sp_rank_candidate's
+ * model_lookups); lk/cpu_s and sec/cpu_s: those lookups and the sectors they answered for per
+ * CPU second of the whole ranking (trace generation and the time model included, so below
+ * what bench_memsys measures for the model alone). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,8 +175,8 @@ int main(int argc, char **argv) {
     sp_program_free(&prog);
     return rc;
   }
-  printf("%-28s %6s %7s %6s %8s %8s %-34s %10s", "nest", "cands", "refined", "shared", "wall_s", "cpu_s", "pick",
-         "pred_us");
+  printf("%-28s %6s %7s %6s %8s %8s %-34s %10s %9s %9s %9s", "nest", "cands", "refined", "shared", "wall_s",
+         "cpu_s", "pick", "pred_us", "lookups", "lk/cpu_s", "sec/cpu_s");
   if (reference) printf(" %8s %8s %7s", "ref_wall", "regret%", "top3");
   printf("\n");
   for (int k = 0; k < prog.nnests && rc == 0; k++) {
@@ -232,7 +236,12 @@ int main(int argc, char **argv) {
         break;
       }
       int refined = 0;
-      for (int c = 0; c < r.n; c++) refined += r.candidates[c].refined;
+      double lookups = 0, sectors = 0;
+      for (int c = 0; c < r.n; c++) {
+        refined += r.candidates[c].refined;
+        lookups += (double)r.candidates[c].model_lookups;
+        sectors += (double)r.candidates[c].model_sectors;
+      }
       if (t < 0 && dump_file && dump_candidates(dump_file, k, &r, &ec) != 0) {
         fprintf(stderr, "bench_rank: cannot write %s.%d\n", dump_file, k);
         rc = 1;
@@ -242,8 +251,9 @@ int main(int argc, char **argv) {
       if (t < 0) snprintf(label, sizeof label, "%s", where);
       else snprintf(label, sizeof label, "  try %ld,%ld,%ld,%ld,%ld", tries[t][0], tries[t][1],
                     tries[t][2], tries[t][3], tries[t][4]);
-      printf("%-28s %6d %7d %6d %8.2f %8.2f %-34s %10.1f", label, r.n, refined, r.samples_shared, wall, cpu,
-             pick->schedule.name, 1e6 * pick->time.total_s);
+      printf("%-28s %6d %7d %6d %8.2f %8.2f %-34s %10.1f %8.1fM %8.1fM %8.1fM", label, r.n, refined,
+             r.samples_shared, wall, cpu, pick->schedule.name, 1e6 * pick->time.total_s, lookups / 1e6,
+             cpu > 0 ? lookups / cpu / 1e6 : 0, cpu > 0 ? sectors / cpu / 1e6 : 0);
       if (reference && ref && nref == r.n) {
         int best = 0; /* the fastest, before the plateau rule */
         for (int c = 1; c < nref; c++)

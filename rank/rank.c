@@ -372,6 +372,7 @@ typedef struct sp_model_cache {
   /* the pass's shared screening samples (NULL: none), and this worker's trace recording */
   sp_sample_cache *samples;
   sp_trace_record rec;
+  int64_t lookups, sectors; /* this worker's model work so far (sp_rank_candidate) */
 } sp_model_cache;
 
 /* Samples of at most this many instructions go through the sample cache (sample_cache.c): a
@@ -627,8 +628,11 @@ static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch 
     *truncated = true;
     stats->warp_instructions = sink->seen;
   }
-  for (int r = 0; r < nest->nrefs && rc == 0 && !hit; r++)
+  for (int r = 0; r < nest->nrefs && rc == 0 && !hit; r++) {
     sp_cm_memsys_counters(sink->memsys, r, &raw[r]);
+    mc->sectors += raw[r].ld_sectors + raw[r].st_sectors + raw[r].l2_read_sectors + raw[r].l2_write_sectors;
+  }
+  if (rc == 0 && !hit) mc->lookups += sp_cm_memsys_lookups(sink->memsys);
   if (record && rc == 0 && !hit) {
     sp_sample_copy(sink, raw, blob, true);
     sp_sample_cache_put(sc, mc->rec.hash, nsms, cmo, blob, bytes);
@@ -1541,7 +1545,10 @@ static void *sp_pass_worker(void *arg) {
       c->screened_s = c->time.total_s;
       c->screened_partial_s = c->time.partial_s;
     }
+    int64_t lookups = mc[0].lookups + mc[1].lookups, sectors = mc[0].sectors + mc[1].sectors;
     int rc = sp_run_candidate(p->nest, p->arch, p->opt, p->est, budget, p->all_sms, mc, c);
+    c->model_lookups += mc[0].lookups + mc[1].lookups - lookups;
+    c->model_sectors += mc[0].sectors + mc[1].sectors - sectors;
     if (p->refine) c->refined = true;
     pthread_mutex_lock(&p->lock);
     if (rc && k < p->failed) p->failed = k;

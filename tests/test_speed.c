@@ -172,6 +172,37 @@ static void test_threads_deterministic(void)
   sp_rank_result_free(&three);
 }
 
+/* What each candidate cost the memory model (bench_rank's lookups per second). Run exactly, a
+ * candidate is one simulation whose counters are not extrapolated, so the sectors it answered
+ * for are its counted L1 and L2 sectors, and every one of them took a lookup (fills take more).
+ * Screened and refined, the figures do not depend on the threads. */
+static void test_model_lookups_counted(void)
+{
+  tnest t;
+  tn_transpose(&t, 256);
+  sp_rank_result exact, one, two;
+  rank_with(&t.n, &H100, 2, true, &exact);
+  rank_with(&t.n, &H100, 1, false, &one);
+  rank_with(&t.n, &H100, 2, false, &two);
+  CHECK(exact.n > 50 && exact.n == one.n && one.n == two.n);
+  for (int i = 0; i < exact.n; i++) {
+    const sp_rank_candidate *c = &exact.candidates[i];
+    int64_t sectors = c->total.ld_sectors + c->total.st_sectors + c->total.l2_read_sectors +
+                      c->total.l2_write_sectors;
+    CHECK_EQ_INT(c->model_sectors, sectors);
+    CHECK(c->model_lookups >= sectors && c->model_lookups <= 2 * sectors);
+  }
+  for (int i = 0; i < one.n && one.n == two.n; i++) {
+    const sp_rank_candidate *a = &one.candidates[i], *b = &two.candidates[i];
+    CHECK_EQ_INT(a->model_lookups, b->model_lookups);
+    CHECK_EQ_INT(a->model_sectors, b->model_sectors);
+    CHECK(a->model_lookups > 0 || one.samples_shared > 0);
+  }
+  sp_rank_result_free(&exact);
+  sp_rank_result_free(&one);
+  sp_rank_result_free(&two);
+}
+
 /* C[i][j] (+)= A[i][k] * B[k][j] over n x n doubles, k < kk sequential; load_c: C is read
  * before the k loop (gemm's beta * C), else only stored after it (matmul). */
 /* C[i][j] (+)= A[i][k] * B[k][j] on doubles, ni x nj x nk, k sequential in every thread */
@@ -1359,6 +1390,7 @@ int main(void)
   SP_RUN(test_reset_equals_fresh);
   SP_RUN(test_pipeline_flush);
   SP_RUN(test_threads_deterministic);
+  SP_RUN(test_model_lookups_counted);
   SP_RUN(test_sampling_long_threads);
   SP_RUN(test_sampling_shortened_pass);
   SP_RUN(test_sampling_first_touches);
