@@ -80,13 +80,13 @@ import gzip
 import json
 import math
 import os
-import shlex
 import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from counters_measured import example_args  # noqa: E402
 from trace_key import cand_key  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -260,14 +260,6 @@ def fill_baselines(sets):
 
 
 # ---------------------------------------------------------------- running the binary
-
-def example_args(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith("// schedpredict-args:"):
-                return shlex.split(line[len("// schedpredict-args:"):])
-    return []
-
 
 def run_example(binary, name, timeout):
     src = os.path.join("examples", name + ".c")
