@@ -14,7 +14,7 @@
 //   nvcc -O3 -arch=sm_90 -o /tmp/mirror validation/probes/mirror_probe.cu
 //   /tmp/mirror OUTDIR        (summary on stdout; OUTDIR/blocks_ij.csv, blocks_ji.csv)
 //   ncu -k regex:'mm26|gen26' --metrics ... /tmp/mirror OUTDIR once   (each kernel once:
-//   ij, ji, then gen26's ij and ji, then gen26_unrolled's)
+//   ij, ji, then gen26's ij and ji, then gen26_unrolled's, then gen26_if's)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +78,38 @@ __global__ void mm26(double *D, const double *tmp, const double *C, double beta,
   }
 MIRROR_GEN(gen26, SP_PRAGMA(unroll 1))
 MIRROR_GEN(gen26_unrolled, )
+
+// gen26 with the index whose grid covers its loop (i in ij, j in ji: one round) as a guard
+// instead of a grid-stride loop; the other index's loop as in gen26.
+template <bool I_ON_X>
+__global__ void gen26_if(double *sp_D, double *sp_tmp, double *sp_C, double beta) {
+  double(*D)[NL_] = (double(*)[NL_])sp_D;
+  double(*tmp)[NJ_] = (double(*)[NJ_])sp_tmp;
+  double(*C)[NL_] = (double(*)[NL_])sp_C;
+  if (I_ON_X) {
+    const int i = (int)((long long)blockIdx.x * blockDim.y + threadIdx.y);
+    if (i < NI) {
+#pragma unroll 1
+      for (int j = (int)((long long)blockIdx.y * blockDim.x + threadIdx.x); j < NL;
+           j += (int)((long long)blockDim.x * gridDim.y)) {
+        double s = D[i][j] * beta;
+        for (int k = 0; k < NJ; k++) s += tmp[i][k] * C[k][j];
+        D[i][j] = s;
+      }
+    }
+  } else {
+    const int j = (int)((long long)blockIdx.x * blockDim.x + threadIdx.x);
+    if (j < NL) {
+#pragma unroll 1
+      for (int i = (int)((long long)blockIdx.y * blockDim.y + threadIdx.y); i < NI;
+           i += (int)((long long)blockDim.y * gridDim.y)) {
+        double s = D[i][j] * beta;
+        for (int k = 0; k < NJ; k++) s += tmp[i][k] * C[k][j];
+        D[i][j] = s;
+      }
+    }
+  }
+}
 
 static void fill(double *d, size_t n, double scale) {
   std::vector<double> h(n);
@@ -182,6 +214,10 @@ int main(int argc, char **argv) {
     gen26_unrolled<true><<<dim3(50, 21), dim3(16, 16)>>>(D, tmp, C, 0.5);
     flush();
     gen26_unrolled<false><<<dim3(75, 14), dim3(16, 16)>>>(D, tmp, C, 0.5);
+    flush();
+    gen26_if<true><<<dim3(50, 21), dim3(16, 16)>>>(D, tmp, C, 0.5);
+    flush();
+    gen26_if<false><<<dim3(75, 14), dim3(16, 16)>>>(D, tmp, C, 0.5);
     return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
   }
   printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
@@ -196,7 +232,11 @@ int main(int argc, char **argv) {
                                  [&] { gen26_unrolled<true><<<dim3(50, 21), block>>>(D, tmp, C, 0.5); });
   float uji = probe_time_us_each("unrolled ji", 7, 2, [&] { flush(); },
                                  [&] { gen26_unrolled<false><<<dim3(75, 14), block>>>(D, tmp, C, 0.5); });
-  printf("as generated: ij %.1f us, ji %.1f us; without unroll 1: ij %.1f us, ji %.1f us\n", gij, gji,
-         uij, uji);
-  return rc || gij < 0 || gji < 0 || uij < 0 || uji < 0;
+  float fij = probe_time_us_each("guard ij", 7, 2, [&] { flush(); },
+                                 [&] { gen26_if<true><<<dim3(50, 21), block>>>(D, tmp, C, 0.5); });
+  float fji = probe_time_us_each("guard ji", 7, 2, [&] { flush(); },
+                                 [&] { gen26_if<false><<<dim3(75, 14), block>>>(D, tmp, C, 0.5); });
+  printf("as generated: ij %.1f us, ji %.1f us; without unroll 1: ij %.1f us, ji %.1f us; covering "
+         "index as a guard: ij %.1f us, ji %.1f us\n", gij, gji, uij, uji, fij, fji);
+  return rc || gij < 0 || gji < 0 || uij < 0 || uji < 0 || fij < 0 || fji < 0;
 }
