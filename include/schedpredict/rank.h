@@ -64,7 +64,9 @@ typedef struct sp_rank_candidate {
   double cost_xu;
   sp_rank_time time;
   /* What the memory model did for this candidate, screening and refinement together (a sample
-   * shared from another candidate's trace costs none): its table lookups
+   * shared from another candidate's trace costs none; which of them pays for it, and whether
+   * two workers both do, depends on the workers' timing: the figures repeat exactly on one
+   * worker or with unshared_samples): its table lookups
    * (sp_cm_memsys_lookups) and the sectors they answered for (L1 sectors of loads and stores,
    * L2 read and write sectors, sampled or not), for bench_rank's lookups per second */
   int64_t model_lookups, model_sectors;
