@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """DRAM reads of every candidate of every example under two builds, matched by mapping, block
-and grid; prints how many changed and the 25 largest changes (|log ratio|).
+and grid; prints how many changed and the 25 largest changes (|log ratio|). Where the GPU
+measured a changed candidate (validation/results/h100/*/comparison.csv, the latest run that has
+it), the line ends with its measured DRAM reads, and a last line gives the mean |log| error of
+both builds over those candidates.
 
     bench/dram_between_builds.py NEW_BIN OLD_BIN   (from the repo root; each example with its
                                                    `// schedpredict-args:` line)
@@ -8,6 +11,7 @@ and grid; prints how many changed and the 25 largest changes (|log ratio|).
 An example that fails under either build is named on stderr and left out; the exit status is
 then 1.
 """
+import csv
 import glob
 import json
 import math
@@ -21,6 +25,24 @@ from counters_measured import example_args  # noqa: E402
 
 def key(c):
     return (c["cuda_mapping"], tuple(c["block"]), tuple(c["grid"]))
+
+
+def measured_dram():
+    """{(nest "file.c:line", mapping, [block], [grid]): measured DRAM read bytes}, the latest run's."""
+    out = {}
+    for path in sorted(glob.glob("validation/results/h100/*/comparison.csv")):
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                if r.get("status") != "ok" or not r.get("dram_read_bytes_measured"):
+                    continue
+                nest = ":".join(r["kernel"].split(":")[:2])
+                dims = lambda t: [int(v) for v in t.split("x")]  # noqa: E731
+                try:
+                    k = (nest, r["cuda_mapping"], tuple(dims(r["block"])), tuple(dims(r["grid"])))
+                    out[k] = float(r["dram_read_bytes_measured"])
+                except ValueError:
+                    continue
+    return out
 
 
 def nests(binary, src):
@@ -55,8 +77,20 @@ def main():
                                 c["block"], c["grid"], c["screened_only"], y / 1e6, x / 1e6))
     big.sort(reverse=True)
     print(f"{total} candidates, {changed} with other DRAM reads")
-    for b in big[:25]:
-        print("  %.2f %s %s %s %s screened_only=%s %.1f -> %.1f MB" % b)
+    measured = measured_dram()
+    err_old, err_new = [], []
+    for i, b in enumerate(big):
+        nest = ":".join(os.path.basename(b[1]).split(":")[:2])
+        m = measured.get((nest, b[2], tuple(b[3]), tuple(b[4])))
+        if m and b[6] > 0 and b[7] > 0:
+            err_old.append(abs(math.log(b[6] * 1e6 / m)))
+            err_new.append(abs(math.log(b[7] * 1e6 / m)))
+        if i < 25:
+            print("  %.2f %s %s %s %s screened_only=%s %.1f -> %.1f MB" % b +
+                  (f", measured {m / 1e6:.1f} MB" if m else ""))
+    if err_old:
+        print(f"measured on the H100: {len(err_old)} of them, mean |log error| "
+              f"{sum(err_old) / len(err_old):.2f} -> {sum(err_new) / len(err_new):.2f}")
     return 1 if failed else 0
 
 

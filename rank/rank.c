@@ -214,7 +214,9 @@ static int sp_fill_bytes(const sp_arch *arch) {
   return arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
 }
 
-/* hold_to_reads: the misses stay within the run's L2 reads; where the L1 side of the run is
+/* reread_bytes: DRAM bytes of reads the sample counted as first touches that in the run read
+ * again what an earlier round evicted (sp_rereads_beyond), missing like them.
+ * hold_to_reads: the misses stay within the run's L2 reads; where the L1 side of the run is
  * replaced afterwards (sp_refine_l1, the L1 distorted by a shortened loop) they may not say how
  * many first touches there are: the L2 reads are raised to the misses instead, which then
  * stand (2mm.c:17's A[i][k] on 800 blocks of 128 threads: k shortened to 8 iterations, A read
@@ -222,15 +224,15 @@ static int sp_fill_bytes(const sp_arch *arch) {
  * 0.1 MB). */
 static void sp_cap_cold(sp_cm_counters *c, double cold_seen, double cold_bytes_seen, double f,
                         double sectors_per_byte, double footprint_bytes, int sector_bytes,
-                        int fill_bytes, bool hold_to_reads) {
+                        int fill_bytes, bool hold_to_reads, double reread_bytes) {
   if (cold_seen <= 0 || cold_bytes_seen <= 0 || footprint_bytes <= 0) return;
   /* capped in DRAM bytes: with 64-byte L2 fills a cold miss can bring more than its sector */
   double cold_bytes_full = fmin(cold_bytes_seen * f, fmax(footprint_bytes, cold_bytes_seen));
   double cold = (double)c->l2_read_cold_sectors;
   double cold_full = cold_seen + (cold_bytes_full - cold_bytes_seen) * sectors_per_byte;
   double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
-  double misses_full = cold_full + misses - cold;
-  double bytes_full = cold_bytes_full + (double)(c->dram_read_bytes - c->dram_read_cold_bytes);
+  double misses_full = cold_full + misses - cold + reread_bytes * sectors_per_byte;
+  double bytes_full = cold_bytes_full + reread_bytes + (double)(c->dram_read_bytes - c->dram_read_cold_bytes);
   /* one sector per miss, or the sample's mix of lone and paired misses */
   double per_miss = fill_bytes <= sector_bytes ? sector_bytes
                     : misses_full > 0          ? bytes_full / misses_full
@@ -447,6 +449,42 @@ static double sp_block_shared_read_bytes(const sp_nest *n, const sp_schedule *s,
     if (shared)
       bytes += sp_rank_footprint_sectors(n, a, sector_bytes, SP_FOOT_READS, NULL) * sector_bytes;
   }
+  return bytes;
+}
+
+/* The bytes (in L2 sectors) that the blocks of one wave touch in one pass of their body: one
+ * grid-stride round each, every sequential loop whole. A block's next round, or the next wave,
+ * finds what this round read about that far back in the L2's LRU order. A collapsed group
+ * spreads the wave's threads along it as sp_block_pass_bytes's upper bound does. */
+static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
+  double blocks = (double)s->grid[0] * (double)s->grid[1] * (double)s->grid[2];
+  int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
+  double wave = fmin(blocks, (double)(active > 1 ? active : 1) * arch->sm_count);
+  double along[3]; /* the wave's blocks along each grid dimension (x fastest) */
+  along[0] = fmin((double)s->grid[0], wave);
+  along[1] = fmin((double)s->grid[1], ceil(wave / (double)s->grid[0]));
+  along[2] = fmin((double)s->grid[2], ceil(wave / ((double)s->grid[0] * (double)s->grid[1])));
+  double extent[SP_MAX_LOOPS];
+  for (int k = 0; k < SP_MAX_LOOPS; k++) extent[k] = HUGE_VAL; /* every loop whole, but: */
+  for (int k = 0; k < s->nband && k < n->nloops; k++) {
+    const sp_loop_map *m = &s->map[k];
+    if (sp_schedule_collapsed_away(s, k) || (m->thread_dim < 0 && m->block_dim < 0)) continue;
+    double threads = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
+                     (m->block_dim >= 0 ? along[m->block_dim] : 1);
+    if (s->collapse_count < 2 || k != s->collapse_first) {
+      extent[k] = threads;
+      continue;
+    }
+    for (int g = s->collapse_first + s->collapse_count - 1; g >= s->collapse_first; g--) {
+      double trip = n->loops[g].trip_max > 0 ? (double)n->loops[g].trip_max : 1;
+      extent[g] = fmin(trip, threads);
+      threads = ceil((threads - 1) / trip) + 1;
+    }
+  }
+  double bytes = 0;
+  for (int a = 0; a < n->narrays; a++)
+    bytes += sp_rank_footprint_sectors(n, a, arch->l2_sector_bytes, SP_FOOT_READS | SP_FOOT_WRITES, extent) *
+             arch->l2_sector_bytes;
   return bytes;
 }
 
@@ -730,13 +768,24 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       if (per_ref) per_ref[r] = out;
     }
     int fill = sp_fill_bytes(arch);
+    double wave_pass = -1; /* sp_wave_pass_bytes, once it is needed */
     for (int a = 0; a < nest->narrays && rc == 0; a++) {
       const sp_cold_mix *cm = &cold_seen[a];
-      if (extrapolate && ex[2 * a + 1] > 0)
-        sp_cap_cold(&per_array[a], cm->seen, cm->bytes, ex[2 * a] / ex[2 * a + 1],
-                    sp_cold_sectors_per_byte(cm),
-                    sp_rank_footprint_sectors(nest, a, fill, SP_FOOT_READS, NULL) * fill,
-                    arch->l2_sector_bytes, fill, !l1_replaced);
+      if (!extrapolate || ex[2 * a + 1] <= 0) continue;
+      double foot = sp_rank_footprint_sectors(nest, a, fill, SP_FOOT_READS, NULL) * fill;
+      /* A prefix in time of every SM whose second part still first-touches the array at a rate
+       * that would take the run past its footprint: the rest are reads of data first touched
+       * more than the sample ago. Those of later rounds miss where one wave's pass holds more
+       * than the L2 keeps (matmul 4096^2's B, 134 MB a pass: the H100 read 8.6-9.3 GB of DRAM on
+       * 4xN grids of 1,024 threads, where the sample counted its 268 MB of first touches). */
+      double reread = 0;
+      if (split && topt->sample_sms == 0 && cm->w_second_bytes > foot) {
+        if (wave_pass < 0) wave_pass = sp_wave_pass_bytes(nest, arch, sched);
+        if (wave_pass > (double)sp_arch_l2_model_bytes(arch)) reread = cm->w_second_bytes - foot;
+      }
+      sp_cap_cold(&per_array[a], cm->seen, cm->bytes, ex[2 * a] / ex[2 * a + 1],
+                  sp_cold_sectors_per_byte(cm), foot, arch->l2_sector_bytes, fill, !l1_replaced,
+                  reread);
     }
     /* A written sector is dirty under its last writer, and its write-back is charged to it,
      * so with two stores to one array (the branches of a guard) these bytes move between
