@@ -62,6 +62,17 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
   return total / 32;
 }
 
+/* The box that t consecutive indices of s's collapsed group take, into extent[] of its loops:
+ * at most min(trip, t) values of the innermost loop and ceil((t - 1) / trip) + 1 rows of the
+ * loop outside it, and so on outwards. */
+static void sp_collapsed_box(const sp_nest *n, const sp_schedule *s, double t, double *extent) {
+  for (int k = s->collapse_first + s->collapse_count - 1; k >= s->collapse_first; k--) {
+    double trip = n->loops[k].trip_max > 0 ? (double)n->loops[k].trip_max : 1;
+    extent[k] = fmin(trip, t);
+    t = ceil((t - 1) / trip) + 1;
+  }
+}
+
 /* The bytes one block touches in one pass of loop `loop` run for `trip` iterations: its threads'
  * share of the loops on thread dimensions, `trip` of the loop, one iteration of every other.
  * A lower bound of what an SM's L1 holds through the pass (its other blocks may share data);
@@ -78,16 +89,9 @@ static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int lo
     if (d >= 0 && !collapsed) extent[k] = s->block[d];
   }
   /* a collapsed group: 1 (a lower bound), or the box of its threads' consecutive fused indices
-   * (an upper bound: t of them take at most min(trip, t) values of the innermost loop and
-   * ceil((t - 1) / trip) + 1 rows of the loop outside it, and so on outwards) */
-  if (upper && s->collapse_count >= 2 && s->map[s->collapse_first].thread_dim >= 0) {
-    double rows = s->block[s->map[s->collapse_first].thread_dim];
-    for (int k = s->collapse_first + s->collapse_count - 1; k >= s->collapse_first; k--) {
-      double tk = n->loops[k].trip_max > 0 ? (double)n->loops[k].trip_max : 1;
-      extent[k] = fmin(tk, rows);
-      rows = ceil((rows - 1) / tk) + 1;
-    }
-  }
+   * (an upper bound, sp_collapsed_box) */
+  if (upper && s->collapse_count >= 2 && s->map[s->collapse_first].thread_dim >= 0)
+    sp_collapsed_box(n, s, s->block[s->map[s->collapse_first].thread_dim], extent);
   extent[loop] = trip;
   double bytes = 0;
   for (int a = 0; a < n->narrays; a++)
@@ -455,7 +459,7 @@ static double sp_block_shared_read_bytes(const sp_nest *n, const sp_schedule *s,
 /* The bytes (in L2 sectors) that the blocks of one wave touch in one pass of their body: one
  * grid-stride round each, every sequential loop whole. A block's next round, or the next wave,
  * finds what this round read about that far back in the L2's LRU order. A collapsed group
- * spreads the wave's threads along it as sp_block_pass_bytes's upper bound does. */
+ * holds the wave's threads along it as a box (sp_collapsed_box). */
 static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
   double blocks = (double)s->grid[0] * (double)s->grid[1] * (double)s->grid[2];
   int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
@@ -471,15 +475,8 @@ static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp
     if (sp_schedule_collapsed_away(s, k) || (m->thread_dim < 0 && m->block_dim < 0)) continue;
     double threads = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
                      (m->block_dim >= 0 ? along[m->block_dim] : 1);
-    if (s->collapse_count < 2 || k != s->collapse_first) {
-      extent[k] = threads;
-      continue;
-    }
-    for (int g = s->collapse_first + s->collapse_count - 1; g >= s->collapse_first; g--) {
-      double trip = n->loops[g].trip_max > 0 ? (double)n->loops[g].trip_max : 1;
-      extent[g] = fmin(trip, threads);
-      threads = ceil((threads - 1) / trip) + 1;
-    }
+    if (s->collapse_count >= 2 && k == s->collapse_first) sp_collapsed_box(n, s, threads, extent);
+    else extent[k] = threads;
   }
   double bytes = 0;
   for (int a = 0; a < n->narrays; a++)
