@@ -27,6 +27,11 @@ def key(c):
     return (c["cuda_mapping"], tuple(c["block"]), tuple(c["grid"]))
 
 
+def dims(text):
+    """[x, y, z] of a comparison.csv's "XxYxZ"."""
+    return [int(v) for v in text.split("x")]
+
+
 def measured_dram():
     """{(nest "file.c:line", mapping, [block], [grid]): measured DRAM read bytes}, the latest run's."""
     out = {}
@@ -36,7 +41,6 @@ def measured_dram():
                 if r.get("status") != "ok" or not r.get("dram_read_bytes_measured"):
                     continue
                 nest = ":".join(r["kernel"].split(":")[:2])
-                dims = lambda t: [int(v) for v in t.split("x")]  # noqa: E731
                 try:
                     k = (nest, r["cuda_mapping"], tuple(dims(r["block"])), tuple(dims(r["grid"])))
                     out[k] = float(r["dram_read_bytes_measured"])

@@ -62,6 +62,12 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
   return total / 32;
 }
 
+/* The blocks of s an SM holds at once (at least 1: a block too large for the arch still runs). */
+static int sp_blocks_per_sm(const sp_arch *arch, const sp_schedule *s) {
+  int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
+  return active > 1 ? active : 1;
+}
+
 /* The box that t consecutive indices of s's collapsed group take, into extent[] of its loops:
  * at most min(trip, t) values of the innermost loop and ceil((t - 1) / trip) + 1 rows of the
  * loop outside it, and so on outwards. */
@@ -117,8 +123,7 @@ static bool sp_shortening_keeps_l1(const sp_nest *n, const sp_arch *arch, const 
                                    int loop, int64_t trip) {
   if (!arch->l1_caches_global_loads) return true;
   double l1 = (double)arch->l1_bytes, sector = arch->l1_sector_bytes;
-  int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
-  double full = (active > 1 ? active : 1) *
+  double full = sp_blocks_per_sm(arch, s) *
                 sp_block_pass_bytes(n, s, loop, (double)n->loops[loop].trip_max, (int)sector, true);
   return full <= l1 || sp_block_pass_bytes(n, s, loop, (double)trip, (int)sector, false) > l1;
 }
@@ -219,7 +224,7 @@ static int sp_fill_bytes(const sp_arch *arch) {
 }
 
 /* reread_bytes: DRAM bytes of reads the sample counted as first touches that in the run read
- * again what an earlier round evicted (sp_rereads_beyond), missing like them.
+ * again what an earlier round evicted (sp_simulate's reread), missing like them.
  * hold_to_reads: the misses stay within the run's L2 reads; where the L1 side of the run is
  * replaced afterwards (sp_refine_l1, the L1 distorted by a shortened loop) they may not say how
  * many first touches there are: the L2 reads are raised to the misses instead, which then
@@ -462,8 +467,7 @@ static double sp_block_shared_read_bytes(const sp_nest *n, const sp_schedule *s,
  * holds the wave's threads along it as a box (sp_collapsed_box). */
 static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
   double blocks = (double)s->grid[0] * (double)s->grid[1] * (double)s->grid[2];
-  int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
-  double wave = fmin(blocks, (double)(active > 1 ? active : 1) * arch->sm_count);
+  double wave = fmin(blocks, (double)sp_blocks_per_sm(arch, s) * arch->sm_count);
   double along[3]; /* the wave's blocks along each grid dimension (x fastest) */
   along[0] = fmin((double)s->grid[0], wave);
   along[1] = fmin((double)s->grid[1], ceil(wave / (double)s->grid[0]));
@@ -506,8 +510,7 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
      * 1.7x optimistic, its 32x4x2 ones 1.2x), which the refinement rounds could not undo. */
     const sp_schedule *s = sched;
     int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
-    int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
-    if (active < 1) active = 1;
+    int active = sp_blocks_per_sm(arch, s);
     int64_t waves = (blocks + (int64_t)active * nsms - 1) / ((int64_t)active * nsms);
     double keep = (double)budget / est_instr;
     int k = (int)ceil(nsms * keep);
@@ -1099,8 +1102,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   int ncls = cls_n[1] ? 2 : 1;
   if (k >= S || blocks < 1) return 0;
   const int threads = sched->block[0] * sched->block[1] * sched->block[2];
-  int active = sp_arch_active_blocks_per_sm(arch, threads, 0, 0);
-  if (active < 1) active = 1;
+  int active = sp_blocks_per_sm(arch, sched);
   /* A capped grid whose last grid-stride round leaves blocks without work: the SMs that hold
    * more of that round's blocks are a class of their own, where the grid's blocks make one
    * class (a grid of a multiple of S blocks; otherwise their L1 rates stay mixed) */
