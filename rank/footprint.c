@@ -198,8 +198,8 @@ static double fp_group_sectors(const fp_box *box, int n, int sector_bytes, fp_bo
   return group;
 }
 
-double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
-                                 const double *extent) {
+static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
+                         const bool *take, const double *extent) {
   double declared = (double)n->arrays[array].total_bytes / sector_bytes;
   size_t room = (size_t)(n->nrefs ? n->nrefs : 1);
   fp_box *box = malloc(room * sizeof *box), *cls = malloc(room * sizeof *cls);
@@ -210,7 +210,7 @@ double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, 
   for (int r = 0; r < n->nrefs && box; r++) {
     const sp_ref *ref = &n->refs[r];
     unsigned kind = ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES;
-    if (ref->array != array || !(accesses & kind)) continue;
+    if (ref->array != array || !(accesses & kind) || (take && !take[r])) continue;
     if (ref->irregular)
       irregular_sectors = fmax(irregular_sectors, ceil((double)ref->size / sector_bytes));
     else fp_box_of(n, ref, extent, &box[nb++], &known);
@@ -241,4 +241,14 @@ double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, 
   free(cls);
   free(taken);
   return total < declared ? total : declared;
+}
+
+double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
+                                 const double *extent) {
+  return fp_sectors(n, array, sector_bytes, accesses, NULL, extent);
+}
+
+double sp_rank_refs_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
+                                      const bool *take, const double *extent) {
+  return fp_sectors(n, array, sector_bytes, SP_FOOT_READS | SP_FOOT_WRITES, take, extent);
 }

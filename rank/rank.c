@@ -437,41 +437,54 @@ static bool sp_loop_moves_with_block(const sp_nest *n, const sp_schedule *s, int
   return d >= 0 && s->grid[d] > 1;
 }
 
-/* Bytes (in L2 sectors) of the arrays that every block of the grid reads alike: only read, by
- * affine references none of whose indices moves with a block index (2mm.c:26's tmp[i][k] with
- * i on the lanes of one block column, which every block reads whole). The GPU's L2 holds them
- * once for all SMs. */
-static double sp_block_shared_read_bytes(const sp_nest *n, const sp_schedule *s, int sector_bytes) {
+/* Bytes of L2 the data that every block of the grid reads alike takes: that of the read-only
+ * arrays' affine references none of whose indices moves with a block index (2mm.c:26's
+ * tmp[i][k] with i on the lanes of one block column, which every block reads whole;
+ * covariance.c:26's data[k][i] on i->tx j->bx, whose data[k][j] moves with the block), counted
+ * in the L2's lines, the unit it keeps. The GPU's L2 holds them once for all SMs. */
+static double sp_block_shared_read_bytes(const sp_nest *n, const sp_schedule *s, int line_bytes) {
+  bool *take = calloc((size_t)(n->nrefs ? n->nrefs : 1), sizeof *take);
+  if (!take) return 0;
   double bytes = 0;
   for (int a = 0; a < n->narrays; a++) {
-    bool shared = false;
+    bool read_only = true, any = false;
     for (int r = 0; r < n->nrefs; r++) {
       const sp_ref *ref = &n->refs[r];
+      take[r] = false;
       if (ref->array != a) continue;
-      shared = ref->access == SP_READ && !ref->irregular;
+      read_only &= ref->access == SP_READ;
+      bool shared = ref->access == SP_READ && !ref->irregular;
       for (int i = 0; i < ref->nloops && shared; i++) {
         int k = ref->loops[i];
         shared = ref->offset.coef[k] == 0 || !sp_loop_moves_with_block(n, s, k);
       }
-      if (!shared) break;
+      any |= take[r] = shared;
     }
-    if (shared)
-      bytes += sp_rank_footprint_sectors(n, a, sector_bytes, SP_FOOT_READS, NULL) * sector_bytes;
+    if (read_only && any)
+      bytes += sp_rank_refs_footprint_sectors(n, a, line_bytes, take, NULL) * line_bytes;
   }
+  free(take);
   return bytes;
 }
 
-/* The bytes (in L2 sectors) that the blocks of one wave touch in one pass of their body: one
- * grid-stride round each, every sequential loop whole. A block's next round, or the next wave,
- * finds what this round read about that far back in the L2's LRU order. A collapsed group
- * holds the wave's threads along it as a box (sp_collapsed_box). */
-static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
-  double blocks = (double)s->grid[0] * (double)s->grid[1] * (double)s->grid[2];
-  double wave = fmin(blocks, (double)sp_blocks_per_sm(arch, s) * arch->sm_count);
-  double along[3]; /* the wave's blocks along each grid dimension (x fastest) */
-  along[0] = fmin((double)s->grid[0], wave);
-  along[1] = fmin((double)s->grid[1], ceil(wave / (double)s->grid[0]));
-  along[2] = fmin((double)s->grid[2], ceil(wave / ((double)s->grid[0] * (double)s->grid[1])));
+/* Bytes of L2 all the data of the nest takes, read or written, in the L2's lines. */
+static double sp_nest_line_bytes(const sp_nest *n, const sp_arch *arch) {
+  double bytes = 0;
+  for (int a = 0; a < n->narrays; a++)
+    bytes += sp_rank_footprint_sectors(n, a, arch->l2_line_bytes, SP_FOOT_READS | SP_FOOT_WRITES, NULL) *
+             arch->l2_line_bytes;
+  return bytes;
+}
+
+/* The bytes (in units of unit_bytes) that `blocks` blocks, the first of the grid, touch in one
+ * pass of their body: one grid-stride round each, every sequential loop whole. A block's next
+ * round, or the next wave, finds what one wave's round read about that far back in the L2's LRU
+ * order. A collapsed group holds the blocks' threads along it as a box (sp_collapsed_box). */
+static double sp_pass_bytes(const sp_nest *n, const sp_schedule *s, double blocks, int unit_bytes) {
+  double along[3]; /* the blocks along each grid dimension (x fastest) */
+  along[0] = fmin((double)s->grid[0], blocks);
+  along[1] = fmin((double)s->grid[1], ceil(blocks / (double)s->grid[0]));
+  along[2] = fmin((double)s->grid[2], ceil(blocks / ((double)s->grid[0] * (double)s->grid[1])));
   double extent[SP_MAX_LOOPS];
   for (int k = 0; k < SP_MAX_LOOPS; k++) extent[k] = HUGE_VAL; /* every loop whole, but: */
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
@@ -484,9 +497,31 @@ static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp
   }
   double bytes = 0;
   for (int a = 0; a < n->narrays; a++)
-    bytes += sp_rank_footprint_sectors(n, a, arch->l2_sector_bytes, SP_FOOT_READS | SP_FOOT_WRITES, extent) *
-             arch->l2_sector_bytes;
+    bytes += sp_rank_footprint_sectors(n, a, unit_bytes, SP_FOOT_READS | SP_FOOT_WRITES, extent) *
+             unit_bytes;
   return bytes;
+}
+
+/* The blocks of one wave: all the SMs' resident blocks, or the grid. */
+static double sp_wave_blocks(const sp_arch *arch, const sp_schedule *s) {
+  double blocks = (double)s->grid[0] * (double)s->grid[1] * (double)s->grid[2];
+  return fmin(blocks, (double)sp_blocks_per_sm(arch, s) * arch->sm_count);
+}
+
+/* The bytes (in L2 sectors) that the blocks of one wave touch in one pass of their body. */
+static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
+  return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), arch->l2_sector_bytes);
+}
+
+/* How many times the L2 lines that a wave's blocks touch in a pass are touched by different
+ * blocks (at least 1): the sum of the blocks' own footprints over their union. The GPU's L2 holds
+ * a line that blocks of several SMs share once; k of n SMs simulated alone see k/n of the wave's
+ * blocks but of its union more than k/n. */
+static double sp_wave_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
+  double wave = sp_wave_blocks(arch, s);
+  double one = sp_pass_bytes(n, s, 1, arch->l2_line_bytes);
+  double all = sp_pass_bytes(n, s, wave, arch->l2_line_bytes);
+  return all > 0 ? fmax(1, wave * one / all) : 1;
 }
 
 /* How a candidate is simulated: the trace sampling and the memory model's configuration.
@@ -541,9 +576,19 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
    * i->tx+bx j->by on 1x528 blocks re-read tmp (5.8 MB) from DRAM on every pass of a block,
    * 2.2 GB, where --exact reads 22 MB in all. */
   cmo.l2_fraction = (double)nsms / arch->sm_count;
-  if (nsms < arch->sm_count) {
-    double shared = sp_block_shared_read_bytes(nest, sched, arch->l2_sector_bytes);
-    cmo.l2_fraction = fmin(1, cmo.l2_fraction + shared / l2 * (1 - cmo.l2_fraction));
+  if (nsms < arch->sm_count && sp_nest_line_bytes(nest, arch) <= l2) {
+    /* all the data fits: the GPU's L2 evicts none of it, so neither may the sample's, whatever
+     * the SMs left out would have shared (with k/n of an L2 that keeps lines, covariance.c:26's
+     * i->by j->tx+bx screened on one SM re-read data from DRAM: 1.97 GB where the H100 read
+     * 13.6 MB) */
+    cmo.l2_fraction = 1;
+  } else if (nsms < arch->sm_count) {
+    /* and lines that blocks of several SMs share are held once: heat3d.c:16's i->by j->tx+bx
+     * k->bz on 32x1x1 blocks, whose lanes each take a line of a row of A that blocks of i-1 and
+     * i+1 read too, screened on one SM with k/n of the L2 read 775 MB of DRAM (H100: 210) */
+    double shared = sp_block_shared_read_bytes(nest, sched, arch->l2_line_bytes);
+    cmo.l2_fraction = fmin(1, fmax(cmo.l2_fraction * sp_wave_overlap(nest, arch, sched),
+                                   cmo.l2_fraction + shared / l2 * (1 - cmo.l2_fraction)));
   }
   if (opt->assoc == SP_CM_FULLY_ASSOCIATIVE) {
     /* a fully associative LRU larger than all the data never evicts: size it to the data, which

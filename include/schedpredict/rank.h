@@ -215,6 +215,9 @@ double sp_rank_dram_share(const sp_arch *a, int sms);
 enum { SP_FOOT_READS = 1, SP_FOOT_WRITES = 2 };
 double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
                                  const double *extent);
+/* The same for the array's references r with take[r] (reads and writes). */
+double sp_rank_refs_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
+                                      const bool *take, const double *extent);
 /* The reductions of a nest, counted for the time model. */
 sp_rank_combine sp_rank_combine_of(const sp_nest *nest);
 const char *sp_rank_bound_name(sp_rank_bound b);
