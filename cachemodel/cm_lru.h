@@ -233,17 +233,6 @@ static inline uint64_t *cm_lru_lookup(sp_cm_lru *c, uint64_t unit, sp_cm_lookup_
                       : cm_lru_lookup_as(c, unit, mode, res, 0);
 }
 
-/* A PEEK and, when it misses, an INSERT, in one probe: NULL when unit is resident (its place in
- * the LRU order unchanged), else the new entry's payload (res as INSERT sets it). */
-static inline uint64_t *cm_lru_insert_absent(sp_cm_lru *c, uint64_t unit, sp_cm_lookup *res)
-{
-  res->hit = res->evicted = 0;
-  uint32_t hash = lru_hash(unit);
-  uint64_t si = lru_probe(c, unit, hash);
-  if (c->slot[si].node) return NULL;
-  return c->nsets > 1 ? lru_insert(c, unit, hash, si, res, 1) : lru_insert(c, unit, hash, si, res, 0);
-}
-
 /* Always inlined: GCC deems a function that only prefetches free of side effects (pure), and
  * drops calls to it that it has not inlined yet (memsys.c's prefetch loops vanished that way). */
 #if defined(__GNUC__)

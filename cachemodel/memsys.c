@@ -37,26 +37,34 @@
  *
  * L2 (one logical cache for all SMs). Fed in arrival order: the trace interleaves the SMs in
  *   lockstep (traces.h), so arrival order *is* the round-robin over the SMs' miss lists of
- *   Fig. 7.7. Load sectors from L1 misses (or from bypassing loads) are l2_read_sectors; hits are
- *   l2_read_hit_sectors; each read miss reads the sector from DRAM (dram_read_bytes += 32) and
- *   allocates it clean. Stores per arch->l2_store_policy: WRITE_BACK_ALLOCATE allocates the
- *   sector without reading DRAM (byte-masked partial writes; see the transpose note in
+ *   Fig. 7.7. The L2 is sectored as the L1 is: it keeps arch->l2_line_bytes (128 B) lines,
+ *   each with a valid and a dirty bit per 32-byte sector and the counter group its dirty
+ *   sectors are charged to, and an instruction looks each of its lines up once. Load sectors
+ *   from L1 misses (or from bypassing loads) are l2_read_sectors; a sector of a resident line
+ *   whose valid bit is set is a hit (l2_read_hit_sectors); any other is a miss that allocates
+ *   the line if needed (evicting a whole line) and reads the sector from DRAM (dram_read_bytes
+ *   += 32), clean. A line with one sector in use takes a whole line of the capacity: the H100
+ *   lost the partner sectors of 64-byte fills once the lines touched since, not the sectors,
+ *   exceeded its reuse capacity (collapse4.c:16's 8x8x4 blocks, 97 MB of DRAM reads; counting
+ *   sectors gave 67). Stores per arch->l2_store_policy: WRITE_BACK_ALLOCATE allocates the line
+ *   without reading DRAM (byte-masked partial writes; see the transpose note in
  *   tests/test_memsys.c: real L2s sometimes fill partially written sectors, which this does not
- *   model) and marks it dirty; WRITE_BACK_NO_ALLOCATE marks a resident sector dirty and sends a
- *   missing one to DRAM at once (dram_write_bytes += 32). dram_write_bytes counts write-backs of
- *   dirty sectors evicted during the run, attributed to the array that last wrote the sector;
- *   dirty data still in the L2 is reported in l2_dirty_bytes, not in dram_write_bytes (the
- *   kernel's counter does not see a later flush). Capacity: sp_arch_l2_model_bytes (the arch's
- *   l2_reuse_bytes, else l2_bytes) * l2_fraction, in sectors. With the FULLY_ASSOCIATIVE L1,
- *   the L2 is a hashed set-associative LRU with sets of arch->l2_reuse_set_sectors (or
- *   opt->l2_set_sectors) sectors, a line's sectors in one set chosen by cm_mix64 of the line,
+ *   model) and marks the sectors valid and dirty; WRITE_BACK_NO_ALLOCATE marks the sectors of a
+ *   resident line dirty and sends those of a missing one to DRAM at once (dram_write_bytes +=
+ *   32 each). dram_write_bytes counts write-backs of the dirty sectors of lines evicted during
+ *   the run, attributed to the array that last wrote the line (its dirty bytes move to a new
+ *   writer); dirty data still in the L2 is reported in l2_dirty_bytes, not in dram_write_bytes
+ *   (the kernel's counter does not see a later flush). Capacity: sp_arch_l2_model_bytes (the
+ *   arch's l2_reuse_bytes, else l2_bytes) * l2_fraction, in lines. With the FULLY_ASSOCIATIVE
+ *   L1, the L2 is a hashed set-associative LRU with sets of arch->l2_reuse_set_sectors (or
+ *   opt->l2_set_sectors) sectors' worth of lines, a line's set chosen by cm_mix64 of the line,
  *   the capacity rounded to whole sets; without that field one fully associative LRU. The sets
  *   are a fit, not the hardware's ways: the H100 and H200 lose a region gradually as the
  *   footprint since grows past 24 MB, and 512-sector sets reproduce that curve
  *   (validation/results/h100/2026-11-27-fill-partner-probe/fit_sets.py) where one LRU loses
  *   everything at its capacity. SET_ASSOCIATIVE: ways = opt->l2_ways, else arch->l2_assoc,
  *   else SP_CM_DEFAULT_L2_WAYS = 16 (an assumption: unpublished; Accel-Sim uses 24 for V100
- *   and 40 for its unvalidated H100), indexed by the XOR fold of the sector.
+ *   and 40 for its unvalidated H100), indexed by the XOR fold of the line.
  *
  * L2 partitions (A100/H100/H200: 2). The model keeps the L2 as one logical cache: a sector's
  *   hit/miss and the DRAM bytes do not depend on which half homes it. Its capacity is what the
@@ -69,9 +77,9 @@
  *   by the counters; cost.c uses the near latency.
  *
  * DRAM fill granularity (arch->l2_fill_bytes, 64 on A100/H100/H200; absent = one sector). A read
- *   miss reads its whole aligned fill block from DRAM: the sectors of the block not in L2 are
- *   installed with it (clean, MRU, l2_read_fill_sectors, DRAM bytes), after the instruction's
- *   own lookups, so two sectors of a block requested by one instruction both miss (one 64-byte
+ *   miss reads its whole aligned fill block (a part of its line) from DRAM: the sectors of the
+ *   block not valid are set valid with it (clean, l2_read_fill_sectors, DRAM bytes), after the
+ *   line's own sectors, so two sectors of a block requested by one instruction both miss (one 64-byte
  *   fill) and a lone sector's partner hits when a later request asks for it. That is what the
  *   H100 probe measured (validation/results/h100/2026-11-22-transpose-probe.md): one-sector loads
  *   of the 4096^2 transpose had 2,097,151 L2 lookup hits of 4,194,304 with every byte read from
@@ -82,12 +90,12 @@
  *   The L1 does not depend on the L2 in BASE, so its counts are the full model's.
  *
  * L2 sampling (opt.l2_sample_shift, used by the ranking for large L2s; --exact turns it off).
- *   A hash of the DRAM fill block (so a block's sectors are in or out together) picks 1 in 2^s
- *   blocks; only those are looked up, in an L2 of 1/2^s the sectors. For an LRU cache this is
- *   SHARDS's fixed-rate spatial sampling: the sampled blocks' reuse distances shrink by the same
- *   factor as the capacity, so their hits and misses are estimates of the whole cache's; a
- *   reuse at about the capacity falls on one side or the other of the sample's own edge. With
- *   hashed sets the hash is of the line and the sample is whole sets, 1/2^s of them: each
+ *   A hash of the line (so its sectors are in or out together) picks 1 in 2^s lines; only those
+ *   are looked up, in an L2 of 1/2^s the lines. For an LRU cache this is SHARDS's fixed-rate
+ *   spatial sampling: the sampled lines' reuse distances shrink by the same factor as the
+ *   capacity, so their hits and misses are estimates of the whole cache's; a reuse at about the
+ *   capacity falls on one side or the other of the sample's own edge. With hashed sets the set
+ *   index takes the high bits of the same hash and the sample is whole sets, 1/2^s of them: each
  *   behaves exactly as a set of the full L2, and the estimate's error is only which sets were
  *   drawn (tests/test_memsys.c test_l2_sets). Each
  *   group's requests stay exact; its sampled misses are scaled to its requests (group_counters
@@ -123,8 +131,8 @@
  *   SMs it uses):
  *   - fully associative LRU of C units: 24 C bytes of nodes + a hash table of the power of two
  *     >= 2C slots of 16 bytes (~56-88 bytes per unit). H100 L1 (1866 lines): ~110 KB per SM,
- *     14.5 MB for 132 SMs; H100 L2 (50 MB = 1,638,400 sectors): ~103 MB.
- *   - set-associative: 16 bytes per way + 4 per set: H100 L1 ~30 KB per SM, L2 ~26 MB.
+ *     14.5 MB for 132 SMs; H100 L2 (50 MB = 409,600 lines): ~26 MB.
+ *   - set-associative: 16 bytes per way + 4 per set: H100 L1 ~30 KB per SM, L2 ~6.5 MB.
  *   - hashed sets: the fully associative LRU's tables + 12 bytes per set.
  *   - MODELED: per SM a ring of in-flight fills and a hash map sector -> completion time, sized
  *     from the latency: (sectors per line) x (DRAM latency + 65) entries, ~190 KB per SM on H100.
@@ -236,6 +244,7 @@ struct sp_cm_memsys {
   unsigned spl_shift;    /* log2(L1 sectors per line) */
   unsigned sub_shift;    /* log2(L2 sectors per L1 transaction) */
   unsigned fill_shift;   /* log2(L2 sectors filled from DRAM per read miss) */
+  unsigned l2_line_shift; /* log2(L2 sectors per L2 line, the unit the L2 keeps) */
   uint32_t l2_sector_bytes;
   uint64_t l1_lines, l1_sets;
   uint32_t l1_ways;
@@ -250,11 +259,7 @@ struct sp_cm_memsys {
   size_t l1_table_bytes; /* one SM's share */
   sp_cm_counters *ctr; /* per counter group; with L2 sampling, its L2 outcomes are the sample's */
   uint64_t l2_sample_mask; /* 2^l2_sample_shift - 1; 0: the L2 is simulated for every sector */
-  unsigned sample_unit_shift; /* sampled by sector >> this: the fill block, or the line (sets) */
   uint64_t l2_sectors;     /* capacity of the simulated L2 (sampled: 1/2^shift of the L2's) */
-  /* the LRU L2 (each of its sets) holds more sectors than one instruction inserts (its L2
-   * sectors and their fills), so a read miss's own sectors are still resident at its fill */
-  int l2_keeps_own_fills;
   uint8_t *l2_whole;       /* per array: 1 = every sector simulated even when sampling (small) */
   int *group_array;        /* per counter group: its array (for the group's sampling weight) */
   /* per group: sampled requests, and the first touches of the sectors outside the sample
@@ -427,37 +432,38 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
     m->l1_sets = m->l1_lines / ways;
   }
 
+  /* a line's sectors fit L2_VALID's 16 bits, and a fill block lies in one line */
+  if (arch->l2_line_bytes < l2s || arch->l2_line_bytes / l2s > 16 ||
+      arch->l2_fill_bytes > arch->l2_line_bytes)
+    goto fail;
+  m->l2_line_shift = log2u((uint64_t)(arch->l2_line_bytes / l2s));
+  const unsigned lsh = m->l2_line_shift;
   double l2_bytes = floor((double)sp_arch_l2_model_bytes(arch) * o.l2_fraction);
   uint64_t l2_sectors = l2_bytes >= l2s && !o.l1_only ? (uint64_t)(l2_bytes / l2s) : 1;
   if (o.assoc == SP_CM_SET_ASSOCIATIVE) {
+    uint64_t lines = l2_sectors >> lsh ? l2_sectors >> lsh : 1;
     uint64_t ways = o.l2_ways ? (uint64_t)o.l2_ways
                     : arch->l2_assoc > 0 ? (uint64_t)arch->l2_assoc
                                          : SP_CM_DEFAULT_L2_WAYS;
-    if (ways > l2_sectors) ways = l2_sectors;
-    m->l2s = sp_cm_setassoc_create(l2_sectors / ways, (uint32_t)ways, sp_cm_set_index_xorfold,
-                                   NULL);
+    if (ways > lines) ways = lines;
+    m->l2s = sp_cm_setassoc_create(lines / ways, (uint32_t)ways, sp_cm_set_index_xorfold, NULL);
     if (!m->l2s) goto fail;
   } else {
     m->l2_sample_mask = (UINT64_C(1) << o.l2_sample_shift) - 1;
     l2_sectors >>= o.l2_sample_shift;
     if (!l2_sectors) l2_sectors = 1;
     const int64_t set_sectors = o.l2_set_sectors ? o.l2_set_sectors : arch->l2_reuse_set_sectors;
-    m->sample_unit_shift = m->fill_shift;
     if (set_sectors > 0 && !o.l1_only) {
-      /* whole sets (lines) in the sample; l2_sectors rounded to whole sets, at least one */
-      const unsigned line_shift = log2u((uint64_t)(arch->l2_line_bytes / l2s));
-      if (!is_pow2(set_sectors) || set_sectors < (INT64_C(1) << line_shift)) goto fail;
+      /* l2_sectors rounded to whole sets, at least one */
+      if (!is_pow2(set_sectors) || set_sectors < (INT64_C(1) << lsh)) goto fail;
       uint64_t sets = (l2_sectors + (uint64_t)set_sectors / 2) / (uint64_t)set_sectors;
-      m->sample_unit_shift = line_shift;
       if (sets >= 2) {
         l2_sectors = sets * (uint64_t)set_sectors;
-        m->l2f = sp_cm_lru_create_sets(sets, (uint32_t)set_sectors, line_shift);
+        m->l2f = sp_cm_lru_create_sets(sets, (uint32_t)(set_sectors >> lsh), 0);
       }
     }
-    if (!m->l2f) m->l2f = sp_cm_lru_create(l2_sectors);
+    if (!m->l2f) m->l2f = sp_cm_lru_create(l2_sectors >> lsh ? l2_sectors >> lsh : 1);
     if (!m->l2f) goto fail;
-    m->l2_keeps_own_fills = m->fill_shift <= 6 &&
-                            sp_cm_lru_ways(m->l2f) > ((uint64_t)SP_CM_MAX_UNITS << m->sub_shift) << m->fill_shift;
   }
 
   m->l2_sectors = l2_sectors;
@@ -576,51 +582,51 @@ static inline uint64_t *l1_lookup(sm_state *s, uint64_t line, sp_cm_lookup_mode 
                 : sp_cm_setassoc_lookup(s->l1s, line, mode, NULL);
 }
 
-/* Whether the L2 simulates this sector (L2 sampling): the low bits of cm_mix64 of its fill block,
- * or of its line when the L2 has sets, whose index takes the high bits of the same hash: the
- * sample is then whole sets, each of which behaves as in the full L2. */
+/* Whether the L2 simulates this sector (L2 sampling): the low bits of cm_mix64 of its line, the
+ * unit the L2 keeps. With sets, the set index takes the high bits of the same hash: the sample
+ * is then whole sets, each of which behaves as in the full L2. */
 static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array)
 {
   if (m->opt.l1_only) return 0;
   if (!m->l2_sample_mask || m->l2_whole[array]) return 1;
-  return (cm_mix64(sector >> m->sample_unit_shift) & m->l2_sample_mask) == 0;
+  return (cm_mix64(sector >> m->l2_line_shift) & m->l2_sample_mask) == 0;
 }
 
-/* An evicted dirty sector goes to DRAM, charged to the group that last wrote it. */
+/* An L2 line's payload: its valid sectors (bits 0-15), its dirty ones (bits 16-31), and the
+ * counter group its dirty sectors are charged to, the line's last writer (bits 32-63). */
+#define L2_VALID(p) ((uint32_t)(p) & 0xFFFFu)
+#define L2_DIRTY(p) ((uint32_t)((p) >> 16) & 0xFFFFu)
+#define L2_OWNER(p) ((int)((p) >> 32))
+
+/* An evicted line's dirty sectors go to DRAM, charged to its owner. */
 static inline void l2_write_back(sp_cm_memsys *m, const sp_cm_lookup *r)
 {
-  if (r->evicted && (r->victim_payload & 1)) {
-    sp_cm_counters *v = &m->ctr[r->victim_payload >> 1];
-    v->dram_write_bytes += m->l2_sector_bytes;
-    v->l2_dirty_bytes -= m->l2_sector_bytes;
-  }
+  uint32_t dirty = r->evicted ? L2_DIRTY(r->victim_payload) : 0;
+  if (!dirty) return;
+  int64_t bytes = (int64_t)__builtin_popcount(dirty) * m->l2_sector_bytes;
+  sp_cm_counters *v = &m->ctr[L2_OWNER(r->victim_payload)];
+  v->dram_write_bytes += bytes;
+  v->l2_dirty_bytes -= bytes;
 }
 
-/* L2 payload: bit 0 dirty, the owner counter group (last reader/writer) above. */
-static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t sector, sp_cm_lookup_mode mode,
-                                  sp_cm_lookup *r)
+/* One lookup of a line for n of its sectors (the work counted in sectors, as the L1's). */
+static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t line, uint32_t n,
+                                  sp_cm_lookup_mode mode, sp_cm_lookup *r)
 {
-  m->lookups++;
-  uint64_t *p = m->l2f ? cm_lru_lookup(m->l2f, sector, mode, r)
-                       : sp_cm_setassoc_lookup(m->l2s, sector, mode, r);
+  m->lookups += n;
+  uint64_t *p = m->l2f ? cm_lru_lookup(m->l2f, line, mode, r)
+                       : sp_cm_setassoc_lookup(m->l2s, line, mode, r);
   l2_write_back(m, r);
   return p;
 }
 
-/* A fill block's sector that the read miss brings along: installed unless resident. What a PEEK
- * and then an INSERT on a miss do (and counts as those lookups), in one probe of the fully
- * associative L2. Its payload, or NULL when it was resident. */
-static inline uint64_t *l2_insert_absent(sp_cm_memsys *m, uint64_t sector)
+/* The sectors of secs[0..n) (ascending) that lie in the line of secs[0]. */
+static inline uint32_t l2_line_run(const sp_cm_memsys *m, const uint64_t *secs, uint32_t n)
 {
-  sp_cm_lookup r;
-  if (!m->l2f) {
-    if (l2_lookup(m, sector, SP_CM_LOOKUP_PEEK, &r)) return NULL;
-    return l2_lookup(m, sector, SP_CM_LOOKUP_INSERT, &r);
-  }
-  uint64_t *p = cm_lru_insert_absent(m->l2f, sector, &r);
-  m->lookups += p ? 2 : 1;
-  l2_write_back(m, &r);
-  return p;
+  const uint64_t line = secs[0] >> m->l2_line_shift;
+  uint32_t j = 1;
+  while (j < n && secs[j] >> m->l2_line_shift == line) j++;
+  return j;
 }
 
 enum { COLD_LOG_CAP = 1 << 16 };
@@ -687,7 +693,7 @@ static inline void l2_cold_outside(sp_cm_memsys *m, uint64_t sector, int group, 
 }
 
 /* The rest of the fill blocks of this load's first touches outside the sample, after all its
- * own reads (as l2_fill_blocks: a sector the load requests itself is its own miss). */
+ * own reads (as l2_read_line: a sector the load requests itself is its own miss). */
 static void l2_cold_outside_fills(sp_cm_memsys *m, int group, int array)
 {
   const uint64_t per = UINT64_C(1) << m->fill_shift;
@@ -703,99 +709,108 @@ static void l2_cold_outside_fills(sp_cm_memsys *m, int group, int array)
   m->ncold_out = 0;
 }
 
-/* One load sector at L2 granularity. Returns 1 on an L2 hit, and for a sector outside the L2
- * sample (whose outcome is not simulated; no DRAM fill follows it). */
-/* group: the counters to count in; array: whose first touches (cold bits) to check */
-static inline int l2_read(sp_cm_memsys *m, uint64_t sector, int group, int array)
+/* The load sectors secs[0..n) (ascending) of one L2 line that one instruction requests: one
+ * lookup of the line, which allocates it when absent (evicting a whole line); a sector is a hit
+ * when the line is resident with the sector valid, else a miss read from DRAM. Then the rest of
+ * each missed sector's fill block (arch->l2_fill_bytes > one sector) that is not valid is read
+ * with it: after the line's own sectors, so that two sectors of one block requested together
+ * both miss and cost one 64-byte fill, and a lone one misses and its partner hits later (the
+ * H100 probe, validation/results/h100/2026-11-22-transpose-probe.md). hit[k] (if not NULL): 1
+ * for a hit, and for a sector outside the L2 sample (whose outcome is not simulated). group:
+ * the counters to count in; array: whose first touches (cold bits) to check. */
+static inline void l2_read_line(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int group,
+                                int array, uint8_t *hit)
 {
   sp_cm_counters *c = &m->ctr[group];
-  c->l2_read_sectors++;
-  if (!l2_in_sample(m, sector, array)) {
-    l2_cold_outside(m, sector, group, array, 1);
-    return 1;
-  }
-  m->l2_sampled[group].reads++;
-  sp_cm_lookup r;
-  uint64_t *p = l2_lookup(m, sector, SP_CM_LOOKUP_INSERT, &r);
-  if (r.hit) {
-    c->l2_read_hit_sectors++;
-    return 1;
-  }
-  *p = (uint64_t)group << 1;
-  c->l2_read_cold_sectors += l2_dram_fill(m, sector, c, array);
-  return 0;
-}
-
-/* The rest of a read miss's DRAM fill (arch->l2_fill_bytes > one sector): the sectors of the
- * miss's aligned fill block that are not in L2 are read with it and installed clean. Done after
- * all the instruction's own L2 reads, so a sector the instruction requests itself is looked up
- * (and missed) as its own request: two sectors of one block requested together both miss and
- * cost one 64-byte fill, a lone one misses and its partner hits later (the H100 probe,
- * validation/results/h100/2026-11-22-transpose-probe.md). missed: the instruction's read misses
- * at L2 sector granularity. */
-static void l2_fill_blocks(sp_cm_memsys *m, const uint64_t *missed, uint32_t n, int group,
-                           int array)
-{
-  sp_cm_counters *c = &m->ctr[group];
-  const uint64_t per = UINT64_C(1) << m->fill_shift;
-  /* The misses of one block that follow each other in missed[] (all of them: it is ascending)
-   * were inserted by this instruction and are still resident (l2_keeps_own_fills), so they
-   * are not probed again: a coalesced stream's misses come in whole blocks, and this halves its
-   * L2 probes. */
-  const int skip_missed = m->l2_keeps_own_fills;
-  for (uint32_t k = 0; k < n;) {
-    uint64_t first = missed[k] & ~(per - 1), own = 0;
-    uint32_t j = k;
-    do own |= UINT64_C(1) << (missed[j] - first);
-    while (++j < n && skip_missed && (missed[j] & ~(per - 1)) == first);
-    for (uint64_t q = first; q < first + per; q++) {
-      uint64_t *p;
-      if ((own >> (q - first)) & 1 || !(p = l2_insert_absent(m, q))) continue;
-      *p = (uint64_t)group << 1;
-      l2_dram_fill(m, q, c, array);
-      c->l2_read_fill_sectors++;
+  c->l2_read_sectors += n;
+  if (!l2_in_sample(m, secs[0], array)) {
+    for (uint32_t k = 0; k < n; k++) {
+      l2_cold_outside(m, secs[k], group, array, 1);
+      if (hit) hit[k] = 1;
     }
-    k = j;
-  }
-}
-
-static inline void l2_write(sp_cm_memsys *m, uint64_t sector, int group, int array)
-{
-  sp_cm_counters *c = &m->ctr[group];
-  sp_cm_lookup r;
-  c->l2_write_sectors++;
-  if (!l2_in_sample(m, sector, array)) {
-    l2_cold_outside(m, sector, group, array, 0);
     return;
   }
-  m->l2_sampled[group].writes++;
-  uint64_t *p = l2_lookup(m, sector,
+  m->l2_sampled[group].reads += n;
+  sp_cm_lookup r;
+  const uint64_t line = secs[0] >> m->l2_line_shift, first = line << m->l2_line_shift;
+  uint64_t *p = l2_lookup(m, line, n, SP_CM_LOOKUP_INSERT, &r);
+  if (!r.hit) *p = (uint64_t)group << 32;
+  uint32_t missed = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    const uint32_t bit = UINT32_C(1) << (secs[k] - first);
+    const int h = (L2_VALID(*p) & bit) != 0;
+    if (hit) hit[k] = (uint8_t)h;
+    if (h) {
+      c->l2_read_hit_sectors++;
+      continue;
+    }
+    missed |= bit;
+    c->l2_read_cold_sectors += l2_dram_fill(m, secs[k], c, array);
+  }
+  *p |= missed;
+  if (!missed || !m->fill_shift) return;
+  const uint32_t per = UINT32_C(1) << m->fill_shift, block = (UINT32_C(1) << per) - 1;
+  for (uint32_t b = 0; b < (UINT32_C(1) << m->l2_line_shift); b += per) {
+    if (!((missed >> b) & block)) continue;
+    for (uint32_t q = b; q < b + per; q++) {
+      if (L2_VALID(*p) & (UINT32_C(1) << q)) continue;
+      *p |= UINT32_C(1) << q;
+      l2_dram_fill(m, first + q, c, array);
+      c->l2_read_fill_sectors++;
+    }
+  }
+}
+
+/* The load sectors secs[0..n) (ascending), line by line (l2_read_line). */
+static void l2_read_sectors(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int group,
+                            int array, uint8_t *hit)
+{
+  for (uint32_t i = 0; i < n;) {
+    uint32_t j = l2_line_run(m, secs + i, n - i);
+    l2_read_line(m, secs + i, j, group, array, hit ? hit + i : NULL);
+    i += j;
+  }
+  if (m->ncold_out) l2_cold_outside_fills(m, group, array);
+}
+
+/* The store sectors secs[0..n) (ascending) of one L2 line: written into the line (allocated
+ * when absent, or for WRITE_BACK_NO_ALLOCATE only when resident, else straight to DRAM), valid
+ * and dirty; the line's dirty sectors are then charged to this group. */
+static inline void l2_write_line(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int group,
+                                 int array)
+{
+  sp_cm_counters *c = &m->ctr[group];
+  c->l2_write_sectors += n;
+  if (!l2_in_sample(m, secs[0], array)) {
+    for (uint32_t k = 0; k < n; k++) l2_cold_outside(m, secs[k], group, array, 0);
+    return;
+  }
+  m->l2_sampled[group].writes += n;
+  sp_cm_lookup r;
+  const uint64_t line = secs[0] >> m->l2_line_shift, first = line << m->l2_line_shift;
+  uint64_t *p = l2_lookup(m, line, n,
                           m->l2_store == SP_L2_STORE_WRITE_BACK_NO_ALLOC ? SP_CM_LOOKUP_TOUCH
                                                                           : SP_CM_LOOKUP_INSERT,
                           &r);
   if (!p) { /* no-allocate miss: straight to DRAM */
-    c->dram_write_bytes += m->l2_sector_bytes;
+    c->dram_write_bytes += (int64_t)n * m->l2_sector_bytes;
     return;
   }
-  if (r.hit) c->l2_write_hit_sectors++;
-  if (*p & 1) m->ctr[*p >> 1].l2_dirty_bytes -= m->l2_sector_bytes;
-  c->l2_dirty_bytes += m->l2_sector_bytes;
-  *p = ((uint64_t)group << 1) | 1;
-}
-
-/* All L2 sectors of one L1 transaction; returns 1 if they all hit. Misses are appended to
- * missed[*nmissed] when missed is not NULL. */
-static inline int l2_read_transaction(sp_cm_memsys *m, uint64_t l1_sector, int group, int array,
-                                      uint64_t *missed, uint32_t *nmissed)
-{
-  int all = 1;
-  uint64_t first = l1_sector << m->sub_shift, n = UINT64_C(1) << m->sub_shift;
-  for (uint64_t k = 0; k < n; k++) {
-    int hit = l2_read(m, first + k, group, array);
-    if (!hit && missed) missed[(*nmissed)++] = first + k;
-    all &= hit;
+  if (!r.hit) *p = (uint64_t)group << 32;
+  const uint32_t dirty = L2_DIRTY(*p);
+  if (dirty && L2_OWNER(*p) != group) {
+    int64_t moved = (int64_t)__builtin_popcount(dirty) * m->l2_sector_bytes;
+    m->ctr[L2_OWNER(*p)].l2_dirty_bytes -= moved;
+    c->l2_dirty_bytes += moved;
   }
-  return all;
+  uint32_t bits = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    const uint32_t bit = UINT32_C(1) << (secs[k] - first);
+    bits |= bit;
+    c->l2_write_hit_sectors += (L2_VALID(*p) & bit) != 0;
+    c->l2_dirty_bytes += (dirty & bit) ? 0 : m->l2_sector_bytes;
+  }
+  *p = (uint64_t)(L2_VALID(*p) | bits) | (uint64_t)(dirty | bits) << 16 | (uint64_t)group << 32;
 }
 
 /* (fully associative caches only: see SP_CM_PIPE; always inlined, see cm_lru_prefetch) */
@@ -806,7 +821,7 @@ static inline CM_ALWAYS_INLINE void l1_prefetch(const sm_state *s, uint64_t line
 
 static inline CM_ALWAYS_INLINE void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
 {
-  if (l2_in_sample(m, sector, array)) cm_lru_prefetch(m->l2f, sector);
+  if (l2_in_sample(m, sector, array)) cm_lru_prefetch(m->l2f, sector >> m->l2_line_shift);
 }
 
 /* A load through L1. The L1 is looked up first (all lines of the instruction), collecting the
@@ -856,18 +871,23 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   /* a miss in a request whose sectors (strictly ascending) are not one run: a warp over rows */
   if (nt > 0 && wa->sectors[wa->n_sectors - 1] - wa->sectors[0] + 1 != wa->n_sectors)
     c->ld_l1_miss_bank_cycles += wa->bank_cycles;
+  if (!nt) return;
+  const unsigned sub = m->sub_shift;
+  uint64_t l2sec[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
+  uint8_t hit[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
+  const uint32_t n2 = nt << sub;
+  for (uint32_t k = 0; k < n2; k++) l2sec[k] = (todo[k >> sub] << sub) + (k & ((1u << sub) - 1));
   if (m->l2f)
-    for (uint32_t k = 0; k < nt; k++)
-      for (uint64_t q = 0; q < (UINT64_C(1) << m->sub_shift); q++)
-        l2_prefetch(m, (todo[k] << m->sub_shift) + q, array);
-  uint64_t missed[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
-  uint32_t nmissed = 0;
+    for (uint32_t k = 0; k < n2; k++)
+      if (k == 0 || l2sec[k] >> m->l2_line_shift != l2sec[k - 1] >> m->l2_line_shift)
+        l2_prefetch(m, l2sec[k], array);
+  l2_read_sectors(m, l2sec, n2, group, array, modeled ? hit : NULL);
+  if (!modeled) return;
   for (uint32_t k = 0; k < nt; k++) {
-    int hit = l2_read_transaction(m, todo[k], group, array, m->fill_shift ? missed : NULL, &nmissed);
-    if (modeled && fill[k]) pend_add(&s->pend, todo[k], now + (hit ? m->lat_l2 : m->lat_dram));
+    int all = 1;
+    for (uint32_t q = 0; q < (1u << sub); q++) all &= hit[(k << sub) + q];
+    if (fill[k]) pend_add(&s->pend, todo[k], now + (all ? m->lat_l2 : m->lat_dram));
   }
-  if (nmissed) l2_fill_blocks(m, missed, nmissed, group, array);
-  if (m->ncold_out) l2_cold_outside_fills(m, group, array);
 }
 
 static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
@@ -904,14 +924,8 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->ld_l1_cycles += l1_cycles(wa);
     if (m->l1_on) {
       load_l1(m, s, wa, e->group, e->array);
-    } else {
-      uint64_t missed[SP_CM_MAX_UNITS];
-      uint32_t nmissed = 0;
-      for (uint32_t k = 0; k < l2wa->n_sectors; k++)
-        if (!l2_read(m, l2wa->sectors[k], e->group, e->array) && m->fill_shift)
-          missed[nmissed++] = l2wa->sectors[k];
-      if (nmissed) l2_fill_blocks(m, missed, nmissed, e->group, e->array);
-      if (m->ncold_out) l2_cold_outside_fills(m, e->group, e->array);
+    } else if (l2wa->n_sectors) {
+      l2_read_sectors(m, l2wa->sectors, l2wa->n_sectors, e->group, e->array, NULL);
     }
   } else {
     c->st_requests += wa->requests;
@@ -919,7 +933,11 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->st_lines += wa->n_lines;
     c->st_partial_sectors += e->partial;
     if (m->l1_on) store_l1(m, s, wa);
-    for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_write(m, l2wa->sectors[k], e->group, e->array);
+    for (uint32_t i = 0; i < l2wa->n_sectors;) {
+      uint32_t j = l2_line_run(m, l2wa->sectors + i, l2wa->n_sectors - i);
+      l2_write_line(m, l2wa->sectors + i, j, e->group, e->array);
+      i += j;
+    }
   }
 }
 
@@ -977,7 +995,10 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   /* a load's L2 slots only for its L1 misses, by load_l1: most sectors of a load hit the L1, and
    * prefetching all of them here cost 2-5 % of the ranking's time */
   if (m->l1_on && !wi->write) return 0;
-  for (uint32_t k = 0; k < l2wa->n_sectors; k++) l2_prefetch(m, l2wa->sectors[k] << (e->l2_split ? 0 : m->sub_shift), wi->array);
+  const unsigned up = e->l2_split ? 0 : m->sub_shift;
+  for (uint32_t k = 0; k < l2wa->n_sectors; k++)
+    if (k == 0 || (l2wa->sectors[k] << up) >> m->l2_line_shift != (l2wa->sectors[k - 1] << up) >> m->l2_line_shift)
+      l2_prefetch(m, l2wa->sectors[k] << up, wi->array);
   return 0;
 }
 

@@ -186,6 +186,7 @@ static void test_bad_files(void) {
       {"zero.json", "field 'max_blocks_per_sm': 'value' must be positive"},
       {"sector_not_dividing.json", "field 'l2_sector_bytes'"},
       {"fill_not_pow2.json", "field 'l2_fill_bytes': 48 must be a power of two"},
+      {"line_too_many_sectors.json", "field 'l2_line_bytes': 1024 holds 32 sectors of 32 bytes; the model keeps at most 16"},
       {"reuse_over_l2.json", "field 'l2_reuse_bytes': 62914560 must be a multiple of l2_sector_bytes above l1_bytes and at most l2_bytes 52428800"},
       {"sets_not_pow2.json", "field 'l2_reuse_set_sectors': 500 must be a power of two, at least a line's sectors and at most the L2's"},
       {"warp_size_64.json", "field 'warp_size': must be 32"},

@@ -730,51 +730,6 @@ static void test_lookup_payload(void)
   sp_cm_setassoc_free(s);
 }
 
-/* cm_lru_insert_absent (the L2 fill's one-probe PEEK + INSERT) against the two lookups on a twin
- * cache, under random traffic of every lookup mode: same outcomes, victims and payloads. Small
- * alphabets keep the caches full, so nearly every insertion evicts and erases from the index. */
-static void test_insert_absent_matches_peek_insert(void)
-{
-  const uint64_t capacities[] = {1, 3, 64, 1000};
-  uint64_t rng = 5, wrong = 0, inserted = 0, resident = 0;
-  for (size_t k = 0; k < 4; k++) {
-    sp_cm_lru *a = sp_cm_lru_create(capacities[k]), *b = sp_cm_lru_create(capacities[k]);
-    if (!a || !b) {
-      CHECK(0);
-      sp_cm_lru_free(a);
-      sp_cm_lru_free(b);
-      return;
-    }
-    for (int n = 0; n < 200000; n++) {
-      rng = rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
-      uint64_t r = rng >> 16, unit = (r >> 4) % (3 * capacities[k] + 2);
-      if (r & 8) unit = unit * UINT64_C(0x100000001) + 7; /* wide keys too */
-      sp_cm_lookup ra, rb;
-      if ((r & 3) == 0) {
-        uint64_t *pa = cm_lru_insert_absent(a, unit, &ra), *pb = sp_cm_lru_lookup(b, unit, SP_CM_LOOKUP_PEEK, &rb);
-        if (!pb) pb = sp_cm_lru_lookup(b, unit, SP_CM_LOOKUP_INSERT, &rb);
-        else rb.hit = 0, pb = NULL;
-        wrong += (pa == NULL) != (pb == NULL) || ra.evicted != rb.evicted ||
-                 (ra.evicted && (ra.victim != rb.victim || ra.victim_payload != rb.victim_payload));
-        if (pa && pb) *pa = *pb = r;
-        inserted += pa != NULL;
-        resident += pa == NULL;
-      } else {
-        sp_cm_lookup_mode mode = (r & 3) == 1 ? SP_CM_LOOKUP_INSERT : (r & 3) == 2 ? SP_CM_LOOKUP_TOUCH : SP_CM_LOOKUP_PEEK;
-        uint64_t *pa = cm_lru_lookup(a, unit, mode, &ra), *pb = sp_cm_lru_lookup(b, unit, mode, &rb);
-        wrong += (pa == NULL) != (pb == NULL) || ra.hit != rb.hit || ra.evicted != rb.evicted ||
-                 (ra.evicted && (ra.victim != rb.victim || ra.victim_payload != rb.victim_payload)) ||
-                 (pa && *pa != *pb);
-        if (pa && pb && mode == SP_CM_LOOKUP_INSERT) *pa = *pb = r;
-      }
-    }
-    sp_cm_lru_free(a);
-    sp_cm_lru_free(b);
-  }
-  CHECK_EQ_INT(wrong, 0);
-  CHECK(inserted > 10000 && resident > 10000);
-}
-
 /* 64-byte L2 fills by hand: a column walk of 8-byte elements, one lane (one sector) per
  * request, 64 rows 4 KiB apart, SM 0. Columns 0..ncols-1 in order, each over all rows.
  * Column 0 misses in L1 and L2 in every row; with 64-byte fills each miss also brings the row's
@@ -833,6 +788,167 @@ static void test_l2_fill_64(void)
   sp_cm_memsys_free(m);
 }
 
+
+/* The L2 keeps lines: a line one sector of which is in use takes a whole line of the capacity.
+ * An L2 of 64 lines (256 sectors, fully associative, loads not cached in L1), SM 0: read sector
+ * 0 of line 0 (a 64-byte fill brings sector 1 too), then sector 0 of `others` other lines (each
+ * with its partner: 2 sectors a line), then sector 1 of line 0. Counting sectors, 96 other lines
+ * hold 192 sectors and line 0's partner would still be resident; counting lines it is evicted
+ * after 64 others: then sector 1 misses and is read again (another 64-byte fill). */
+static void test_l2_keeps_lines(void)
+{
+  sp_arch a = load_arch("h100");
+  a.l1_caches_global_loads = 0;
+  a.l2_bytes = a.l2_reuse_bytes = 64 * 128;
+  sp_cm_options opt = {0};
+  opt.l2_set_sectors = -1;
+  const uint64_t A = UINT64_C(1) << 30;
+  const int others[] = {62, 63, 64, 96};
+  for (int k = 0; k < 4; k++) {
+    sp_cm_memsys *m = sp_cm_memsys_create(&a, 1, 1, &opt);
+    CHECK(m != NULL);
+    if (!m) return;
+    CHECK_EQ_INT(emit(m, 0, 0, 0, A, 8, 8, 1), 0);
+    for (int i = 1; i <= others[k]; i++) CHECK_EQ_INT(emit(m, 0, 0, 0, A + (uint64_t)i * 128, 8, 8, 1), 0);
+    CHECK_EQ_INT(emit(m, 0, 0, 0, A + 32, 8, 8, 1), 0);
+    sp_cm_counters c = total(m);
+    const int kept = others[k] <= 63; /* line 0 and 63 others fill the 64 lines */
+    CHECK_EQ_INT(c.l2_read_sectors, others[k] + 2);
+    CHECK_EQ_INT(c.l2_read_hit_sectors, kept);
+    CHECK_EQ_INT(c.dram_read_bytes, (others[k] + 1 + !kept) * 64);
+    CHECK_EQ_INT(c.l2_read_fill_sectors, others[k] + 1 + !kept); /* the re-read brings sector 0 */
+    sp_cm_memsys_free(m);
+  }
+}
+
+/* A brute-force sectored L2 for test_l2_lines_brute_force: `cap` lines in an array, LRU by a use
+ * stamp, each with its valid and dirty sectors and the array its dirty sectors are charged to;
+ * 64-byte fills. Counts per array as memsys.c does. */
+typedef struct bf_line { uint64_t line, stamp; unsigned valid, dirty; int owner, used; } bf_line;
+typedef struct bf_l2 { bf_line l[16]; int cap; uint64_t now; sp_cm_counters c[2]; } bf_l2;
+
+static bf_line *bf_find(bf_l2 *b, uint64_t line)
+{
+  bf_line *victim = NULL;
+  for (int i = 0; i < b->cap; i++) {
+    if (b->l[i].used && b->l[i].line == line) {
+      b->l[i].stamp = ++b->now;
+      return &b->l[i];
+    }
+    if (!victim || !b->l[i].used || (victim->used && b->l[i].stamp < victim->stamp)) victim = &b->l[i];
+  }
+  if (victim->used && victim->dirty) {
+    int64_t bytes = 32 * __builtin_popcount(victim->dirty);
+    b->c[victim->owner].dram_write_bytes += bytes;
+    b->c[victim->owner].l2_dirty_bytes -= bytes;
+  }
+  *victim = (bf_line){line, ++b->now, 0, 0, 0, 1};
+  return victim;
+}
+
+/* One instruction's distinct sectors, ascending, for one array. */
+static void bf_access(bf_l2 *b, const uint64_t *secs, int n, int array, int write)
+{
+  sp_cm_counters *c = &b->c[array];
+  for (int i = 0; i < n;) {
+    uint64_t line = secs[i] >> 2;
+    unsigned bits = 0;
+    for (; i < n && secs[i] >> 2 == line; i++) bits |= 1u << (secs[i] & 3);
+    bf_line *L = bf_find(b, line);
+    int k = __builtin_popcount(bits);
+    if (write) {
+      c->l2_write_sectors += k;
+      c->l2_write_hit_sectors += __builtin_popcount(bits & L->valid);
+      if (L->dirty && L->owner != array) {
+        b->c[L->owner].l2_dirty_bytes -= 32 * __builtin_popcount(L->dirty);
+        c->l2_dirty_bytes += 32 * __builtin_popcount(L->dirty);
+      }
+      c->l2_dirty_bytes += 32 * __builtin_popcount(bits & ~L->dirty);
+      L->valid |= bits, L->dirty |= bits, L->owner = array;
+      continue;
+    }
+    c->l2_read_sectors += k;
+    c->l2_read_hit_sectors += __builtin_popcount(bits & L->valid);
+    unsigned missed = bits & ~L->valid;
+    c->dram_read_bytes += 32 * __builtin_popcount(missed);
+    L->valid |= missed;
+    for (unsigned blk = 0; blk < 4; blk += 2) {
+      unsigned fill = (3u << blk) & ~L->valid;
+      if (!(missed & (3u << blk)) || !fill) continue;
+      c->l2_read_fill_sectors += __builtin_popcount(fill);
+      c->dram_read_bytes += 32 * __builtin_popcount(fill);
+      L->valid |= fill;
+    }
+  }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The model's L2 (fully associative, loads not cached in L1, so every sector reaches it) against
+ * bf_l2 on random loads and stores of two arrays over the same 48 lines, with L2s of 1, 3 and 16
+ * lines: every L2 counter of each array equal. */
+static void test_l2_lines_brute_force(void)
+{
+  sp_arch a = load_arch("h100");
+  CHECK_EQ_INT(a.l2_fill_bytes, 64);
+  CHECK_EQ_INT(a.l2_store_policy, SP_L2_STORE_WRITE_BACK_ALLOC);
+  a.l1_caches_global_loads = 0;
+  sp_cm_options opt = {0};
+  opt.l2_set_sectors = -1;
+  const uint64_t A = UINT64_C(1) << 30;
+  static const uint64_t strides[] = {4, 8, 16, 32, 40, 128, 256};
+  const int caps[] = {1, 3, 16};
+  uint64_t rng = 11, wrong = 0, hits = 0, writebacks = 0;
+  for (int k = 0; k < 3; k++) {
+    a.l2_bytes = a.l2_reuse_bytes = caps[k] * 128;
+    sp_cm_memsys *m = sp_cm_memsys_create(&a, 1, 2, &opt);
+    CHECK(m != NULL);
+    if (!m) return;
+    bf_l2 b;
+    memset(&b, 0, sizeof b);
+    b.cap = caps[k];
+    for (int n = 0; n < 20000; n++) {
+      rng = rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+      uint64_t r = rng >> 11;
+      int array = r & 1, write = (r >> 1) % 3 == 0, lanes = 1 + (int)((r >> 3) % 32);
+      uint64_t stride = strides[(r >> 8) % 7], base = A + ((r >> 12) % (48 * 128)) / 4 * 4;
+      uint32_t bytes = (r >> 30) & 1 ? 8 : 4;
+      if (base % bytes) base -= base % bytes;
+      uint64_t secs[64];
+      int ns = 0;
+      for (int l = 0; l < lanes; l++) {
+        uint64_t lo = base + (uint64_t)l * stride;
+        for (uint64_t s = lo / 32; s <= (lo + bytes - 1) / 32; s++) secs[ns++] = s;
+      }
+      qsort(secs, (size_t)ns, sizeof *secs, cmp_u64);
+      int nd = 0;
+      for (int i = 0; i < ns; i++)
+        if (!nd || secs[i] != secs[nd - 1]) secs[nd++] = secs[i];
+      CHECK_EQ_INT(emit(m, 0, array, write, base, stride, bytes, lanes), 0);
+      bf_access(&b, secs, nd, array, write);
+    }
+    for (int g = 0; g < 2; g++) {
+      sp_cm_counters c;
+      sp_cm_memsys_counters(m, g, &c);
+      const sp_cm_counters *e = &b.c[g];
+      wrong += c.l2_read_sectors != e->l2_read_sectors || c.l2_read_hit_sectors != e->l2_read_hit_sectors ||
+               c.l2_read_fill_sectors != e->l2_read_fill_sectors || c.dram_read_bytes != e->dram_read_bytes ||
+               c.l2_write_sectors != e->l2_write_sectors || c.l2_write_hit_sectors != e->l2_write_hit_sectors ||
+               c.dram_write_bytes != e->dram_write_bytes || c.l2_dirty_bytes != e->l2_dirty_bytes;
+      hits += (uint64_t)c.l2_read_hit_sectors;
+      writebacks += (uint64_t)c.dram_write_bytes;
+    }
+    sp_cm_memsys_free(m);
+  }
+  CHECK_EQ_INT(wrong, 0);
+  fprintf(stderr, "  L2 read hits %llu, write-back bytes %llu, %llu counter sets differ\n", (unsigned long long)hits,
+          (unsigned long long)writebacks, (unsigned long long)wrong);
+  CHECK(hits > 1000 && writebacks > 1000); /* the traffic reaches hits and evictions of dirt */
+}
 
 /* L2 sampling (opt.l2_sample_shift) against the exact L2. Requests, sectors and L1 counts are
  * untouched by it; L2 hits, DRAM bytes and write-backs are estimates. */
@@ -1055,12 +1171,13 @@ int main(void)
   SP_RUN(test_l2_sets);
   SP_RUN(test_l1_miss_bank_cycles);
   SP_RUN(test_l2_fill_64);
+  SP_RUN(test_l2_keeps_lines);
+  SP_RUN(test_l2_lines_brute_force);
   SP_RUN(test_lookup_payload);
   SP_RUN(test_cost);
   SP_RUN(test_kepler);
   SP_RUN(test_l1_capacity_and_sharing);
   SP_RUN(test_stores);
-  SP_RUN(test_insert_absent_matches_peek_insert);
   SP_RUN(test_base_vs_modeled);
   SP_RUN(test_time_fills_constructed);
   SP_RUN(test_time_fills_random);

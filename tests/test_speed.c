@@ -1340,6 +1340,32 @@ static void test_shared_samples(void)
   sp_rank_result_free(&alone);
 }
 
+/* Ranks t's nest with o (two threads) and returns the most DRAM reads of `array`, over `bytes`,
+ * of the candidates only screened that `want` accepts (NULL: all); *checked: how many. */
+static double screened_dram_ratio(const tnest *t, sp_rank_options o, int array, double bytes,
+                                  bool (*want)(const sp_schedule *s), int *checked)
+{
+  o.threads = 2;
+  sp_rank_result r;
+  char err[256];
+  *checked = 0;
+  CHECK_EQ_INT(sp_rank_nest(&t->n, &H100, &o, &r, err, sizeof err), 0);
+  double worst = 0;
+  for (int i = 0; i < r.n; i++) {
+    const sp_rank_candidate *x = &r.candidates[i];
+    if (!sp_rank_screened_only(&r, x) || (want && !want(&x->schedule))) continue;
+    ++*checked;
+    worst = fmax(worst, (double)x->per_array[array].dram_read_bytes / bytes);
+  }
+  sp_rank_result_free(&r);
+  return worst;
+}
+
+static bool every_block_reads_b(const sp_schedule *s)
+{
+  return s->collapse_count < 2 && s->map[1].thread_dim == 0 && s->grid[0] == 1 && s->map[0].block_dim >= 0;
+}
+
 /* The screening runs few SMs on their share of the L2, but data every block reads alike stays in
  * the GPU's L2 once for all SMs. 2mm.c:26 (D[i][j] = sum_k tmp[i][k] C[k][j]) with i on the
  * 1024 lanes of one block column and j on 528 blocks was screened at 2.2 GB of DRAM reads, 22 MB
@@ -1364,28 +1390,81 @@ static void test_screening_shared_l2(void)
   tn_ref(&t, d, true, 8, ch2, 2, 0, cd);
   static const int blocks[][3] = {{1024, 1, 1}, {512, 1, 1}, {256, 1, 1}, {128, 1, 1}};
   static const int64_t caps[] = {132, 264, 528};
-  sp_rank_options o = capped_blocks_options(blocks, 4, caps, 3);
-  o.threads = 2;
-  sp_rank_result r;
-  char err[256];
-  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &r, err, sizeof err), 0);
-  const double b_bytes = (double)(nj * kk * 8);
-  int checked = 0;
-  double worst = 0;
-  for (int i = 0; i < r.n; i++) {
-    const sp_rank_candidate *x = &r.candidates[i];
-    const sp_schedule *s = &x->schedule;
-    if (!sp_rank_screened_only(&r, x) || s->collapse_count >= 2 || s->map[1].thread_dim != 0 ||
-        s->grid[0] != 1 || s->map[0].block_dim < 0)
-      continue;
-    checked++;
-    worst = fmax(worst, (double)x->per_array[b].dram_read_bytes / b_bytes);
-  }
+  int checked;
+  double worst = screened_dram_ratio(&t, capped_blocks_options(blocks, 4, caps, 3), b,
+                                     (double)(nj * kk * 8), every_block_reads_b, &checked);
   fprintf(stderr, "  %d screened candidates with every block reading B: DRAM reads of B up to "
           "%.2fx its size\n", checked, worst);
   CHECK(checked >= 2);
   CHECK(worst >= 0.9 && worst <= 1.25);
-  sp_rank_result_free(&r);
+}
+
+/* Where all the data fits the L2, the GPU re-reads none of it from DRAM, whichever SMs share it,
+ * and neither may a screening sample of a few SMs. covariance.c:26 with its j loop made
+ * rectangular: cov[i][j] = sum_k data[k][i] data[k][j], data 1400 x 1200 doubles (13.4 MB), cov
+ * 11.5 MB. With i and j both on the grid no reference is read alike by every block; one SM on
+ * its 1/132 of an L2 that keeps 128-byte lines held too few of data[k][j]'s (one sector used of
+ * each line under i->tx) and the screened candidates read 1.2-9 GB of DRAM (the H100 read
+ * 13.6 MB on i->tx j->bx). Every screened candidate's DRAM reads of data must stay within 1.25x
+ * of its size. */
+static void test_screening_data_fits(void)
+{
+  tnest t;
+  const int64_t m = 1200, n = 1400;
+  tn_init(&t);
+  tn_loop(&t, -1, true, true, 0, 0, m - 1, 0, 1);
+  tn_loop(&t, 0, true, true, 0, 0, m - 1, 0, 1);
+  tn_loop(&t, 1, false, false, 0, 0, n - 1, 0, 1);
+  int data = tn_array(&t, 8, n * m * 8), cov = tn_array(&t, 8, m * m * 8);
+  int ch3[3] = {0, 1, 2}, ch2[2] = {0, 1};
+  int64_t ci[SP_MAX_LOOPS] = {8, 0, m * 8}, cj[SP_MAX_LOOPS] = {0, 8, m * 8}, cc[SP_MAX_LOOPS] = {m * 8, 8};
+  tn_ref(&t, data, false, 8, ch3, 3, 0, ci);
+  tn_ref(&t, data, false, 8, ch3, 3, 0, cj);
+  tn_ref(&t, cov, true, 8, ch2, 2, 0, cc);
+  static const int blocks[][3] = {{1024, 1, 1}, {256, 1, 1}, {128, 1, 1}, {32, 4, 1}};
+  static const int64_t caps[] = {132, 528, 1200};
+  int checked;
+  double worst = screened_dram_ratio(&t, capped_blocks_options(blocks, 4, caps, 3), data,
+                                     (double)(n * m * 8), NULL, &checked);
+  fprintf(stderr, "  %d screened candidates: DRAM reads of data up to %.2fx its size\n", checked, worst);
+  CHECK(checked >= 8);
+  CHECK(worst >= 0.9 && worst <= 1.25);
+}
+
+static bool k_on_lanes(const sp_schedule *s)
+{
+  return s->collapse_count < 2 && s->map[2].thread_dim == 0;
+}
+
+/* Lines that blocks of several SMs share are held once in the GPU's L2, and a screening sample
+ * of a few SMs gets more than their k/n share of it for them. heat3d.c:16 (B = 7-point stencil
+ * of A, 256^3 doubles, 134 MB each) with i->by j->tx+bx k->bz on 32x1x1 blocks: each lane reads
+ * its own line of A (one sector of it), which the blocks of i-1 and i+1, on other SMs, read too.
+ * One SM on 1/132 of an L2 that keeps lines re-read A 5.8 times (775 MB; the H100 read 210 MB).
+ * The screened candidates with j on the lanes must read A at most twice. */
+static void test_screening_shared_lines(void)
+{
+  tnest t;
+  const int64_t n = 256;
+  tn_init(&t);
+  for (int l = 0; l < 3; l++) tn_loop(&t, l - 1, true, true, 1, 0, n - 2, 0, 1);
+  int a = tn_array(&t, 8, n * n * n * 8), b = tn_array(&t, 8, n * n * n * 8);
+  int ch[3] = {0, 1, 2};
+  int64_t c[SP_MAX_LOOPS] = {n * n * 8, 8, n * 8}; /* B[i][k][j]: the innermost loop strided */
+  static const int64_t offsets[] = {0, 1, -1, 256, -256, 65536, -65536};
+  for (int k = 0; k < 7; k++) tn_ref(&t, a, false, 8, ch, 3, offsets[k] * 8, c);
+  tn_ref(&t, b, true, 8, ch, 3, 0, c);
+  static const int blocks[][3] = {{32, 1, 1}};
+  static const int64_t caps[] = {132};
+  sp_rank_options o = capped_blocks_options(blocks, 1, caps, 1);
+  o.refine_count = 1; /* the rest screened only */
+  o.refine_rounds = 1;
+  int checked;
+  double worst = screened_dram_ratio(&t, o, a, (double)(n * n * n * 8), k_on_lanes, &checked);
+  fprintf(stderr, "  %d screened candidates with k on the lanes: DRAM reads of A up to %.2fx its size\n",
+          checked, worst);
+  CHECK(checked >= 1);
+  CHECK(worst >= 0.9 && worst <= 2);
 }
 
 /* First touches of a gather beyond the sample are capped at what the gather can reach: its
@@ -1464,5 +1543,7 @@ int main(void)
   SP_RUN(test_shared_samples);
   SP_RUN(test_screening_shared_l2);
   SP_RUN(test_screening_gather);
+  SP_RUN(test_screening_data_fits);
+  SP_RUN(test_screening_shared_lines);
   return SP_TEST_END();
 }

@@ -432,6 +432,9 @@ static int cross_check(const sp_arch *a, const char *p, char *err, size_t n) {
   if (!is_pow2(a->l2_sector_bytes) || a->l2_line_bytes % a->l2_sector_bytes)
     return fail(err, n, p, "l2_sector_bytes", "%d does not divide l2_line_bytes %d",
                 a->l2_sector_bytes, a->l2_line_bytes);
+  if (a->l2_line_bytes / a->l2_sector_bytes > 16)
+    return fail(err, n, p, "l2_line_bytes", "%d holds %d sectors of %d bytes; the model keeps at most 16",
+                a->l2_line_bytes, a->l2_line_bytes / a->l2_sector_bytes, a->l2_sector_bytes);
   if (a->l2_fill_bytes && (!is_pow2(a->l2_fill_bytes) || a->l2_fill_bytes < a->l2_sector_bytes ||
                            a->l2_line_bytes % a->l2_fill_bytes))
     return fail(err, n, p, "l2_fill_bytes",

@@ -40,9 +40,9 @@ typedef struct sp_cm_counters {
   int64_t l2_read_hit_sectors;
   int64_t l2_write_sectors;    /* lts__t_sectors_srcunit_tex_op_write.sum */
   int64_t dram_read_bytes;     /* dram__bytes_read.sum (dram_read_transactions x 32) */
-  int64_t dram_write_bytes;    /* dram__bytes_write.sum: write-backs of dirty L2 sectors evicted
-                                  during the run (write-back-allocate), or store sectors that
-                                  missed a write-back-no-allocate L2 */
+  int64_t dram_write_bytes;    /* dram__bytes_write.sum: write-backs of the dirty sectors of L2
+                                  lines evicted during the run (write-back-allocate), or store
+                                  sectors that missed a write-back-no-allocate L2 */
   /* --- added (memsys.c) --- */
   int64_t l2_write_hit_sectors; /* lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum */
   int64_t l2_dirty_bytes;       /* not a counter: dirty data still in the L2 now (what a flush
@@ -107,8 +107,8 @@ typedef struct sp_cm_options {
   /* > 0: keep the counters per reference (wi->ref, 0..nrefs-1) instead of per array;
    * sp_cm_memsys_counters(m, r, ...) then returns reference r's. Footprints stay per array. */
   int nrefs;
-  /* > 0: spatial sampling of the L2 (SHARDS, Waldspurger et al., FAST 2015): only the DRAM fill
-   * blocks whose hash has its low l2_sample_shift bits zero (1 in 2^shift) are looked up, in an
+  /* > 0: spatial sampling of the L2 (SHARDS, Waldspurger et al., FAST 2015): only the L2 lines
+   * whose hash has its low l2_sample_shift bits zero (1 in 2^shift) are looked up, in an
    * L2 of 1/2^shift of the capacity; every L2 request is still counted, and the hits, DRAM bytes,
    * write-backs and dirty bytes are the sampled ones times (about) 2^shift; small arrays are
    * simulated in full (memsys.c). FULLY_ASSOCIATIVE and BASE only (create fails otherwise). 0: exact. */
