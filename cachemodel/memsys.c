@@ -598,12 +598,18 @@ static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array
 #define L2_DIRTY(p) ((uint32_t)((p) >> 16) & 0xFFFFu)
 #define L2_OWNER(p) ((int)((p) >> 32))
 
+/* The bytes of the sectors set in a line's mask. */
+static inline int64_t l2_mask_bytes(const sp_cm_memsys *m, uint32_t sectors)
+{
+  return (int64_t)__builtin_popcount(sectors) * m->l2_sector_bytes;
+}
+
 /* An evicted line's dirty sectors go to DRAM, charged to its owner. */
 static inline void l2_write_back(sp_cm_memsys *m, const sp_cm_lookup *r)
 {
   uint32_t dirty = r->evicted ? L2_DIRTY(r->victim_payload) : 0;
   if (!dirty) return;
-  int64_t bytes = (int64_t)__builtin_popcount(dirty) * m->l2_sector_bytes;
+  int64_t bytes = l2_mask_bytes(m, dirty);
   sp_cm_counters *v = &m->ctr[L2_OWNER(r->victim_payload)];
   v->dram_write_bytes += bytes;
   v->l2_dirty_bytes -= bytes;
@@ -765,10 +771,9 @@ static inline void l2_read_line(sp_cm_memsys *m, const uint64_t *secs, uint32_t 
 static void l2_read_sectors(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int group,
                             int array, uint8_t *hit)
 {
-  for (uint32_t i = 0; i < n;) {
-    uint32_t j = l2_line_run(m, secs + i, n - i);
+  for (uint32_t i = 0, j; i < n; i += j) {
+    j = l2_line_run(m, secs + i, n - i);
     l2_read_line(m, secs + i, j, group, array, hit ? hit + i : NULL);
-    i += j;
   }
   if (m->ncold_out) l2_cold_outside_fills(m, group, array);
 }
@@ -799,7 +804,7 @@ static inline void l2_write_line(sp_cm_memsys *m, const uint64_t *secs, uint32_t
   if (!r.hit) *p = (uint64_t)group << 32;
   const uint32_t dirty = L2_DIRTY(*p);
   if (dirty && L2_OWNER(*p) != group) {
-    int64_t moved = (int64_t)__builtin_popcount(dirty) * m->l2_sector_bytes;
+    int64_t moved = l2_mask_bytes(m, dirty);
     m->ctr[L2_OWNER(*p)].l2_dirty_bytes -= moved;
     c->l2_dirty_bytes += moved;
   }
@@ -822,6 +827,15 @@ static inline CM_ALWAYS_INLINE void l1_prefetch(const sm_state *s, uint64_t line
 static inline CM_ALWAYS_INLINE void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
 {
   if (l2_in_sample(m, sector, array)) cm_lru_prefetch(m->l2f, sector >> m->l2_line_shift);
+}
+
+/* The L2 slots of the lines of secs[0..n) << up (ascending), once a line. */
+static inline CM_ALWAYS_INLINE void l2_prefetch_lines(const sp_cm_memsys *m, const uint64_t *secs,
+                                                      uint32_t n, unsigned up, int array)
+{
+  const unsigned sh = m->l2_line_shift;
+  for (uint32_t k = 0; k < n; k++)
+    if (k == 0 || (secs[k] << up) >> sh != (secs[k - 1] << up) >> sh) l2_prefetch(m, secs[k] << up, array);
 }
 
 /* A load through L1. The L1 is looked up first (all lines of the instruction), collecting the
@@ -877,10 +891,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   uint8_t hit[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
   const uint32_t n2 = nt << sub;
   for (uint32_t k = 0; k < n2; k++) l2sec[k] = (todo[k >> sub] << sub) + (k & ((1u << sub) - 1));
-  if (m->l2f)
-    for (uint32_t k = 0; k < n2; k++)
-      if (k == 0 || l2sec[k] >> m->l2_line_shift != l2sec[k - 1] >> m->l2_line_shift)
-        l2_prefetch(m, l2sec[k], array);
+  if (m->l2f) l2_prefetch_lines(m, l2sec, n2, 0, array);
   l2_read_sectors(m, l2sec, n2, group, array, modeled ? hit : NULL);
   if (!modeled) return;
   for (uint32_t k = 0; k < nt; k++) {
@@ -933,10 +944,9 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->st_lines += wa->n_lines;
     c->st_partial_sectors += e->partial;
     if (m->l1_on) store_l1(m, s, wa);
-    for (uint32_t i = 0; i < l2wa->n_sectors;) {
-      uint32_t j = l2_line_run(m, l2wa->sectors + i, l2wa->n_sectors - i);
+    for (uint32_t i = 0, j; i < l2wa->n_sectors; i += j) {
+      j = l2_line_run(m, l2wa->sectors + i, l2wa->n_sectors - i);
       l2_write_line(m, l2wa->sectors + i, j, e->group, e->array);
-      i += j;
     }
   }
 }
@@ -995,10 +1005,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   /* a load's L2 slots only for its L1 misses, by load_l1: most sectors of a load hit the L1, and
    * prefetching all of them here cost 2-5 % of the ranking's time */
   if (m->l1_on && !wi->write) return 0;
-  const unsigned up = e->l2_split ? 0 : m->sub_shift;
-  for (uint32_t k = 0; k < l2wa->n_sectors; k++)
-    if (k == 0 || (l2wa->sectors[k] << up) >> m->l2_line_shift != (l2wa->sectors[k - 1] << up) >> m->l2_line_shift)
-      l2_prefetch(m, l2wa->sectors[k] << up, wi->array);
+  l2_prefetch_lines(m, l2wa->sectors, l2wa->n_sectors, e->l2_split ? 0 : m->sub_shift, wi->array);
   return 0;
 }
 

@@ -467,12 +467,12 @@ static double sp_block_shared_read_bytes(const sp_nest *n, const sp_schedule *s,
   return bytes;
 }
 
-/* Bytes of L2 all the data of the nest takes, read or written, in the L2's lines. */
-static double sp_nest_line_bytes(const sp_nest *n, const sp_arch *arch) {
+/* Bytes, in whole units of unit_bytes, of all the nest's arrays that it reads or writes within
+ * extent (sp_rank_footprint_sectors; NULL: the whole run). */
+static double sp_footprint_bytes(const sp_nest *n, int unit_bytes, const double *extent) {
   double bytes = 0;
   for (int a = 0; a < n->narrays; a++)
-    bytes += sp_rank_footprint_sectors(n, a, arch->l2_line_bytes, SP_FOOT_READS | SP_FOOT_WRITES, NULL) *
-             arch->l2_line_bytes;
+    bytes += sp_rank_footprint_sectors(n, a, unit_bytes, SP_FOOT_READS | SP_FOOT_WRITES, extent) * unit_bytes;
   return bytes;
 }
 
@@ -495,11 +495,7 @@ static double sp_pass_bytes(const sp_nest *n, const sp_schedule *s, double block
     if (s->collapse_count >= 2 && k == s->collapse_first) sp_collapsed_box(n, s, threads, extent);
     else extent[k] = threads;
   }
-  double bytes = 0;
-  for (int a = 0; a < n->narrays; a++)
-    bytes += sp_rank_footprint_sectors(n, a, unit_bytes, SP_FOOT_READS | SP_FOOT_WRITES, extent) *
-             unit_bytes;
-  return bytes;
+  return sp_footprint_bytes(n, unit_bytes, extent);
 }
 
 /* The blocks of one wave: all the SMs' resident blocks, or the grid. */
@@ -576,19 +572,21 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
    * i->tx+bx j->by on 1x528 blocks re-read tmp (5.8 MB) from DRAM on every pass of a block,
    * 2.2 GB, where --exact reads 22 MB in all. */
   cmo.l2_fraction = (double)nsms / arch->sm_count;
-  if (nsms < arch->sm_count && sp_nest_line_bytes(nest, arch) <= l2) {
+  if (nsms < arch->sm_count) {
     /* all the data fits: the GPU's L2 evicts none of it, so neither may the sample's, whatever
      * the SMs left out would have shared (with k/n of an L2 that keeps lines, covariance.c:26's
      * i->by j->tx+bx screened on one SM re-read data from DRAM: 1.97 GB where the H100 read
-     * 13.6 MB) */
-    cmo.l2_fraction = 1;
-  } else if (nsms < arch->sm_count) {
-    /* and lines that blocks of several SMs share are held once: heat3d.c:16's i->by j->tx+bx
-     * k->bz on 32x1x1 blocks, whose lanes each take a line of a row of A that blocks of i-1 and
-     * i+1 read too, screened on one SM with k/n of the L2 read 775 MB of DRAM (H100: 210) */
-    double shared = sp_block_shared_read_bytes(nest, sched, arch->l2_line_bytes);
-    cmo.l2_fraction = fmin(1, fmax(cmo.l2_fraction * sp_wave_overlap(nest, arch, sched),
-                                   cmo.l2_fraction + shared / l2 * (1 - cmo.l2_fraction)));
+     * 13.6 MB). Else lines that blocks of several SMs share are held once: heat3d.c:16's i->by
+     * j->tx+bx k->bz on 32x1x1 blocks, whose lanes each take a line of a row of A that blocks of
+     * i-1 and i+1 read too, screened on one SM with k/n of the L2 read 775 MB of DRAM (H100:
+     * 210). */
+    double k_n = cmo.l2_fraction;
+    if (sp_footprint_bytes(nest, arch->l2_line_bytes, NULL) <= l2) {
+      cmo.l2_fraction = 1;
+    } else {
+      double shared = sp_block_shared_read_bytes(nest, sched, arch->l2_line_bytes);
+      cmo.l2_fraction = fmin(1, fmax(k_n * sp_wave_overlap(nest, arch, sched), k_n + shared / l2 * (1 - k_n)));
+    }
   }
   if (opt->assoc == SP_CM_FULLY_ASSOCIATIVE) {
     /* a fully associative LRU larger than all the data never evicts: size it to the data, which
