@@ -259,4 +259,19 @@ static inline CM_ALWAYS_INLINE void cm_lru_prefetch(const sp_cm_lru *c, uint64_t
 #endif
 }
 
+/* With sets, the index slot of the unit's set's LRU unit, the victim should the unit miss: its
+ * node, which cm_lru_prefetch fetched, names it, so this is a second stage some time after
+ * that one. (The single list prefetches its next victim when it evicts, lru_insert.) */
+static inline CM_ALWAYS_INLINE void cm_lru_prefetch_victim(const sp_cm_lru *c, uint64_t unit)
+{
+#if defined(__GNUC__)
+  if (c->nsets <= 1) return;
+  const lru_set *st = &c->set[lru_set_index(c, unit)];
+  if (st->used == c->ways) __builtin_prefetch(&c->slot[lru_home(c, lru_hash(c->node[st->lru].unit))]);
+#else
+  (void)c;
+  (void)unit;
+#endif
+}
+
 #endif

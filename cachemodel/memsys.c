@@ -137,7 +137,8 @@
  *   - MODELED: per SM a ring of in-flight fills and a hash map sector -> completion time, sized
  *     from the latency: (sectors per line) x (DRAM latency + 65) entries, ~190 KB per SM on H100.
  *   - counters: one sp_cm_counters per array (per reference with opt.nrefs); the instruction
- *     pipeline (SP_CM_PIPE entries of ~1 KB); footprint bitmaps, 1 bit per L2 sector of a
+ *     pipeline (SP_CM_PIPE entries of ~1 KB) and the L2's queue (SP_CM_L2Q entries of 24 bytes);
+ *     footprint bitmaps, 1 bit per L2 sector of a
  *     tracked array. sp_cm_memsys_memory_bytes reports the total, sp_cm_memsys_full_bytes
  *     what it will be once every SM has its L1; sp_cm_memsys_reset empties everything and
  *     keeps the memory, for the next candidate. */
@@ -282,6 +283,10 @@ struct sp_cm_memsys {
   /* Instructions accepted but not yet simulated (see sp_cm_memsys_access). */
   struct pipe_ent *pipe;
   unsigned pipe_head, pipe_count;
+  /* L2 line accesses of simulated instructions, not yet simulated in the L2 (l2_queue_push) */
+  struct l2_op *l2q;
+  unsigned l2q_head, l2q_count;
+  int l2q_on;
 };
 
 /* L2 sectors per L1 transaction at most: 2^3 (a 128-byte transaction of 16-byte sectors). */
@@ -295,6 +300,16 @@ typedef struct pipe_ent {
   sp_cm_warp_access wa2; /* at the L2 sector size, when l2_split */
 } pipe_ent;
 
+/* One instruction's access to one L2 line, waiting in the L2 queue. */
+typedef struct l2_op {
+  uint64_t line;
+  uint32_t mask;  /* its sectors */
+  uint8_t n;      /* how many */
+  uint8_t write;
+  uint8_t last;   /* a load's last line: its first touches outside the sample fill next */
+  int32_t group, array;
+} l2_op;
+
 /* Depth of the pipeline: an instruction's table slots are prefetched this many instructions
  * before it is simulated, long enough to hide the host's memory latency behind the work of the
  * instructions in between, short enough not to flood the host's outstanding-miss buffers.
@@ -307,6 +322,17 @@ typedef struct pipe_ent {
 #define SP_CM_PIPE_DEPTH 8
 #endif
 enum { SP_CM_PIPE = SP_CM_PIPE_DEPTH };
+
+/* Depth of the L2's own queue, in line accesses (an instruction makes 1-4 in the usual case).
+ * The L1s run ahead of the L2 by this much; that changes no count as long as an L1's outcome
+ * does not depend on the L2's (BASE). */
+#ifndef SP_CM_L2Q_DEPTH
+#define SP_CM_L2Q_DEPTH 32
+#endif
+enum { SP_CM_L2Q = SP_CM_L2Q_DEPTH };
+#ifndef SP_CM_L2Q_MIN_BYTES
+#define SP_CM_L2Q_MIN_BYTES ((size_t)4 << 20)
+#endif
 
 static unsigned log2u(uint64_t v)
 {
@@ -482,10 +508,16 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   m->group_array = calloc((size_t)m->ngroups, sizeof *m->group_array);
   m->l2_sampled = calloc((size_t)m->ngroups, sizeof *m->l2_sampled);
   m->pipe = malloc(SP_CM_PIPE * sizeof *m->pipe);
+  m->l2q = malloc(SP_CM_L2Q * sizeof *m->l2q);
+  /* The queue pays where the L2's tables miss the host's caches (a core's L2 is 1-2 MB); on
+   * small ones its prefetching costs more than it hides. MODELED times an L1 fill by its L2
+   * outcome, which it needs at once. */
+  m->l2q_on = o.l1_variant == SP_CM_L1_BASE && o.l2_queue >= 0 &&
+              (o.l2_queue > 0 || (m->l2f && sp_cm_lru_memory_bytes(m->l2f) >= SP_CM_L2Q_MIN_BYTES));
   m->memo = sp_cm_coalesce_memo_create();
   m->memo_l2 = sp_cm_coalesce_memo_create();
   if (!m->sm || !m->ctr || !m->l2_whole || !m->group_array || !m->l2_sampled || !m->pipe ||
-      !m->memo || !m->memo_l2)
+      !m->l2q || !m->memo || !m->memo_l2)
     goto fail;
   return m;
 fail:
@@ -517,6 +549,7 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
   free(m->cold_log);
   free(m->cold_out);
   free(m->pipe);
+  free(m->l2q);
   sp_cm_coalesce_memo_free(m->memo);
   sp_cm_coalesce_memo_free(m->memo_l2);
   free(m);
@@ -598,10 +631,20 @@ static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array
 #define L2_DIRTY(p) ((uint32_t)((p) >> 16) & 0xFFFFu)
 #define L2_OWNER(p) ((int)((p) >> 32))
 
+/* The sectors in a line's mask (16 bits). Not __builtin_popcount: without -mpopcnt that is a
+ * libgcc call, 6.7 % of bench_memsys's strided-store row when it was made once a line. */
+static inline uint32_t l2_mask_count(uint32_t x)
+{
+  x = x - ((x >> 1) & 0x5555u);
+  x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+  x = (x + (x >> 4)) & 0x0F0Fu;
+  return (x + (x >> 8)) & 0x1Fu;
+}
+
 /* The bytes of the sectors set in a line's mask. */
 static inline int64_t l2_mask_bytes(const sp_cm_memsys *m, uint32_t sectors)
 {
-  return (int64_t)__builtin_popcount(sectors) * m->l2_sector_bytes;
+  return (int64_t)l2_mask_count(sectors) * m->l2_sector_bytes;
 }
 
 /* An evicted line's dirty sectors go to DRAM, charged to its owner. */
@@ -624,15 +667,6 @@ static inline uint64_t *l2_lookup(sp_cm_memsys *m, uint64_t line, uint32_t n,
                        : sp_cm_setassoc_lookup(m->l2s, line, mode, r);
   l2_write_back(m, r);
   return p;
-}
-
-/* The sectors of secs[0..n) (ascending) that lie in the line of secs[0]. */
-static inline uint32_t l2_line_run(const sp_cm_memsys *m, const uint64_t *secs, uint32_t n)
-{
-  const uint64_t line = secs[0] >> m->l2_line_shift;
-  uint32_t j = 1;
-  while (j < n && secs[j] >> m->l2_line_shift == line) j++;
-  return j;
 }
 
 enum { COLD_LOG_CAP = 1 << 16 };
@@ -715,44 +749,38 @@ static void l2_cold_outside_fills(sp_cm_memsys *m, int group, int array)
   m->ncold_out = 0;
 }
 
-/* The load sectors secs[0..n) (ascending) of one L2 line that one instruction requests: one
- * lookup of the line, which allocates it when absent (evicting a whole line); a sector is a hit
- * when the line is resident with the sector valid, else a miss read from DRAM. Then the rest of
- * each missed sector's fill block (arch->l2_fill_bytes > one sector) that is not valid is read
- * with it: after the line's own sectors, so that two sectors of one block requested together
- * both miss and cost one 64-byte fill, and a lone one misses and its partner hits later (the
- * H100 probe, validation/results/h100/2026-11-22-transpose-probe.md). hit[k] (if not NULL): 1
- * for a hit, and for a sector outside the L2 sample (whose outcome is not simulated). group:
- * the counters to count in; array: whose first touches (cold bits) to check. */
-static inline void l2_read_line(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int group,
-                                int array, uint8_t *hit)
+/* The load sectors `mask` (bit q: sector q of the line) of L2 line `line` that one instruction
+ * requests: one lookup of the line, which allocates it when absent (evicting a whole line); a
+ * sector is a hit when the line is resident with the sector valid, else a miss read from DRAM.
+ * Then the rest of each missed sector's fill block (arch->l2_fill_bytes > one sector) that is
+ * not valid is read with it: after the line's own sectors, so that two sectors of one block
+ * requested together both miss and cost one 64-byte fill, and a lone one misses and its partner
+ * hits later (the H100 probe, validation/results/h100/2026-11-22-transpose-probe.md). hit[k]
+ * (if not NULL), for the k-th sector of the mask in ascending order: 1 for a hit, and for a
+ * sector outside the L2 sample (whose outcome is not simulated). group: the counters to count
+ * in; array: whose first touches (cold bits) to check. */
+static inline CM_ALWAYS_INLINE void l2_read_line(sp_cm_memsys *m, uint64_t line, uint32_t mask,
+                                                 uint32_t n, int group, int array, uint8_t *hit)
 {
   sp_cm_counters *c = &m->ctr[group];
+  const uint64_t first = line << m->l2_line_shift;
   c->l2_read_sectors += n;
-  if (!l2_in_sample(m, secs[0], array)) {
-    for (uint32_t k = 0; k < n; k++) {
-      l2_cold_outside(m, secs[k], group, array, 1);
-      if (hit) hit[k] = 1;
-    }
+  if (!l2_in_sample(m, first, array)) {
+    for (uint32_t b = mask; b; b &= b - 1) l2_cold_outside(m, first + (uint32_t)__builtin_ctz(b), group, array, 1);
+    if (hit) memset(hit, 1, n);
     return;
   }
   m->l2_sampled[group].reads += n;
   sp_cm_lookup r;
-  const uint64_t line = secs[0] >> m->l2_line_shift, first = line << m->l2_line_shift;
   uint64_t *p = l2_lookup(m, line, n, SP_CM_LOOKUP_INSERT, &r);
   if (!r.hit) *p = (uint64_t)group << 32;
-  uint32_t missed = 0;
-  for (uint32_t k = 0; k < n; k++) {
-    const uint32_t bit = UINT32_C(1) << (secs[k] - first);
-    const int h = (L2_VALID(*p) & bit) != 0;
-    if (hit) hit[k] = (uint8_t)h;
-    if (h) {
-      c->l2_read_hit_sectors++;
-      continue;
-    }
-    missed |= bit;
-    c->l2_read_cold_sectors += l2_dram_fill(m, secs[k], c, array);
-  }
+  const uint32_t missed = mask & ~L2_VALID(*p);
+  if (hit)
+    for (uint32_t b = mask; b; b &= b - 1) *hit++ = !((missed >> __builtin_ctz(b)) & 1);
+  uint32_t nmissed = 0;
+  for (uint32_t b = missed; b; b &= b - 1, nmissed++)
+    c->l2_read_cold_sectors += l2_dram_fill(m, first + (uint32_t)__builtin_ctz(b), c, array);
+  c->l2_read_hit_sectors += n - nmissed;
   *p |= missed;
   if (!missed || !m->fill_shift) return;
   const uint32_t per = UINT32_C(1) << m->fill_shift, block = (UINT32_C(1) << per) - 1;
@@ -767,32 +795,21 @@ static inline void l2_read_line(sp_cm_memsys *m, const uint64_t *secs, uint32_t 
   }
 }
 
-/* The load sectors secs[0..n) (ascending), line by line (l2_read_line). */
-static void l2_read_sectors(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int group,
-                            int array, uint8_t *hit)
-{
-  for (uint32_t i = 0, j; i < n; i += j) {
-    j = l2_line_run(m, secs + i, n - i);
-    l2_read_line(m, secs + i, j, group, array, hit ? hit + i : NULL);
-  }
-  if (m->ncold_out) l2_cold_outside_fills(m, group, array);
-}
-
-/* The store sectors secs[0..n) (ascending) of one L2 line: written into the line (allocated
- * when absent, or for WRITE_BACK_NO_ALLOCATE only when resident, else straight to DRAM), valid
- * and dirty; the line's dirty sectors are then charged to this group. */
-static inline void l2_write_line(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int group,
-                                 int array)
+/* The store sectors `mask` of L2 line `line`: written into the line (allocated when absent, or
+ * for WRITE_BACK_NO_ALLOCATE only when resident, else straight to DRAM), valid and dirty; the
+ * line's dirty sectors are then charged to this group. */
+static inline CM_ALWAYS_INLINE void l2_write_line(sp_cm_memsys *m, uint64_t line, uint32_t mask,
+                                                  uint32_t n, int group, int array)
 {
   sp_cm_counters *c = &m->ctr[group];
+  const uint64_t first = line << m->l2_line_shift;
   c->l2_write_sectors += n;
-  if (!l2_in_sample(m, secs[0], array)) {
-    for (uint32_t k = 0; k < n; k++) l2_cold_outside(m, secs[k], group, array, 0);
+  if (!l2_in_sample(m, first, array)) {
+    for (uint32_t b = mask; b; b &= b - 1) l2_cold_outside(m, first + (uint32_t)__builtin_ctz(b), group, array, 0);
     return;
   }
   m->l2_sampled[group].writes += n;
   sp_cm_lookup r;
-  const uint64_t line = secs[0] >> m->l2_line_shift, first = line << m->l2_line_shift;
   uint64_t *p = l2_lookup(m, line, n,
                           m->l2_store == SP_L2_STORE_WRITE_BACK_NO_ALLOC ? SP_CM_LOOKUP_TOUCH
                                                                           : SP_CM_LOOKUP_INSERT,
@@ -808,22 +825,43 @@ static inline void l2_write_line(sp_cm_memsys *m, const uint64_t *secs, uint32_t
     m->ctr[L2_OWNER(*p)].l2_dirty_bytes -= moved;
     c->l2_dirty_bytes += moved;
   }
-  uint32_t bits = 0;
-  for (uint32_t k = 0; k < n; k++) {
-    const uint32_t bit = UINT32_C(1) << (secs[k] - first);
-    bits |= bit;
-    c->l2_write_hit_sectors += (L2_VALID(*p) & bit) != 0;
-    c->l2_dirty_bytes += (dirty & bit) ? 0 : m->l2_sector_bytes;
+  const uint32_t hits = L2_VALID(*p) & mask, fresh = mask & ~dirty;
+  if (hits) c->l2_write_hit_sectors += (int64_t)l2_mask_count(hits);
+  if (fresh) c->l2_dirty_bytes += l2_mask_bytes(m, fresh);
+  *p = (uint64_t)(L2_VALID(*p) | mask) | (uint64_t)(dirty | mask) << 16 | (uint64_t)group << 32;
+}
+
+static void l2_queue_pop(sp_cm_memsys *m)
+{
+  const l2_op *op = &m->l2q[m->l2q_head];
+  if (op->write) {
+    l2_write_line(m, op->line, op->mask, op->n, op->group, op->array);
+  } else {
+    l2_read_line(m, op->line, op->mask, op->n, op->group, op->array, NULL);
+    if (op->last && m->ncold_out) l2_cold_outside_fills(m, op->group, op->array);
   }
-  *p = (uint64_t)(L2_VALID(*p) | bits) | (uint64_t)(dirty | bits) << 16 | (uint64_t)group << 32;
+  m->l2q_head = (m->l2q_head + 1) % SP_CM_L2Q;
+  m->l2q_count--;
+}
+
+/* Queues an L2 line access. Its index slot and set ends are prefetched on arrival, its set's
+ * victim's slot half-way through the queue, and it is simulated SP_CM_L2Q accesses later, in
+ * arrival order. */
+static void l2_queue_push(sp_cm_memsys *m, const l2_op *op)
+{
+  if (m->l2q_count == SP_CM_L2Q) l2_queue_pop(m);
+  const unsigned tail = (m->l2q_head + m->l2q_count) % SP_CM_L2Q;
+  m->l2q[tail] = *op;
+  m->l2q_count++;
+  if (!m->l2f) return; /* (the set-associative table is not prefetched: see SP_CM_PIPE) */
+  if (l2_in_sample(m, op->line << m->l2_line_shift, op->array)) cm_lru_prefetch(m->l2f, op->line);
+  if (m->l2q_count > SP_CM_L2Q / 2) {
+    const l2_op *mid = &m->l2q[(tail + SP_CM_L2Q / 2) % SP_CM_L2Q];
+    if (l2_in_sample(m, mid->line << m->l2_line_shift, mid->array)) cm_lru_prefetch_victim(m->l2f, mid->line);
+  }
 }
 
 /* (fully associative caches only: see SP_CM_PIPE; always inlined, see cm_lru_prefetch) */
-static inline CM_ALWAYS_INLINE void l1_prefetch(const sm_state *s, uint64_t line)
-{
-  cm_lru_prefetch(s->l1f, line);
-}
-
 static inline CM_ALWAYS_INLINE void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
 {
   if (l2_in_sample(m, sector, array)) cm_lru_prefetch(m->l2f, sector >> m->l2_line_shift);
@@ -838,10 +876,42 @@ static inline CM_ALWAYS_INLINE void l2_prefetch_lines(const sp_cm_memsys *m, con
     if (k == 0 || (secs[k] << up) >> sh != (secs[k - 1] << up) >> sh) l2_prefetch(m, secs[k] << up, array);
 }
 
+/* The L2 sectors secs[0..n) (ascending) of one instruction, line by line: queued (l2_queue_push)
+ * where the queue is on, else at once (then hit: as l2_read_line's, for all n), a load's lines
+ * prefetched first (a store's were on its arrival, sp_cm_memsys_access). */
+static void l2_access(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int write, int group,
+                      int array, uint8_t *hit)
+{
+  const unsigned sh = m->l2_line_shift;
+  const uint64_t in_line = (UINT64_C(1) << sh) - 1;
+  const int queue = m->l2q_on && !hit;
+  if (!queue && !write && m->l2f) l2_prefetch_lines(m, secs, n, 0, array);
+  for (uint32_t i = 0; i < n;) {
+    const uint32_t i0 = i;
+    const uint64_t line = secs[i] >> sh;
+    uint32_t mask = 0;
+    for (; i < n && secs[i] >> sh == line; i++) mask |= UINT32_C(1) << (secs[i] & in_line);
+    if (queue) {
+      l2_op op = {line, mask, (uint8_t)(i - i0), (uint8_t)write, i == n, group, array};
+      l2_queue_push(m, &op);
+    } else if (write) {
+      l2_write_line(m, line, mask, i - i0, group, array);
+    } else {
+      l2_read_line(m, line, mask, i - i0, group, array, hit ? hit + i0 : NULL);
+    }
+  }
+  if (!queue && !write && m->ncold_out) l2_cold_outside_fills(m, group, array);
+}
+
+/* (fully associative caches only: see SP_CM_PIPE; always inlined, see cm_lru_prefetch) */
+static inline CM_ALWAYS_INLINE void l1_prefetch(const sm_state *s, uint64_t line)
+{
+  cm_lru_prefetch(s->l1f, line);
+}
+
 /* A load through L1. The L1 is looked up first (all lines of the instruction), collecting the
- * sectors that go to L2; their L2 slots are then prefetched and the L2 reads done in the same
- * order (ascending sectors) as a one-pass loop would: the split only lets the host overlap its
- * cache misses. */
+ * sectors that go to L2, which are then read in the same order (ascending sectors) as a one-pass
+ * loop would (l2_access). */
 static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, int group,
                     int array)
 {
@@ -891,8 +961,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   uint8_t hit[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
   const uint32_t n2 = nt << sub;
   for (uint32_t k = 0; k < n2; k++) l2sec[k] = (todo[k >> sub] << sub) + (k & ((1u << sub) - 1));
-  if (m->l2f) l2_prefetch_lines(m, l2sec, n2, 0, array);
-  l2_read_sectors(m, l2sec, n2, group, array, modeled ? hit : NULL);
+  l2_access(m, l2sec, n2, 0, group, array, modeled ? hit : NULL);
   if (!modeled) return;
   for (uint32_t k = 0; k < nt; k++) {
     int all = 1;
@@ -936,7 +1005,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     if (m->l1_on) {
       load_l1(m, s, wa, e->group, e->array);
     } else if (l2wa->n_sectors) {
-      l2_read_sectors(m, l2wa->sectors, l2wa->n_sectors, e->group, e->array, NULL);
+      l2_access(m, l2wa->sectors, l2wa->n_sectors, 0, e->group, e->array, NULL);
     }
   } else {
     c->st_requests += wa->requests;
@@ -944,10 +1013,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->st_lines += wa->n_lines;
     c->st_partial_sectors += e->partial;
     if (m->l1_on) store_l1(m, s, wa);
-    for (uint32_t i = 0, j; i < l2wa->n_sectors; i += j) {
-      j = l2_line_run(m, l2wa->sectors + i, l2wa->n_sectors - i);
-      l2_write_line(m, l2wa->sectors + i, j, e->group, e->array);
-    }
+    l2_access(m, l2wa->sectors, l2wa->n_sectors, 1, e->group, e->array, NULL);
   }
 }
 
@@ -958,13 +1024,16 @@ static void flush(sp_cm_memsys *m)
     m->pipe_head = (m->pipe_head + 1) % SP_CM_PIPE;
     m->pipe_count--;
   }
+  while (m->l2q_count) l2_queue_pop(m);
 }
 
-/* Instructions go through a short pipeline: coalesced and their L1 and L2 table slots
+/* Instructions go through a short pipeline: coalesced and their L1 (and stores' L2) table slots
  * prefetched on arrival, simulated SP_CM_PIPE instructions later, strictly in arrival order
  * (so every count is what immediate simulation gives; the queries below flush first). With
  * 132 L1s and a 50 MB L2 model nearly every lookup misses the host's caches, and this lets the
- * host fetch the slots of several instructions at once. */
+ * host fetch the slots of several instructions at once. Where the L2's tables are large, its
+ * lookups go through a second, later queue of their own (l2_queue_push), which also prefetches
+ * the slot of a miss's victim: on an H100's full L2, the one miss the first could not hide. */
 int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
 {
   sp_cm_memsys *m = memsys;
@@ -1002,9 +1071,10 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   if (m->opt.assoc != SP_CM_FULLY_ASSOCIATIVE) return 0;
   if (m->l1_on && (!wi->write || m->l1_store != SP_L1_STORE_WRITE_THROUGH_NO_ALLOC))
     for (uint32_t k = 0; k < e->wa.n_lines; k++) l1_prefetch(s, e->wa.lines[k]);
-  /* a load's L2 slots only for its L1 misses, by load_l1: most sectors of a load hit the L1, and
-   * prefetching all of them here cost 2-5 % of the ranking's time */
-  if (m->l1_on && !wi->write) return 0;
+  /* a load's L2 slots only for its L1 misses, by l2_access: most sectors of a load hit the L1,
+   * and prefetching all of them here cost 2-5 % of the ranking's time; with the L2 queue on,
+   * the queue prefetches */
+  if ((m->l1_on && !wi->write) || m->l2q_on) return 0;
   l2_prefetch_lines(m, l2wa->sectors, l2wa->n_sectors, e->l2_split ? 0 : m->sub_shift, wi->array);
   return 0;
 }
@@ -1144,7 +1214,8 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
 void sp_cm_memsys_reset(sp_cm_memsys *m)
 {
   if (!m) return;
-  m->pipe_count = 0; /* instructions not simulated yet are dropped */
+  m->pipe_count = m->l2q_count = 0; /* instructions not simulated yet are dropped */
+  m->ncold_out = 0;
   if (m->l2f) sp_cm_lru_clear(m->l2f);
   if (m->l2s) sp_cm_setassoc_clear(m->l2s);
   for (int i = 0; i < m->nsms; i++) {
@@ -1192,7 +1263,8 @@ size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
   if (!m) return 0;
   size_t b = sizeof *m + (size_t)m->nsms * sizeof *m->sm + (size_t)m->narrays +
              (size_t)m->ngroups * (sizeof *m->ctr + sizeof *m->group_array + sizeof *m->l2_sampled) +
-             SP_CM_PIPE * sizeof *m->pipe + 2 * sp_cm_coalesce_memo_bytes();
+             SP_CM_PIPE * sizeof *m->pipe + SP_CM_L2Q * sizeof *m->l2q +
+             2 * sp_cm_coalesce_memo_bytes();
   b += m->l2f ? sp_cm_lru_memory_bytes(m->l2f) : sp_cm_setassoc_memory_bytes(m->l2s);
   if (m->l1_tables) b += (size_t)m->nsms * m->l1_table_bytes;
   for (int i = 0; i < m->nsms; i++) {

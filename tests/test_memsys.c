@@ -392,6 +392,59 @@ static void test_l1_only_random(void)
   CHECK(sp_cm_memsys_create(&h100, 4, 1, &modeled) == NULL);
 }
 
+/* The L2 queue (opt.l2_queue) changes when the L2 looks a line up, never what it answers: on
+ * random streams of 2 arrays over 4 SMs, with hashed sets (so that victims' slots are
+ * prefetched), with and without L2 sampling and first-touch tracking, and on Kepler (loads
+ * that bypass L1, 128-byte transactions), every counter of every array equals the run without
+ * the queue, read in the middle of the stream (which drains the queue) and at its end. */
+static void test_l2_queue_same_counts(void)
+{
+  const char *archs[] = {"h100", "k40", "a100"};
+  uint64_t st = 0x9e0e;
+  int64_t reads = 0, hits = 0, writebacks = 0, differ = 0;
+  for (int trial = 0; trial < 36; trial++) {
+    sp_arch arch = load_arch(archs[trial % 3]);
+    sp_cm_options on = {0}, off = {0};
+    on.l2_fraction = off.l2_fraction = 0.01;
+    on.l2_set_sectors = off.l2_set_sectors = trial % 2 ? 64 : -1;
+    on.l2_sample_shift = off.l2_sample_shift = trial % 4 >= 2 ? 2 : 0;
+    on.l2_queue = 1;
+    off.l2_queue = -1;
+    sp_cm_memsys *m = sp_cm_memsys_create(&arch, 4, 2, &on), *o = sp_cm_memsys_create(&arch, 4, 2, &off);
+    if (!both_created(m, o)) return;
+    const uint64_t lines = trial % 3 ? 8192 : 256;
+    if (trial % 6 >= 3)
+      for (int a = 0; a < 2; a++) {
+        CHECK_EQ_INT(sp_cm_memsys_track_footprint(m, a, UINT64_C(1) << 30, (int64_t)lines * 128, 1 << 20), 0);
+        CHECK_EQ_INT(sp_cm_memsys_track_footprint(o, a, UINT64_C(1) << 30, (int64_t)lines * 128, 1 << 20), 0);
+      }
+    for (int i = 0; i < 4000; i++) {
+      sp_warp_instr wi;
+      random_access(&st, 32, lines, &wi);
+      wi.sm = (int)(sp_test_rand(&st) % 4);
+      wi.array = (int)(sp_test_rand(&st) % 2);
+      wi.write = sp_test_rand(&st) % 3 == 0;
+      CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), 0);
+      CHECK_EQ_INT(sp_cm_memsys_access(o, &wi), 0);
+      if (i != 1999 && i != 3999) continue;
+      for (int a = 0; a < 2; a++) {
+        sp_cm_counters x, y;
+        sp_cm_memsys_counters(m, a, &x);
+        sp_cm_memsys_counters(o, a, &y);
+        differ += memcmp(&x, &y, sizeof x) != 0;
+        if (i == 3999) reads += x.l2_read_sectors, hits += x.l2_read_hit_sectors, writebacks += x.dram_write_bytes;
+      }
+    }
+    CHECK_EQ_INT(sp_cm_memsys_lookups(m), sp_cm_memsys_lookups(o));
+    sp_cm_memsys_free(m);
+    sp_cm_memsys_free(o);
+  }
+  CHECK_EQ_INT(differ, 0);
+  fprintf(stderr, "  L2 reads %lld, hits %lld, write-back bytes %lld; %lld counter sets differ\n",
+          (long long)reads, (long long)hits, (long long)writebacks, (long long)differ);
+  CHECK(hits > 0 && hits < reads && writebacks > 0);
+}
+
 static void test_kepler(void)
 {
   sp_arch k40 = load_arch("k40");
@@ -1182,6 +1235,7 @@ int main(void)
   SP_RUN(test_time_fills_constructed);
   SP_RUN(test_time_fills_random);
   SP_RUN(test_l1_only_random);
+  SP_RUN(test_l2_queue_same_counts);
   SP_RUN(test_setassoc_tiny);
   SP_RUN(test_transpose_modeled);
   SP_RUN(test_transpose_h100);

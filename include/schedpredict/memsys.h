@@ -118,6 +118,10 @@ typedef struct sp_cm_options {
    * used (the ranking's SMs run alone for their L1 rates). BASE only (create fails otherwise):
    * MODELED times its fills by their L2 outcome. Every L1 count is what the full model gives. */
   bool l1_only;
+  /* The L2's queue (memsys.c, l2_queue_push): its lookups run behind the L1s' so that their
+   * host cache misses overlap. No count depends on it. 0: on where the L2's tables are large
+   * (BASE only); 1: on (BASE only); -1: off. */
+  int l2_queue;
 } sp_cm_options;
 
 /* Ways assumed when the arch does not publish them (memsys.c says why). */
