@@ -1,0 +1,107 @@
+// Probe: what it costs DRAM when the pieces of one 128-byte line are read by blocks that run
+// far apart in dispatch order. The replay has xreuse.c:16's 8x32 blocks with i (the contiguous
+// index) on tx+bx at 162 us and the same blocks with i on tx+by at 240 us, with every counter
+// equal (L1 hits, L2 reads, DRAM bytes): with i on by, the block that reads a line's other
+// 64 bytes is gridDim.x = 128 blocks later. piece_drift_probe.cu measured the same loss when a
+// block's own warps drift apart over grid-stride rounds; here the pieces are in different
+// blocks, one round each. Built and run on the GPU machine:
+//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist
+//
+// stream: b = alpha a + beta b on 4096^2 doubles (the drift probe's stream). A block of 256
+// threads covers W doubles of 256/W rows (W = 4, 8, 16: pieces of 32, 64, 128 bytes; a warp
+// reads 32/W rows). The P = 16/W blocks that read the pieces of one line group (the same rows)
+// are D blocks apart in the 1-D grid's order; the line groups themselves are visited along the
+// rows (consecutive groups side by side), whatever D, so only the partners' distance changes:
+// block L: c = (L / (P D)) D + L % D is its line group, h = (L / D) % P its piece.
+// D = 1 is the friendly order (xreuse's i on bx), D = 256 is gridDim.x of a 2-D grid with 256
+// line groups a row of blocks. "rows" visits the line groups down the columns instead (the
+// group under the last, 4096 / (256/W) of them a column), as xreuse's i on by does with D = 1.
+//
+// xreuse: examples/xreuse.c (b[j][i] += sum_k w[k] a[j][i+k], a of 4096 x 4104) as the two
+// replayed 8x32 candidates map it: i on tx + bx, j on ty + by (grid 512x128: the partner strip
+// is the next block, D = 1, "along") and i on tx + by, j on ty + bx (grid 128x512: D = 128,
+// consecutive blocks down the rows, "down").
+//
+// CUDA events, the minimum of 7 launches after 2 warm-ups, the L2 flushed before each.
+// Prints CSV: kernel,W,piece_bytes,order,D,blocks,time_us
+#include <cstdio>
+#include <cuda_runtime.h>
+
+#include "probe_time.cuh"
+
+#define N 4096
+#define XR 8 /* xreuse's window */
+
+template <int W>
+__global__ void stream(double *b, const double *a, double alpha, double beta, int D, int down) {
+  constexpr int P = 16 / W, ROWS = 256 / W, GROUPS_A_ROW = N / 16, GROUPS_A_COL = N / ROWS;
+  const long L = blockIdx.x;
+  const long c = L / ((long)P * D) * D + L % D;
+  const int h = (int)(L / D % P);
+  const long gr = down ? c % GROUPS_A_COL : c / GROUPS_A_ROW; /* the group's row of blocks */
+  const long gc = down ? c / GROUPS_A_COL : c % GROUPS_A_ROW; /* its column of lines */
+  const int i = (int)(gr * ROWS) + threadIdx.x / W;
+  const int j = (int)(gc * 16) + h * W + threadIdx.x % W;
+  const size_t p = (size_t)i * N + j;
+  b[p] = alpha * a[p] + beta * b[p];
+}
+
+template <bool I_ON_BX>
+__global__ void xreuse_8x32(double *b, const double *a, const double *w) {
+  const int i = threadIdx.x + 8 * (I_ON_BX ? blockIdx.x : blockIdx.y);
+  const int j = threadIdx.y + 32 * (I_ON_BX ? blockIdx.y : blockIdx.x);
+  double s = 0.0;
+  for (int k = 0; k < XR; k++) s += w[k] * a[(size_t)j * (N + XR) + i + k];
+  b[(size_t)j * N + i] += s;
+}
+
+template <int W>
+static void run(double *a, double *b, const probe_flusher &flush) {
+  constexpr int P = 16 / W;
+  const int blocks = N / W * (N / (256 / W));
+  static const int ds[] = {1, 2, 8, 32, 128, 256, 512, 1024, 2048, 4096, 8192};
+  for (int down = 0; down < 2; down++)
+    for (int d : ds) {
+      if (P == 1 && d > 1) break; /* whole lines: no partner */
+      if ((long)d * P > blocks) break;
+      float us = probe_time_us_each("stream", 7, 2, flush, [&] {
+        stream<W><<<blocks, 256>>>(b, a, 1.5, 0.5, d, down);
+      });
+      printf("stream,%d,%d,%s,%d,%d,%.2f\n", W, W * 8, down ? "down" : "along", d, blocks, us);
+    }
+}
+
+int main() {
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  const probe_flusher flush(prop);
+  if (!flush.ok) return 1;
+  printf("# %s, ECC %s, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.multiProcessorCount);
+  double *a, *b;
+  const size_t n = (size_t)N * N;
+  if (cudaMalloc(&a, n * 8) || cudaMalloc(&b, n * 8)) return 1;
+  cudaMemset(a, 0, n * 8);
+  cudaMemset(b, 0, n * 8);
+  printf("kernel,W,piece_bytes,order,D,blocks,time_us\n");
+  run<4>(a, b, flush);
+  run<8>(a, b, flush);
+  run<16>(a, b, flush);
+  double *xa, *w;
+  if (cudaMalloc(&xa, (size_t)N * (N + XR) * 8) || cudaMalloc(&w, XR * 8)) return 1;
+  cudaMemset(xa, 0, (size_t)N * (N + XR) * 8);
+  cudaMemset(w, 0, XR * 8);
+  for (int on_bx = 1; on_bx >= 0; on_bx--) {
+    const dim3 block(8, 32), grid = on_bx ? dim3(N / 8, N / 32) : dim3(N / 32, N / 8);
+    float us = probe_time_us_each("xreuse", 7, 2, flush, [&] {
+      if (on_bx) xreuse_8x32<true><<<grid, block>>>(b, xa, w);
+      else xreuse_8x32<false><<<grid, block>>>(b, xa, w);
+    });
+    printf("xreuse_8x32,8,64,%s,%d,%d,%.2f\n", on_bx ? "along" : "down", on_bx ? 1 : N / 32, N / 8 * (N / 32), us);
+  }
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    fprintf(stderr, "partner_distance_probe: %s\n", cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
