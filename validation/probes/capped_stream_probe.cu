@@ -81,11 +81,9 @@ static void run(double *a, double *b, const probe_flusher &flush) {
 }
 
 int main() {
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, 0);
+  const cudaDeviceProp prop = probe_device();
   const probe_flusher flush(prop);
   if (!flush.ok) return 1;
-  printf("# %s, ECC %s, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.multiProcessorCount);
   double *a, *b;
   cudaMalloc(&a, (size_t)N * N * sizeof(double));
   cudaMalloc(&b, (size_t)N * N * sizeof(double));

@@ -23,11 +23,9 @@ __global__ void nothing(void) {}
 
 int main() {
   const int row_counts[] = {1024, 4096};
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, 0);
+  const cudaDeviceProp prop = probe_device();
   const probe_flusher flush(prop);
   if (!flush.ok) return 1;
-  printf("# %s, ECC %s, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.multiProcessorCount);
   double *a, *b;
   cudaMalloc(&a, (size_t)4096 * COLS * sizeof(double));
   cudaMalloc(&b, (size_t)4096 * COLS * sizeof(double));

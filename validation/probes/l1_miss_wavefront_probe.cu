@@ -57,11 +57,9 @@ static void all_sources(const double *big, const double *small, const probe_flus
 }
 
 int main() {
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, 0);
+  const cudaDeviceProp prop = probe_device();
   const probe_flusher flush(prop);
   if (!flush.ok) return 1;
-  printf("# %s, ECC %s, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.multiProcessorCount);
   double *big, *small, *sink;
   const size_t big_n = 16384L * (COLS + 8), small_n = 512L * (COLS + 8);
   if (cudaMalloc(&big, big_n * 8) || cudaMalloc(&small, small_n * 8) || cudaMalloc(&sink, 8)) return 1;

@@ -72,11 +72,9 @@ static void run(double *a, double *b, const probe_flusher &flush) {
 }
 
 int main() {
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, 0);
+  const cudaDeviceProp prop = probe_device();
   const probe_flusher flush(prop);
   if (!flush.ok) return 1;
-  printf("# %s, ECC %s, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.multiProcessorCount);
   double *a, *b;
   const size_t n = (size_t)N * N;
   if (cudaMalloc(&a, n * 8) || cudaMalloc(&b, n * 8)) return 1;

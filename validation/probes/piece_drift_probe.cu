@@ -84,11 +84,9 @@ static void run_stream(double *a, double *b, const probe_flusher &flush, int off
 
 int main(int argc, char **argv) {
   const bool misaligned = argc > 1 && argv[1][0] == 'm';
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, 0);
+  const cudaDeviceProp prop = probe_device();
   const probe_flusher flush(prop);
   if (!flush.ok) return 1;
-  printf("# %s, ECC %s, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.multiProcessorCount);
   double *a, *b, *xa, *w;
   const size_t n = (size_t)N * N + 8; /* room for stream_off's shift */
   if (cudaMalloc(&a, n * 8) || cudaMalloc(&b, n * 8) || cudaMalloc(&xa, (size_t)N * (N + XR) * 8) ||

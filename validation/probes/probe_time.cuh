@@ -35,6 +35,15 @@ static float probe_time_us_each(const char *who, int reps, int warmups, B before
   return best * 1000.0f;
 }
 
+// Device 0's properties, after printing the line every probe's CSV starts with: its name,
+// ECC and SM count.
+static cudaDeviceProp probe_device() {
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  printf("# %s, ECC %s, %d SMs\n", prop.name, prop.ECCEnabled ? "on" : "off", prop.multiProcessorCount);
+  return prop;
+}
+
 // Reads n words of p (twice the L2 or more: the L2 holds none of the kernel's data afterwards),
 // the harness's flush before a timed launch. sink keeps the reads.
 __global__ void flush_read(const unsigned *p, unsigned long long n, unsigned *sink) {
