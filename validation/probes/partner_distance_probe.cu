@@ -5,7 +5,7 @@
 // 64 bytes is gridDim.x = 128 blocks later. piece_drift_probe.cu measured the same loss when a
 // block's own warps drift apart over grid-stride rounds; here the pieces are in different
 // blocks, one round each. Built and run on the GPU machine:
-//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist
+//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk]
 //
 // stream: b = alpha a + beta b on 4096^2 doubles (the drift probe's stream). A block of 256
 // threads covers W doubles of 256/W rows (W = 4, 8, 16: pieces of 32, 64, 128 bytes; a warp
@@ -21,6 +21,14 @@
 // replayed 8x32 candidates map it: i on tx + bx, j on ty + by (grid 512x128: the partner strip
 // is the next block, D = 1, "along") and i on tx + by, j on ty + bx (grid 128x512: D = 128,
 // consecutive blocks down the rows, "down").
+//
+// walk (with argument "walk"): 64-byte pieces in the 2-D grids the candidates have, i (rows)
+// on ty and j (the contiguous index) on tx with blocks of 8x32: "along" is j on tx + bx (the
+// blocks walk along the rows, partners adjacent); "walkL" is i on ty + bx + L bz and j on
+// tx + by: consecutive blocks walk L blocks down the rows before the next strip, whose block
+// reads the other half of their lines L blocks later (D = L). "stream" is b = alpha a + beta b;
+// "mix" is tile.c's c[i][j] = a[i][j] + x[j][i], whose transposed x is read in whole lines
+// along its rows (i on ty + bx) in every order.
 //
 // CUDA events, the minimum of 7 launches after 2 warm-ups, the L2 flushed before each.
 // Prints CSV: kernel,W,piece_bytes,order,D,blocks,time_us
@@ -44,6 +52,31 @@ __global__ void stream(double *b, const double *a, double alpha, double beta, in
   const int j = (int)(gc * 16) + h * W + threadIdx.x % W;
   const size_t p = (size_t)i * N + j;
   b[p] = alpha * a[p] + beta * b[p];
+}
+
+template <bool MIX>
+__global__ void walk(double *b, const double *a, const double *x, int along) {
+  int i, j;
+  if (along) {
+    i = threadIdx.y + 32 * blockIdx.y;
+    j = threadIdx.x + 8 * blockIdx.x;
+  } else {
+    i = threadIdx.y + 32 * (blockIdx.x + gridDim.x * blockIdx.z);
+    j = threadIdx.x + 8 * blockIdx.y;
+  }
+  const size_t p = (size_t)i * N + j;
+  b[p] = 1.5 * a[p] + 0.5 * (MIX ? x[(size_t)j * N + i] : b[p]);
+}
+
+template <bool MIX>
+static void run_walk(double *b, const double *a, const double *x, const probe_flusher &flush) {
+  static const int walks[] = {0, 2, 8, 32, 128}; /* 0: along */
+  for (int L : walks) {
+    const dim3 block(8, 32), grid = L ? dim3(L, N / 8, N / 32 / L) : dim3(N / 8, N / 32);
+    float us = probe_time_us_each("walk", 7, 2, flush, [&] { walk<MIX><<<grid, block>>>(b, a, x, L == 0); });
+    printf("walk_%s,8,64,%s,%d,%d,%.2f\n", MIX ? "mix" : "stream", L ? "walk" : "along", L ? L : 1,
+           (N / 8) * (N / 32), us);
+  }
 }
 
 template <bool I_ON_BX>
@@ -71,7 +104,8 @@ static void run(double *a, double *b, const probe_flusher &flush) {
     }
 }
 
-int main() {
+int main(int argc, char **argv) {
+  const bool walks_only = argc > 1 && argv[1][0] == 'w';
   const cudaDeviceProp prop = probe_device();
   const probe_flusher flush(prop);
   if (!flush.ok) return 1;
@@ -81,6 +115,14 @@ int main() {
   cudaMemset(a, 0, n * 8);
   cudaMemset(b, 0, n * 8);
   printf("kernel,W,piece_bytes,order,D,blocks,time_us\n");
+  if (walks_only) {
+    double *x;
+    if (cudaMalloc(&x, n * 8)) return 1;
+    cudaMemset(x, 0, n * 8);
+    run_walk<false>(b, a, x, flush);
+    run_walk<true>(b, a, x, flush);
+    return cudaGetLastError() == cudaSuccess ? 0 : 1;
+  }
   run<4>(a, b, flush);
   run<8>(a, b, flush);
   run<16>(a, b, flush);
