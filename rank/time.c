@@ -89,8 +89,9 @@ static double sp_drift_at(const sp_arch_curve *c, double rounds) {
  * line, 96 bytes: 1.03x at 16 rounds, where the probe measured 1.26x (the lines at its ends,
  * which it shares with the next warps); its 32-byte pieces 8 bytes in, 1.6 sectors a line: 1.17x
  * and 1.40x at 16 and 64 rounds, measured 1.17x and 1.34x. */
-static double sp_drift_of_piece(const sp_arch *a, double piece, double rounds) {
-  const double s32 = sp_drift_at(&a->dram_drift_32b, rounds), s64 = sp_drift_at(&a->dram_drift_64b, rounds);
+static double sp_piece_slowdown(const sp_arch *a, const sp_arch_curve *c32, const sp_arch_curve *c64,
+                                double piece, double x) { /* (the walk's curves read the same way) */
+  const double s32 = sp_drift_at(c32, x), s64 = sp_drift_at(c64, x);
   const double line = a->l1_line_bytes;
   if (piece <= 32) return s32;
   if (piece <= 64) return s32 + (s64 - s32) * (piece - 32) / 32;
@@ -98,11 +99,20 @@ static double sp_drift_of_piece(const sp_arch *a, double piece, double rounds) {
   return 1.0;
 }
 
+static double sp_drift_of_piece(const sp_arch *a, double piece, double rounds) {
+  return sp_piece_slowdown(a, &a->dram_drift_32b, &a->dram_drift_64b, piece, rounds);
+}
+
+/* The bytes of a line that requests of `sectors` over `lines` read of each (a line where none) */
+static double sp_piece_bytes(const sp_arch *a, int64_t sectors, int64_t lines) {
+  return lines > 0 ? a->l1_sector_bytes * (double)sectors / (double)lines : a->l1_line_bytes;
+}
+
 /* bytes of DRAM traffic from requests of `sectors` over `lines`, slowed at their piece */
 static double sp_drift_bytes(const sp_arch *a, double bytes, int64_t sectors, int64_t lines,
                              double rounds) {
   if (bytes <= 0 || lines <= 0) return bytes;
-  return bytes * sp_drift_of_piece(a, a->l1_sector_bytes * (double)sectors / (double)lines, rounds);
+  return bytes * sp_drift_of_piece(a, sp_piece_bytes(a, sectors, lines), rounds);
 }
 
 double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t rounds,
@@ -117,6 +127,48 @@ double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t 
     bytes += rd + wr;
   }
   return bytes > 0 ? slowed / bytes : 1.0;
+}
+
+void sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *a, double *out) {
+  for (int i = 0; i < 2 * nest->narrays; i++) out[i] = 0;
+  if ((!a->dram_walk_32b.n && !a->dram_walk_64b.n) || sp_trace_thread_rounds(nest, s) > 1) return;
+  for (int r = 0; r < nest->nrefs; r++) {
+    const sp_ref *ref = &nest->refs[r];
+    int contiguous = -1; /* a band loop: a sequential one (xreuse's window k) is no thread's */
+    for (int k = 0; k < ref->nloops; k++) {
+      const int l = ref->loops[k];
+      if (l < s->nband && llabs(ref->offset.coef[l]) == ref->size && nest->loops[l].trip_max > 1 &&
+          (contiguous < 0 || s->map[l].thread_dim == 0))
+        contiguous = l;
+    }
+    double *walk = &out[2 * ref->array + (ref->access != SP_READ)];
+    if (contiguous < 0 || *walk > 0) continue;
+    if (s->collapse_count && contiguous >= s->collapse_first &&
+        contiguous < s->collapse_first + s->collapse_count)
+      continue;
+    const sp_loop_map m = s->map[contiguous];
+    if (m.thread_dim != 0 || m.block_dim < 1 || (double)s->block[0] * (double)ref->size >= a->l1_line_bytes)
+      continue;
+    *walk = m.block_dim == 1 ? (double)s->grid[0] : (double)s->grid[0] * (double)s->grid[1];
+  }
+}
+
+double sp_rank_dram_walk(const sp_cm_counters *per_array, int narrays, const double *walk,
+                         const sp_arch *a) {
+  if (!walk || (!a->dram_walk_32b.n && !a->dram_walk_64b.n)) return 1.0;
+  double bytes = 0, walked = 0;
+  for (int i = 0; i < narrays; i++) {
+    const sp_cm_counters *c = &per_array[i];
+    const double rd = (double)c->dram_read_bytes, wr = sp_rank_dram_write_bytes(c);
+    bytes += rd + wr;
+    if (walk[2 * i] > 1)
+      walked += rd * sp_piece_slowdown(a, &a->dram_walk_32b, &a->dram_walk_64b,
+                                       sp_piece_bytes(a, c->ld_sectors, c->ld_lines), walk[2 * i]);
+    if (walk[2 * i + 1] > 1)
+      walked += wr * sp_piece_slowdown(a, &a->dram_walk_32b, &a->dram_walk_64b,
+                                       sp_piece_bytes(a, c->st_sectors, c->st_lines), walk[2 * i + 1]);
+  }
+  return bytes > 0 ? fmax(1.0, walked / bytes) : 1.0;
 }
 
 typedef struct sp_group {

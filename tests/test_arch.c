@@ -19,6 +19,7 @@ static void test_k40(void) {
   CHECK_EQ_INT(load_path("arch/k40.json", &a), 0);
   CHECK_EQ_STR(a.name, "k40");
   CHECK_EQ_INT(a.dram_drift_32b.n + a.dram_drift_64b.n, 0); /* not measured: no drift term */
+  CHECK_EQ_INT(a.dram_walk_32b.n + a.dram_walk_64b.n, 0);
   CHECK_EQ_INT(a.cc_major, 3);
   CHECK_EQ_INT(a.cc_minor, 5);
   CHECK_EQ_INT(a.sm_count, 15);
@@ -107,6 +108,9 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.dram_drift_64b.n, 7);
   CHECK_NEAR(a.dram_drift_32b.x[6], 64, 0);
   CHECK_NEAR(a.dram_drift_32b.y[6], 1.747, 1e-12);
+  CHECK_EQ_INT(a.dram_walk_64b.n, 5); /* the H200's walk, until an H100 is measured */
+  CHECK_NEAR(a.dram_walk_64b.x[4], 128, 0);
+  CHECK_NEAR(a.dram_walk_64b.y[4], 1.464, 1e-12);
   CHECK_NEAR(a.dram_drift_64b.y[6], 1.164, 1e-12);
 
   CHECK_EQ_INT(load_path("arch/h200.json", &a), 0);
@@ -214,6 +218,7 @@ static void test_bad_files(void) {
       {"curve_not_pairs.json", "field 'l2_bw_by_sms_gbs': element 1 must be [SMs, GB/s]"},
       {"drift_below_one.json", "field 'dram_drift_slowdown_32b': element 1 must be [rounds, slowdown]: a positive integer and a number of at least 1"},
       {"drift_descending.json", "field 'dram_drift_slowdown_64b': rounds must be strictly ascending (element 2)"},
+      {"walk_not_ascending.json", "field 'dram_walk_slowdown_64b': blocks must be strictly ascending (element 1)"},
       {"does_not_exist.json", "does_not_exist.json"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

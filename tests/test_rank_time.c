@@ -492,6 +492,109 @@ static void test_dram_drift(void) {
   CHECK_NEAR(drift.dram_drift, 1.5, 0);
 }
 
+/* The DRAM time's factor for blocks walking down the rows (sp_rank_dram_walk), by hand from the
+ * H100's description (the H200's curves): the walked bytes at the curve over all the DRAM bytes,
+ * at least 1; loads and stores each at their own walk and piece. */
+static void test_dram_walk(void) {
+  sp_cm_counters a[2];
+  memset(a, 0, sizeof a);
+  a[0].ld_sectors = 400, a[0].ld_lines = 200; /* 64 bytes of each line: 8 doubles of 4 rows */
+  a[0].dram_read_bytes = 3000;
+  double w[4] = {128, 0, 0, 0};
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.464, 1e-12);
+  w[0] = 1; /* walking one block down is walking along */
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.0, 0);
+  w[0] = 64; /* between 32 (1.344) and 128 (1.464), linear in log2: half way */
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.404, 1e-12);
+  w[0] = 4096; /* the last point's beyond */
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.464, 1e-12);
+  a[0].ld_sectors = 200, w[0] = 8; /* 32-byte pieces */
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.132, 1e-12);
+  a[0].ld_sectors = 400, w[0] = 128;
+  /* an array read along its rows beside it: 3000 bytes at 1.464 over 4500 is under 1 */
+  a[1].ld_sectors = 800, a[1].ld_lines = 200, a[1].dram_read_bytes = 1500;
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, &h100), 1.0, 0);
+  a[1].dram_read_bytes = 500;
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, &h100), 3000 * 1.464 / 3500, 1e-12);
+  /* stores walked on their own (symmetrize's a[j][i] = a[i][j]): 64-byte pieces written, 2000
+   * bytes (write-backs + dirty), beside the 3000 walked read bytes and 500 read along */
+  a[1].st_sectors = 400, a[1].st_lines = 200, a[1].dram_write_bytes = 1000, a[1].l2_dirty_bytes = 1000;
+  w[3] = 128;
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, &h100), (3000 + 2000) * 1.464 / 5500, 1e-12);
+  sp_arch bare = h100;
+  bare.dram_walk_32b.n = bare.dram_walk_64b.n = 0;
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, &bare), 1.0, 0);
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, NULL, &h100), 1.0, 0);
+}
+
+/* Which arrays' loads and stores walk (sp_rank_walk_blocks), on B[j][i] = A[i][j] over 4096^2
+ * doubles (A: loads, its contiguous j is loop 1; B: stores, contiguous i is loop 0), and on a
+ * window a[i][j + k] whose sequential k has the element stride too. */
+static void test_walk_blocks(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  double w[6];
+  /* i on ty + bx, j on tx + by, blocks of 8x32: A's strips of 64 bytes come 128 blocks apart;
+   * B's i runs on ty: its warps read whole lines over the block, nothing walks */
+  sp_schedule s = {.nband = 2, .block = {8, 32, 1}, .grid = {128, 512, 1}};
+  s.map[0] = (sp_loop_map){1, 0};
+  s.map[1] = (sp_loop_map){0, 1};
+  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK(w[0] == 128 && w[1] == 0 && w[2] == 0 && w[3] == 0);
+  /* j on tx + bz: the walk is gx * gy blocks, once i on ty + bx covers its rows in a round */
+  s.map[1] = (sp_loop_map){0, 2};
+  s.grid[0] = 64, s.grid[1] = 2, s.grid[2] = 512;
+  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK(w[0] == 0); /* i on bx alone covers half its rows: 2 rounds */
+  s.block[1] = 64, s.block[0] = 4, s.grid[2] = 1024; /* 4 doubles along j: 32-byte pieces */
+  s.grid[1] = 1;
+  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK(w[0] == 64 && w[1] == 0);
+  s.block[0] = 8, s.block[1] = 32;
+  /* j on tx + bx: along the rows */
+  s.map[1] = (sp_loop_map){0, 0};
+  s.map[0] = (sp_loop_map){1, 1};
+  s.grid[0] = 512, s.grid[1] = 128, s.grid[2] = 1;
+  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK(w[0] == 0 && w[1] == 0 && w[2] == 0 && w[3] == 0);
+  /* i on tx + by, j on ty + bx: B's stores walk, A's loads (j on ty) do not */
+  s.map[0] = (sp_loop_map){0, 1};
+  s.map[1] = (sp_loop_map){1, 0};
+  s.grid[0] = 128, s.grid[1] = 512;
+  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK(w[0] == 0 && w[1] == 0 && w[2] == 0 && w[3] == 128);
+  /* blocks a line wide along x (16 doubles): whole lines, no walk */
+  s.block[0] = 16, s.block[1] = 16, s.grid[1] = 256;
+  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK(w[3] == 0);
+  /* a capped grid (each thread runs 4 rounds of j): sp_rank_dram_drift's case, no walk */
+  s.block[0] = 8, s.block[1] = 32, s.grid[0] = 32, s.grid[1] = 512;
+  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK(w[3] == 0);
+  /* an arch without the curves */
+  sp_arch bare = h100;
+  bare.dram_walk_32b.n = bare.dram_walk_64b.n = 0;
+  s.grid[0] = 128;
+  sp_rank_walk_blocks(&t.n, &s, &bare, w);
+  CHECK(w[3] == 0);
+  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK(w[3] == 128);
+
+  /* xreuse's a[i][j + k] (k sequential, its stride the element's): the walk is j's */
+  tnest x;
+  tn_2d(&x, 4096, 4096);
+  int k = tn_loop(&x, 1, false, false, 0, 0, 7, 0, 1);
+  int a = tn_array(&x, 8, 4096 * 4104 * 8);
+  int chain[3] = {0, 1, k};
+  int64_t c[SP_MAX_LOOPS] = {4104 * 8, 8, 8};
+  tn_ref(&x, a, false, 8, chain, 3, 0, c);
+  sp_schedule xs = {.nband = 2, .block = {8, 32, 1}, .grid = {128, 512, 1}};
+  xs.map[0] = (sp_loop_map){1, 0};
+  xs.map[1] = (sp_loop_map){0, 1};
+  sp_rank_walk_blocks(&x.n, &xs, &h100, w);
+  CHECK(w[0] == 128 && w[1] == 0);
+}
+
 /* The bank cycles of loads that missed the L1 in a warp over several rows add to the L1's time
  * (the data stage takes such a request about twice its bank cycles). */
 static void test_l1_miss_cycles(void) {
@@ -527,6 +630,8 @@ int main(void) {
   SP_RUN(test_partial_count);
   SP_RUN(test_uneven_blocks);
   SP_RUN(test_dram_drift);
+  SP_RUN(test_dram_walk);
+  SP_RUN(test_walk_blocks);
   SP_RUN(test_l1_miss_cycles);
   return SP_TEST_END();
 }

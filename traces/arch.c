@@ -56,7 +56,7 @@ static const char *json_type_name(const json_t *v) {
 /* the field table */
 
 enum ftype { FT_INT, FT_I64, FT_DOUBLE, FT_BOOL, FT_CC, FT_L1POL, FT_L2POL, FT_CARVEOUTS, FT_DEALING,
-             FT_BW_CURVE, FT_DRIFT_CURVE };
+             FT_BW_CURVE, FT_DRIFT_CURVE, FT_WALK_CURVE };
 enum { F_NULLABLE = 1, F_ZERO_OK = 2, F_OPTIONAL = 4 /* may be absent: stays 0 */ };
 
 typedef struct fdesc {
@@ -111,6 +111,8 @@ static const fdesc k_fields[] = {
     F("dram_bw_by_sms_gbs", FT_BW_CURVE, dram_bw_by_sms, F_OPTIONAL),
     F("dram_drift_slowdown_32b", FT_DRIFT_CURVE, dram_drift_32b, F_OPTIONAL),
     F("dram_drift_slowdown_64b", FT_DRIFT_CURVE, dram_drift_64b, F_OPTIONAL),
+    F("dram_walk_slowdown_32b", FT_WALK_CURVE, dram_walk_32b, F_OPTIONAL),
+    F("dram_walk_slowdown_64b", FT_WALK_CURVE, dram_walk_64b, F_OPTIONAL),
     F("clock_boost_mhz", FT_DOUBLE, clock_boost_mhz, 0),
     F("clock_base_mhz", FT_DOUBLE, clock_base_mhz, 0),
     F("memory_bytes", FT_I64, memory_bytes, 0),
@@ -309,10 +311,13 @@ static int parse_field(const fdesc *f, const json_t *fo, sp_arch *a, const char 
     return 0;
   }
   case FT_BW_CURVE:
-  case FT_DRIFT_CURVE: {
-    /* bandwidths: [SMs, GB/s], GB/s > 0; drift: [rounds, slowdown], slowdown >= 1 */
+  case FT_DRIFT_CURVE:
+  case FT_WALK_CURVE: {
+    /* bandwidths: [SMs, GB/s], GB/s > 0; drift: [rounds, slowdown], walk: [blocks, slowdown],
+     * slowdown >= 1 */
     const int bw = f->type == FT_BW_CURVE;
-    const char *pair = bw ? "[SMs, GB/s]" : "[rounds, slowdown]";
+    const char *xs = bw ? "SM counts" : f->type == FT_WALK_CURVE ? "blocks" : "rounds";
+    const char *pair = bw ? "[SMs, GB/s]" : f->type == FT_WALK_CURVE ? "[blocks, slowdown]" : "[rounds, slowdown]";
     sp_arch_curve *c = (sp_arch_curve *)base;
     size_t n = json_is_array(v) ? json_array_size(v) : 0;
     if (n == 0 || n > SP_ARCH_MAX_BW_POINTS)
@@ -327,8 +332,7 @@ static int parse_field(const fdesc *f, const json_t *fo, sp_arch *a, const char 
       c->x[i] = (double)json_integer_value(k);
       c->y[i] = json_number_value(g);
       if (i > 0 && c->x[i] <= c->x[i - 1])
-        return fail(err, errlen, path, key, "%s must be strictly ascending (element %zu)",
-                    bw ? "SM counts" : "rounds", i);
+        return fail(err, errlen, path, key, "%s must be strictly ascending (element %zu)", xs, i);
     }
     c->n = (int)n;
     return 0;

@@ -108,6 +108,10 @@ typedef struct sp_arch {
    * read a line's pieces together in the first round, drift apart, and the pieces reach DRAM
    * apart (optional; rank/time.c sp_rank_dram_drift) */
   sp_arch_curve dram_drift_32b, dram_drift_64b;
+  /* How much longer DRAM traffic takes when consecutive blocks walk x blocks down the rows
+   * before the next strip of a line's 32 (64) byte pieces, whose blocks read the lines' other
+   * pieces x blocks later (optional; rank/time.c sp_rank_dram_walk) */
+  sp_arch_curve dram_walk_32b, dram_walk_64b;
   double clock_boost_mhz;
   double clock_base_mhz;
   int64_t memory_bytes;

@@ -22,9 +22,9 @@
 // is the next block, D = 1, "along") and i on tx + by, j on ty + bx (grid 128x512: D = 128,
 // consecutive blocks down the rows, "down").
 //
-// walk (with argument "walk"): 64-byte pieces in the 2-D grids the candidates have, i (rows)
-// on ty and j (the contiguous index) on tx with blocks of 8x32: "along" is j on tx + bx (the
-// blocks walk along the rows, partners adjacent); "walkL" is i on ty + bx + L bz and j on
+// walk (argument "walk"): 64-byte pieces in the 2-D grids the candidates have, i (rows) on ty
+// and j (the contiguous index) on tx with blocks of 8x32 ("w4": 32-byte pieces, 4x64).
+// "along" is j on tx + bx (the blocks walk along the rows, partners adjacent); "walkL" is i on ty + bx + L bz and j on
 // tx + by: consecutive blocks walk L blocks down the rows before the next strip, whose block
 // reads the other half of their lines L blocks later (D = L). "stream" is b = alpha a + beta b;
 // "mix" is tile.c's c[i][j] = a[i][j] + x[j][i], whose transposed x is read in whole lines
@@ -54,28 +54,30 @@ __global__ void stream(double *b, const double *a, double alpha, double beta, in
   b[p] = alpha * a[p] + beta * b[p];
 }
 
-template <bool MIX>
+template <int W, bool MIX>
 __global__ void walk(double *b, const double *a, const double *x, int along) {
+  constexpr int ROWS = 256 / W;
   int i, j;
   if (along) {
-    i = threadIdx.y + 32 * blockIdx.y;
-    j = threadIdx.x + 8 * blockIdx.x;
+    i = threadIdx.y + ROWS * blockIdx.y;
+    j = threadIdx.x + W * blockIdx.x;
   } else {
-    i = threadIdx.y + 32 * (blockIdx.x + gridDim.x * blockIdx.z);
-    j = threadIdx.x + 8 * blockIdx.y;
+    i = threadIdx.y + ROWS * (blockIdx.x + gridDim.x * blockIdx.z);
+    j = threadIdx.x + W * blockIdx.y;
   }
   const size_t p = (size_t)i * N + j;
   b[p] = 1.5 * a[p] + 0.5 * (MIX ? x[(size_t)j * N + i] : b[p]);
 }
 
-template <bool MIX>
+template <int W, bool MIX>
 static void run_walk(double *b, const double *a, const double *x, const probe_flusher &flush) {
-  static const int walks[] = {0, 2, 8, 32, 128}; /* 0: along */
+  constexpr int ROWS = 256 / W;
+  const int walks[] = {0, 2, 8, 32, N / ROWS}; /* 0: along; the last, the whole column */
   for (int L : walks) {
-    const dim3 block(8, 32), grid = L ? dim3(L, N / 8, N / 32 / L) : dim3(N / 8, N / 32);
-    float us = probe_time_us_each("walk", 7, 2, flush, [&] { walk<MIX><<<grid, block>>>(b, a, x, L == 0); });
-    printf("walk_%s,8,64,%s,%d,%d,%.2f\n", MIX ? "mix" : "stream", L ? "walk" : "along", L ? L : 1,
-           (N / 8) * (N / 32), us);
+    const dim3 block(W, ROWS), grid = L ? dim3(L, N / W, N / ROWS / L) : dim3(N / W, N / ROWS);
+    float us = probe_time_us_each("walk", 7, 2, flush, [&] { walk<W, MIX><<<grid, block>>>(b, a, x, L == 0); });
+    printf("walk_%s,%d,%d,%s,%d,%d,%.2f\n", MIX ? "mix" : "stream", W, W * 8, L ? "walk" : "along",
+           L ? L : 1, (N / W) * (N / ROWS), us);
   }
 }
 
@@ -119,8 +121,13 @@ int main(int argc, char **argv) {
     double *x;
     if (cudaMalloc(&x, n * 8)) return 1;
     cudaMemset(x, 0, n * 8);
-    run_walk<false>(b, a, x, flush);
-    run_walk<true>(b, a, x, flush);
+    if (argv[1][1] == '4') { /* "w4": 32-byte pieces */
+      run_walk<4, false>(b, a, x, flush);
+      run_walk<4, true>(b, a, x, flush);
+    } else {
+      run_walk<8, false>(b, a, x, flush);
+      run_walk<8, true>(b, a, x, flush);
+    }
     return cudaGetLastError() == cudaSuccess ? 0 : 1;
   }
   run<4>(a, b, flush);
