@@ -5,7 +5,7 @@
 // 64 bytes is gridDim.x = 128 blocks later. piece_drift_probe.cu measured the same loss when a
 // block's own warps drift apart over grid-stride rounds; here the pieces are in different
 // blocks, one round each. Built and run on the GPU machine:
-//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk]
+//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|rot]
 //
 // stream: b = alpha a + beta b on 4096^2 doubles (the drift probe's stream). A block of 256
 // threads covers W doubles of 256/W rows (W = 4, 8, 16: pieces of 32, 64, 128 bytes; a warp
@@ -29,6 +29,11 @@
 // reads the other half of their lines L blocks later (D = L). "stream" is b = alpha a + beta b;
 // "mix" is tile.c's c[i][j] = a[i][j] + x[j][i], whose transposed x is read in whole lines
 // along its rows (i on ty + bx) in every order.
+//
+// rot (argument "rot"): reverse_loop.c's rotate180, out[i][j] = in[255 - i][65535 - j] on 256 x
+// 65,536 doubles, in 8x32 blocks: "along" (j on tx + bx, grid 8192x8) and "walk" (i on ty + bx,
+// j on tx + by, grid 8x8192: the blocks walk the whole column, 8 blocks, L = 8), each with the
+// input reversed as rotate180 reads it and, as a check, read forward (a copy).
 //
 // CUDA events, the minimum of 7 launches after 2 warm-ups, the L2 flushed before each.
 // Prints CSV: kernel,W,piece_bytes,order,D,blocks,time_us
@@ -69,6 +74,28 @@ __global__ void walk(double *b, const double *a, const double *x, int along) {
   b[p] = 1.5 * a[p] + 0.5 * (MIX ? x[(size_t)j * N + i] : b[p]);
 }
 
+template <bool REVERSED>
+__global__ void rot(double *out, const double *in, int along) {
+  constexpr int NLEN = 256, NSYS = 65536;
+  const int i = threadIdx.y + 32 * (along ? blockIdx.y : blockIdx.x);
+  const int j = threadIdx.x + 8 * (along ? blockIdx.x : blockIdx.y);
+  const size_t src = REVERSED ? (size_t)(NLEN - 1 - i) * NSYS + (NSYS - 1 - j) : (size_t)i * NSYS + j;
+  out[(size_t)i * NSYS + j] = in[src];
+}
+
+static void run_rot(double *out, const double *in, const probe_flusher &flush) {
+  for (int reversed = 1; reversed >= 0; reversed--)
+    for (int along = 1; along >= 0; along--) {
+      const dim3 block(8, 32), grid = along ? dim3(8192, 8) : dim3(8, 8192);
+      float us = probe_time_us_each("rot", 7, 2, flush, [&] {
+        if (reversed) rot<true><<<grid, block>>>(out, in, along);
+        else rot<false><<<grid, block>>>(out, in, along);
+      });
+      printf("rot_%s,8,64,%s,%d,%d,%.2f\n", reversed ? "reversed" : "forward", along ? "along" : "walk",
+             along ? 1 : 8, 8192 * 8, us);
+    }
+}
+
 template <int W, bool MIX>
 static void run_walk(double *b, const double *a, const double *x, const probe_flusher &flush) {
   constexpr int ROWS = 256 / W;
@@ -107,7 +134,7 @@ static void run(double *a, double *b, const probe_flusher &flush) {
 }
 
 int main(int argc, char **argv) {
-  const bool walks_only = argc > 1 && argv[1][0] == 'w';
+  const bool walks_only = argc > 1 && argv[1][0] == 'w', rot_only = argc > 1 && argv[1][0] == 'r';
   const cudaDeviceProp prop = probe_device();
   const probe_flusher flush(prop);
   if (!flush.ok) return 1;
@@ -117,6 +144,11 @@ int main(int argc, char **argv) {
   cudaMemset(a, 0, n * 8);
   cudaMemset(b, 0, n * 8);
   printf("kernel,W,piece_bytes,order,D,blocks,time_us\n");
+  if (rot_only) { /* 256 x 65,536 doubles = 128 MiB, as a and b */
+    run_rot(b, a, flush);
+    run_rot(b, a, flush);
+    return cudaGetLastError() == cudaSuccess ? 0 : 1;
+  }
   if (walks_only) {
     double *x;
     if (cudaMalloc(&x, n * 8)) return 1;
