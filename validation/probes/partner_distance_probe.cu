@@ -5,7 +5,7 @@
 // 64 bytes is gridDim.x = 128 blocks later. piece_drift_probe.cu measured the same loss when a
 // block's own warps drift apart over grid-stride rounds; here the pieces are in different
 // blocks, one round each. Built and run on the GPU machine:
-//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|rot]
+//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|rot|pitch]
 //
 // stream: b = alpha a + beta b on 4096^2 doubles (the drift probe's stream). A block of 256
 // threads covers W doubles of 256/W rows (W = 4, 8, 16: pieces of 32, 64, 128 bytes; a warp
@@ -34,6 +34,10 @@
 // 65,536 doubles, in 8x32 blocks: "along" (j on tx + bx, grid 8192x8) and "walk" (i on ty + bx,
 // j on tx + by, grid 8x8192: the blocks walk the whole column, 8 blocks, L = 8), each with the
 // input reversed as rotate180 reads it and, as a check, read forward (a copy).
+//
+// pitch (argument "pitch"): the 64-byte stream's walks on 128 MiB matrices of other shapes, R
+// rows of C doubles (the rows' pitch 8C bytes: 32 KiB to 512 KiB), along and walking 8 blocks
+// and the whole column (R / 32 blocks).
 //
 // CUDA events, the minimum of 7 launches after 2 warm-ups, the L2 flushed before each.
 // Prints CSV: kernel,W,piece_bytes,order,D,blocks,time_us
@@ -81,6 +85,26 @@ __global__ void rot(double *out, const double *in, int along) {
   const int j = threadIdx.x + 8 * (along ? blockIdx.x : blockIdx.y);
   const size_t src = REVERSED ? (size_t)(NLEN - 1 - i) * NSYS + (NSYS - 1 - j) : (size_t)i * NSYS + j;
   out[(size_t)i * NSYS + j] = in[src];
+}
+
+__global__ void pitch_stream(double *b, const double *a, int cols, int along) {
+  const int i = threadIdx.y + 32 * (along ? blockIdx.y : blockIdx.x + gridDim.x * blockIdx.z);
+  const int j = threadIdx.x + 8 * (along ? blockIdx.x : blockIdx.y);
+  const size_t p = (size_t)i * cols + j;
+  b[p] = 1.5 * a[p] + 0.5 * b[p];
+}
+
+static void run_pitch(double *b, const double *a, const probe_flusher &flush) {
+  for (int rows = 4096; rows >= 256; rows /= 2) {
+    const int cols = N * N / rows;
+    const int walks[] = {0, 8, rows / 32};
+    for (int L : walks) {
+      const dim3 block(8, 32), grid = L ? dim3(L, cols / 8, rows / 32 / L) : dim3(cols / 8, rows / 32);
+      float us = probe_time_us_each("pitch", 7, 2, flush, [&] { pitch_stream<<<grid, block>>>(b, a, cols, L == 0); });
+      printf("pitch_%d,8,64,%s,%d,%d,%.2f\n", cols * 8 / 1024, L ? "walk" : "along", L ? L : 1,
+             (cols / 8) * (rows / 32), us);
+    }
+  }
 }
 
 static void run_rot(double *out, const double *in, const probe_flusher &flush) {
@@ -135,6 +159,7 @@ static void run(double *a, double *b, const probe_flusher &flush) {
 
 int main(int argc, char **argv) {
   const bool walks_only = argc > 1 && argv[1][0] == 'w', rot_only = argc > 1 && argv[1][0] == 'r';
+  const bool pitch_only = argc > 1 && argv[1][0] == 'p';
   const cudaDeviceProp prop = probe_device();
   const probe_flusher flush(prop);
   if (!flush.ok) return 1;
@@ -144,6 +169,11 @@ int main(int argc, char **argv) {
   cudaMemset(a, 0, n * 8);
   cudaMemset(b, 0, n * 8);
   printf("kernel,W,piece_bytes,order,D,blocks,time_us\n");
+  if (pitch_only) { /* kernel pitch_K: rows K KiB apart */
+    run_pitch(b, a, flush);
+    run_pitch(b, a, flush);
+    return cudaGetLastError() == cudaSuccess ? 0 : 1;
+  }
   if (rot_only) { /* 256 x 65,536 doubles = 128 MiB, as a and b */
     run_rot(b, a, flush);
     run_rot(b, a, flush);
