@@ -129,9 +129,20 @@ double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t 
   return bytes > 0 ? slowed / bytes : 1.0;
 }
 
-void sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *a, double *out) {
+/* Whether a reference of the nest writes array a where another reads it (b[j][i] += ...) */
+static bool sp_read_back(const sp_nest *nest, int a) {
+  for (int r = 0; r < nest->nrefs; r++)
+    for (int w = 0; w < nest->nrefs; w++)
+      if (nest->refs[r].array == a && nest->refs[w].array == a && nest->refs[r].access == SP_READ &&
+          nest->refs[w].access != SP_READ && nest->refs[r].offset.constant == nest->refs[w].offset.constant &&
+          !memcmp(nest->refs[r].offset.coef, nest->refs[w].offset.coef, sizeof nest->refs[r].offset.coef))
+        return true;
+  return false;
+}
+
+int sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *a, double *out) {
   for (int i = 0; i < 2 * nest->narrays; i++) out[i] = 0;
-  if ((!a->dram_walk_32b.n && !a->dram_walk_64b.n) || sp_trace_thread_rounds(nest, s) > 1) return;
+  if ((!a->dram_walk_32b.n && !a->dram_walk_64b.n) || sp_trace_thread_rounds(nest, s) > 1) return 0;
   for (int r = 0; r < nest->nrefs; r++) {
     const sp_ref *ref = &nest->refs[r];
     int contiguous = -1; /* a band loop: a sequential one (xreuse's window k) is no thread's */
@@ -151,22 +162,27 @@ void sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arc
       continue;
     *walk = m.block_dim == 1 ? (double)s->grid[0] : (double)s->grid[0] * (double)s->grid[1];
   }
+  int read_back = 0;
+  for (int i = 0; i < nest->narrays; i++)
+    if (out[2 * i] > 1 || out[2 * i + 1] > 1) read_back |= sp_read_back(nest, i);
+  return read_back;
 }
 
 double sp_rank_dram_walk(const sp_cm_counters *per_array, int narrays, const double *walk,
-                         const sp_arch *a) {
+                         int read_back, const sp_arch *a) {
   if (!walk || (!a->dram_walk_32b.n && !a->dram_walk_64b.n)) return 1.0;
+  const bool copy = !read_back && (a->dram_walk_copy_32b.n || a->dram_walk_copy_64b.n);
+  const sp_arch_curve *c32 = copy ? &a->dram_walk_copy_32b : &a->dram_walk_32b;
+  const sp_arch_curve *c64 = copy ? &a->dram_walk_copy_64b : &a->dram_walk_64b;
   double bytes = 0, walked = 0;
   for (int i = 0; i < narrays; i++) {
     const sp_cm_counters *c = &per_array[i];
     const double rd = (double)c->dram_read_bytes, wr = sp_rank_dram_write_bytes(c);
     bytes += rd + wr;
     if (walk[2 * i] > 1)
-      walked += rd * sp_piece_slowdown(a, &a->dram_walk_32b, &a->dram_walk_64b,
-                                       sp_piece_bytes(a, c->ld_sectors, c->ld_lines), walk[2 * i]);
+      walked += rd * sp_piece_slowdown(a, c32, c64, sp_piece_bytes(a, c->ld_sectors, c->ld_lines), walk[2 * i]);
     if (walk[2 * i + 1] > 1)
-      walked += wr * sp_piece_slowdown(a, &a->dram_walk_32b, &a->dram_walk_64b,
-                                       sp_piece_bytes(a, c->st_sectors, c->st_lines), walk[2 * i + 1]);
+      walked += wr * sp_piece_slowdown(a, c32, c64, sp_piece_bytes(a, c->st_sectors, c->st_lines), walk[2 * i + 1]);
   }
   return bytes > 0 ? fmax(1.0, walked / bytes) : 1.0;
 }

@@ -111,6 +111,8 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.dram_walk_64b.n, 5); /* the H200's walk, until an H100 is measured */
   CHECK_NEAR(a.dram_walk_64b.x[4], 128, 0);
   CHECK_NEAR(a.dram_walk_64b.y[4], 1.464, 1e-12);
+  CHECK_EQ_INT(a.dram_walk_copy_32b.n, 5);
+  CHECK_NEAR(a.dram_walk_copy_64b.y[4], 1.186, 1e-12);
   CHECK_NEAR(a.dram_drift_64b.y[6], 1.164, 1e-12);
 
   CHECK_EQ_INT(load_path("arch/h200.json", &a), 0);

@@ -501,30 +501,34 @@ static void test_dram_walk(void) {
   a[0].ld_sectors = 400, a[0].ld_lines = 200; /* 64 bytes of each line: 8 doubles of 4 rows */
   a[0].dram_read_bytes = 3000;
   double w[4] = {128, 0, 0, 0};
-  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.464, 1e-12);
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, 1, &h100), 1.464, 1e-12);
   w[0] = 1; /* walking one block down is walking along */
-  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.0, 0);
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, 1, &h100), 1.0, 0);
   w[0] = 64; /* between 32 (1.344) and 128 (1.464), linear in log2: half way */
-  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.404, 1e-12);
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, 1, &h100), 1.404, 1e-12);
   w[0] = 4096; /* the last point's beyond */
-  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.464, 1e-12);
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, 1, &h100), 1.464, 1e-12);
   a[0].ld_sectors = 200, w[0] = 8; /* 32-byte pieces */
-  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, &h100), 1.132, 1e-12);
+  CHECK_NEAR(sp_rank_dram_walk(a, 1, w, 1, &h100), 1.132, 1e-12);
   a[0].ld_sectors = 400, w[0] = 128;
   /* an array read along its rows beside it: 3000 bytes at 1.464 over 4500 is under 1 */
   a[1].ld_sectors = 800, a[1].ld_lines = 200, a[1].dram_read_bytes = 1500;
-  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, &h100), 1.0, 0);
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, 1, &h100), 1.0, 0);
   a[1].dram_read_bytes = 500;
-  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, &h100), 3000 * 1.464 / 3500, 1e-12);
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, 1, &h100), 3000 * 1.464 / 3500, 1e-12);
   /* stores walked on their own (symmetrize's a[j][i] = a[i][j]): 64-byte pieces written, 2000
    * bytes (write-backs + dirty), beside the 3000 walked read bytes and 500 read along */
   a[1].st_sectors = 400, a[1].st_lines = 200, a[1].dram_write_bytes = 1000, a[1].l2_dirty_bytes = 1000;
   w[3] = 128;
-  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, &h100), (3000 + 2000) * 1.464 / 5500, 1e-12);
-  sp_arch bare = h100;
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, 1, &h100), (3000 + 2000) * 1.464 / 5500, 1e-12);
+  /* a copy (no walked array read back): the copy's curves, 1.186 at 128 for 64-byte pieces */
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, 0, &h100), (3000 + 2000) * 1.186 / 5500, 1e-12);
+  sp_arch bare = h100; /* without copy curves a copy takes the read-back ones */
+  bare.dram_walk_copy_32b.n = bare.dram_walk_copy_64b.n = 0;
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, 0, &bare), (3000 + 2000) * 1.464 / 5500, 1e-12);
   bare.dram_walk_32b.n = bare.dram_walk_64b.n = 0;
-  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, &bare), 1.0, 0);
-  CHECK_NEAR(sp_rank_dram_walk(a, 2, NULL, &h100), 1.0, 0);
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, w, 1, &bare), 1.0, 0);
+  CHECK_NEAR(sp_rank_dram_walk(a, 2, NULL, 1, &h100), 1.0, 0);
 }
 
 /* Which arrays' loads and stores walk (sp_rank_walk_blocks), on B[j][i] = A[i][j] over 4096^2
@@ -539,7 +543,7 @@ static void test_walk_blocks(void) {
   sp_schedule s = {.nband = 2, .block = {8, 32, 1}, .grid = {128, 512, 1}};
   s.map[0] = (sp_loop_map){1, 0};
   s.map[1] = (sp_loop_map){0, 1};
-  sp_rank_walk_blocks(&t.n, &s, &h100, w);
+  CHECK_EQ_INT(sp_rank_walk_blocks(&t.n, &s, &h100, w), 0); /* a copy: no array read back */
   CHECK(w[0] == 128 && w[1] == 0 && w[2] == 0 && w[3] == 0);
   /* j on tx + bz: the walk is gx * gy blocks, once i on ty + bx covers its rows in a round */
   s.map[1] = (sp_loop_map){0, 2};
@@ -591,8 +595,18 @@ static void test_walk_blocks(void) {
   sp_schedule xs = {.nband = 2, .block = {8, 32, 1}, .grid = {128, 512, 1}};
   xs.map[0] = (sp_loop_map){1, 0};
   xs.map[1] = (sp_loop_map){0, 1};
-  sp_rank_walk_blocks(&x.n, &xs, &h100, w);
+  CHECK_EQ_INT(sp_rank_walk_blocks(&x.n, &xs, &h100, w), 0);
   CHECK(w[0] == 128 && w[1] == 0);
+  /* and b[i][j] += ...: b is read back where it is written */
+  int b = tn_array(&x, 8, 4096 * 4096 * 8);
+  int64_t cbj[SP_MAX_LOOPS] = {4096 * 8, 8};
+  tn_ref(&x, b, false, 8, chain, 2, 0, cbj);
+  tn_ref(&x, b, true, 8, chain, 2, 0, cbj);
+  CHECK_EQ_INT(sp_rank_walk_blocks(&x.n, &xs, &h100, w), 1);
+  CHECK(w[2] == 128 && w[3] == 128);
+  /* read back elsewhere (b[i][j + 1]): not the same sectors' read and write */
+  x.refs[x.n.nrefs - 2].offset.constant = 8;
+  CHECK_EQ_INT(sp_rank_walk_blocks(&x.n, &xs, &h100, w), 0);
 }
 
 /* The bank cycles of loads that missed the L1 in a warp over several rows add to the L1's time

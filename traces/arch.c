@@ -113,6 +113,8 @@ static const fdesc k_fields[] = {
     F("dram_drift_slowdown_64b", FT_DRIFT_CURVE, dram_drift_64b, F_OPTIONAL),
     F("dram_walk_slowdown_32b", FT_WALK_CURVE, dram_walk_32b, F_OPTIONAL),
     F("dram_walk_slowdown_64b", FT_WALK_CURVE, dram_walk_64b, F_OPTIONAL),
+    F("dram_walk_copy_slowdown_32b", FT_WALK_CURVE, dram_walk_copy_32b, F_OPTIONAL),
+    F("dram_walk_copy_slowdown_64b", FT_WALK_CURVE, dram_walk_copy_64b, F_OPTIONAL),
     F("clock_boost_mhz", FT_DOUBLE, clock_boost_mhz, 0),
     F("clock_base_mhz", FT_DOUBLE, clock_base_mhz, 0),
     F("memory_bytes", FT_I64, memory_bytes, 0),

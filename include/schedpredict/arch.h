@@ -112,6 +112,10 @@ typedef struct sp_arch {
    * before the next strip of a line's 32 (64) byte pieces, whose blocks read the lines' other
    * pieces x blocks later (optional; rank/time.c sp_rank_dram_walk) */
   sp_arch_curve dram_walk_32b, dram_walk_64b;
+  /* the same for a kernel whose walked arrays are each only read or only written (a copy);
+   * the curves above are for one that reads and writes a walked array back (optional: absent,
+   * the curves above serve both) */
+  sp_arch_curve dram_walk_copy_32b, dram_walk_copy_64b;
   double clock_boost_mhz;
   double clock_base_mhz;
   int64_t memory_bytes;

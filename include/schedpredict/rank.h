@@ -192,22 +192,24 @@ double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t 
 /* How much longer the DRAM traffic takes because consecutive blocks walk down the rows of some
  * arrays: walk[2a] (its loads) and walk[2a+1] (its stores; sp_rank_walk_blocks; 0 or 1: none)
  * blocks before the next strip of array a's pieces, whose blocks read the other pieces of its
- * lines that many blocks later. The same DRAM bytes took up to 1.46x as long on an H200
- * (64-byte pieces walked 128 blocks; arch dram_walk_slowdown_*), but a kernel that reads one
- * array along its rows beside the walked ones lost 6 % (tile.c's mix; the H100 measured 7 %).
- * So: the walked arrays' bytes at their slowdown (each at its loads' and stores' piece) over
- * all the DRAM bytes, at least 1, as the other arrays' traffic fills the time the walk loses.
- * 1 without the curves (validation/results/h100/2026-11-29-partner-distance-probe/). */
+ * lines that many blocks later. The same DRAM bytes took up to 1.46x as long on an H200 where
+ * a walked array is read and written back (64-byte pieces walked 128 blocks; arch
+ * dram_walk_slowdown_*), 1.19x in a copy (read_back 0: dram_walk_copy_slowdown_*), and a kernel
+ * that reads one array along its rows beside the walked ones lost 6 % (tile.c's mix; the H100
+ * measured 7 %). So: the walked arrays' bytes at their slowdown (each at its loads' and stores'
+ * piece) over all the DRAM bytes, at least 1, as the other arrays' traffic fills the time the
+ * walk loses. 1 without the curves (validation/results/h100/2026-11-29-partner-distance-probe/). */
 double sp_rank_dram_walk(const sp_cm_counters *per_array, int narrays, const double *walk,
-                         const sp_arch *arch);
+                         int read_back, const sp_arch *arch);
 
 /* Per array a, its loads (out[2a]) and its stores (out[2a+1]): where a reference's contiguous
  * index (the band loop whose coefficient is +-its element size) runs on threadIdx.x and on
  * blockIdx.y (z), with blocks narrower than a line along x, consecutive blocks walk gridDim.x
  * (gridDim.x gridDim.y) blocks down before its next strip; the first such reference decides
  * (symmetrize's a[j][i] = a[i][j] walks its stores only). 0 elsewhere, everywhere where the
- * threads run more than one round (sp_rank_dram_drift's case), and without walk curves. */
-void sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch, double *out);
+ * threads run more than one round (sp_rank_dram_drift's case), and without walk curves.
+ * Returns 1 where a walked array is read back where it is written (b[j][i] += ...), else 0. */
+int sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch, double *out);
 
 /* DRAM bytes a run of the kernel writes: every written sector once (write-backs during the run
  * + dirty at its end). The L2 is write-back, and a kernel leaves its dirty data behind but

@@ -5,7 +5,7 @@
 // 64 bytes is gridDim.x = 128 blocks later. piece_drift_probe.cu measured the same loss when a
 // block's own warps drift apart over grid-stride rounds; here the pieces are in different
 // blocks, one round each. Built and run on the GPU machine:
-//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|rot|pitch]
+//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|rot|pitch|copy]
 //
 // stream: b = alpha a + beta b on 4096^2 doubles (the drift probe's stream). A block of 256
 // threads covers W doubles of 256/W rows (W = 4, 8, 16: pieces of 32, 64, 128 bytes; a warp
@@ -35,6 +35,9 @@
 // j on tx + by, grid 8x8192: the blocks walk the whole column, 8 blocks, L = 8), each with the
 // input reversed as rotate180 reads it and, as a check, read forward (a copy).
 //
+// copy (argument "copy"): the 64- and 32-byte walks of a copy, b = a (one array read, another
+// written, as rotate180 does), on 4096^2 doubles.
+//
 // pitch (argument "pitch"): the 64-byte stream's walks on 128 MiB matrices of other shapes, R
 // rows of C doubles (the rows' pitch 8C bytes: 32 KiB to 512 KiB), along and walking 8 blocks
 // and the whole column (R / 32 blocks).
@@ -63,7 +66,7 @@ __global__ void stream(double *b, const double *a, double alpha, double beta, in
   b[p] = alpha * a[p] + beta * b[p];
 }
 
-template <int W, bool MIX>
+template <int W, bool MIX, bool COPY = false>
 __global__ void walk(double *b, const double *a, const double *x, int along) {
   constexpr int ROWS = 256 / W;
   int i, j;
@@ -75,7 +78,7 @@ __global__ void walk(double *b, const double *a, const double *x, int along) {
     j = threadIdx.x + W * blockIdx.y;
   }
   const size_t p = (size_t)i * N + j;
-  b[p] = 1.5 * a[p] + 0.5 * (MIX ? x[(size_t)j * N + i] : b[p]);
+  b[p] = COPY ? a[p] : 1.5 * a[p] + 0.5 * (MIX ? x[(size_t)j * N + i] : b[p]);
 }
 
 template <bool REVERSED>
@@ -120,14 +123,14 @@ static void run_rot(double *out, const double *in, const probe_flusher &flush) {
     }
 }
 
-template <int W, bool MIX>
+template <int W, bool MIX, bool COPY = false>
 static void run_walk(double *b, const double *a, const double *x, const probe_flusher &flush) {
   constexpr int ROWS = 256 / W;
   const int walks[] = {0, 2, 8, 32, N / ROWS}; /* 0: along; the last, the whole column */
   for (int L : walks) {
     const dim3 block(W, ROWS), grid = L ? dim3(L, N / W, N / ROWS / L) : dim3(N / W, N / ROWS);
-    float us = probe_time_us_each("walk", 7, 2, flush, [&] { walk<W, MIX><<<grid, block>>>(b, a, x, L == 0); });
-    printf("walk_%s,%d,%d,%s,%d,%d,%.2f\n", MIX ? "mix" : "stream", W, W * 8, L ? "walk" : "along",
+    float us = probe_time_us_each("walk", 7, 2, flush, [&] { walk<W, MIX, COPY><<<grid, block>>>(b, a, x, L == 0); });
+    printf("walk_%s,%d,%d,%s,%d,%d,%.2f\n", COPY ? "copy" : MIX ? "mix" : "stream", W, W * 8, L ? "walk" : "along",
            L ? L : 1, (N / W) * (N / ROWS), us);
   }
 }
@@ -169,6 +172,14 @@ int main(int argc, char **argv) {
   cudaMemset(a, 0, n * 8);
   cudaMemset(b, 0, n * 8);
   printf("kernel,W,piece_bytes,order,D,blocks,time_us\n");
+  if (argc > 1 && argv[1][0] == 'c') {
+    for (int rep = 0; rep < 2; rep++) {
+      run_walk<8, false, true>(b, a, nullptr, flush);
+      run_walk<8, false>(b, a, nullptr, flush); /* the stream beside it, for the same hour */
+      run_walk<4, false, true>(b, a, nullptr, flush);
+    }
+    return cudaGetLastError() == cudaSuccess ? 0 : 1;
+  }
   if (pitch_only) { /* kernel pitch_K: rows K KiB apart */
     run_pitch(b, a, flush);
     run_pitch(b, a, flush);
