@@ -732,6 +732,13 @@ static inline void l2_cold_outside(sp_cm_memsys *m, uint64_t sector, int group, 
   if (m->fill_shift) m->cold_out[m->ncold_out++] = sector;
 }
 
+/* l2_cold_outside for the sectors `mask` of the line whose first sector is `first` */
+static inline void l2_cold_outside_line(sp_cm_memsys *m, uint64_t first, uint32_t mask, int group,
+                                        int array, int read)
+{
+  for (uint32_t b = mask; b; b &= b - 1) l2_cold_outside(m, first + (uint32_t)__builtin_ctz(b), group, array, read);
+}
+
 /* The rest of the fill blocks of this load's first touches outside the sample, after all its
  * own reads (as l2_read_line: a sector the load requests itself is its own miss). */
 static void l2_cold_outside_fills(sp_cm_memsys *m, int group, int array)
@@ -766,7 +773,7 @@ static inline CM_ALWAYS_INLINE void l2_read_line(sp_cm_memsys *m, uint64_t line,
   const uint64_t first = line << m->l2_line_shift;
   c->l2_read_sectors += n;
   if (!l2_in_sample(m, first, array)) {
-    for (uint32_t b = mask; b; b &= b - 1) l2_cold_outside(m, first + (uint32_t)__builtin_ctz(b), group, array, 1);
+    l2_cold_outside_line(m, first, mask, group, array, 1);
     if (hit) memset(hit, 1, n);
     return;
   }
@@ -805,7 +812,7 @@ static inline CM_ALWAYS_INLINE void l2_write_line(sp_cm_memsys *m, uint64_t line
   const uint64_t first = line << m->l2_line_shift;
   c->l2_write_sectors += n;
   if (!l2_in_sample(m, first, array)) {
-    for (uint32_t b = mask; b; b &= b - 1) l2_cold_outside(m, first + (uint32_t)__builtin_ctz(b), group, array, 0);
+    l2_cold_outside_line(m, first, mask, group, array, 0);
     return;
   }
   m->l2_sampled[group].writes += n;
@@ -831,6 +838,26 @@ static inline CM_ALWAYS_INLINE void l2_write_line(sp_cm_memsys *m, uint64_t line
   *p = (uint64_t)(L2_VALID(*p) | mask) | (uint64_t)(dirty | mask) << 16 | (uint64_t)group << 32;
 }
 
+/* (fully associative caches only: see SP_CM_PIPE; always inlined, see cm_lru_prefetch) */
+static inline CM_ALWAYS_INLINE void l1_prefetch(const sm_state *s, uint64_t line)
+{
+  cm_lru_prefetch(s->l1f, line);
+}
+
+static inline CM_ALWAYS_INLINE void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
+{
+  if (l2_in_sample(m, sector, array)) cm_lru_prefetch(m->l2f, sector >> m->l2_line_shift);
+}
+
+/* The L2 slots of the lines of secs[0..n) << up (ascending), once a line. */
+static inline CM_ALWAYS_INLINE void l2_prefetch_lines(const sp_cm_memsys *m, const uint64_t *secs,
+                                                      uint32_t n, unsigned up, int array)
+{
+  const unsigned sh = m->l2_line_shift;
+  for (uint32_t k = 0; k < n; k++)
+    if (k == 0 || (secs[k] << up) >> sh != (secs[k - 1] << up) >> sh) l2_prefetch(m, secs[k] << up, array);
+}
+
 static void l2_queue_pop(sp_cm_memsys *m)
 {
   const l2_op *op = &m->l2q[m->l2q_head];
@@ -854,26 +881,11 @@ static void l2_queue_push(sp_cm_memsys *m, const l2_op *op)
   m->l2q[tail] = *op;
   m->l2q_count++;
   if (!m->l2f) return; /* (the set-associative table is not prefetched: see SP_CM_PIPE) */
-  if (l2_in_sample(m, op->line << m->l2_line_shift, op->array)) cm_lru_prefetch(m->l2f, op->line);
+  l2_prefetch(m, op->line << m->l2_line_shift, op->array);
   if (m->l2q_count > SP_CM_L2Q / 2) {
     const l2_op *mid = &m->l2q[(tail + SP_CM_L2Q / 2) % SP_CM_L2Q];
     if (l2_in_sample(m, mid->line << m->l2_line_shift, mid->array)) cm_lru_prefetch_victim(m->l2f, mid->line);
   }
-}
-
-/* (fully associative caches only: see SP_CM_PIPE; always inlined, see cm_lru_prefetch) */
-static inline CM_ALWAYS_INLINE void l2_prefetch(const sp_cm_memsys *m, uint64_t sector, int array)
-{
-  if (l2_in_sample(m, sector, array)) cm_lru_prefetch(m->l2f, sector >> m->l2_line_shift);
-}
-
-/* The L2 slots of the lines of secs[0..n) << up (ascending), once a line. */
-static inline CM_ALWAYS_INLINE void l2_prefetch_lines(const sp_cm_memsys *m, const uint64_t *secs,
-                                                      uint32_t n, unsigned up, int array)
-{
-  const unsigned sh = m->l2_line_shift;
-  for (uint32_t k = 0; k < n; k++)
-    if (k == 0 || (secs[k] << up) >> sh != (secs[k - 1] << up) >> sh) l2_prefetch(m, secs[k] << up, array);
 }
 
 /* The L2 sectors secs[0..n) (ascending) of one instruction, line by line: queued (l2_queue_push)
@@ -901,12 +913,6 @@ static void l2_access(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int wri
     }
   }
   if (!queue && !write && m->ncold_out) l2_cold_outside_fills(m, group, array);
-}
-
-/* (fully associative caches only: see SP_CM_PIPE; always inlined, see cm_lru_prefetch) */
-static inline CM_ALWAYS_INLINE void l1_prefetch(const sm_state *s, uint64_t line)
-{
-  cm_lru_prefetch(s->l1f, line);
 }
 
 /* A load through L1. The L1 is looked up first (all lines of the instruction), collecting the

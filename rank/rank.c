@@ -1560,17 +1560,11 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     sp_rank_combine comb = sp_rank_combine_of(nest);
     sp_rank_uneven u;
     rc = sp_rank_uneven_of(nest, &c->schedule, arch, c->stats.active_blocks_per_sm, &u);
-    double *walk = rc == 0 ? calloc(2 * (size_t)(nest->narrays ? nest->narrays : 1), sizeof *walk) : NULL;
-    if (rc == 0 && !walk) rc = -1;
-    if (rc == 0) {
-      int read_back = sp_rank_walk_blocks(nest, &c->schedule, arch, walk);
-      double dram = sp_rank_dram_drift(c->per_array, nest->narrays,
-                                       sp_trace_thread_rounds(nest, &c->schedule), arch) *
-                    sp_rank_dram_walk(c->per_array, nest->narrays, walk, read_back, arch);
+    double dram_order = 1;
+    if (rc == 0) rc = sp_rank_dram_order(nest, &c->schedule, c->per_array, arch, &dram_order);
+    if (rc == 0)
       sp_rank_predict_time_uneven(&c->total, &c->stats, &c->schedule, arch,
-                                  sp_loads_per_iteration(nest, arch), &comb, &u, dram, &c->time);
-    }
-    free(walk);
+                                  sp_loads_per_iteration(nest, arch), &comb, &u, dram_order, &c->time);
     sp_rank_uneven_free(&u);
   }
   return rc;

@@ -99,20 +99,12 @@ static double sp_piece_slowdown(const sp_arch *a, const sp_arch_curve *c32, cons
   return 1.0;
 }
 
-static double sp_drift_of_piece(const sp_arch *a, double piece, double rounds) {
-  return sp_piece_slowdown(a, &a->dram_drift_32b, &a->dram_drift_64b, piece, rounds);
-}
-
-/* The bytes of a line that requests of `sectors` over `lines` read of each (a line where none) */
-static double sp_piece_bytes(const sp_arch *a, int64_t sectors, int64_t lines) {
-  return lines > 0 ? a->l1_sector_bytes * (double)sectors / (double)lines : a->l1_line_bytes;
-}
-
-/* bytes of DRAM traffic from requests of `sectors` over `lines`, slowed at their piece */
-static double sp_drift_bytes(const sp_arch *a, double bytes, int64_t sectors, int64_t lines,
-                             double rounds) {
+/* bytes of DRAM traffic from requests of `sectors` over `lines`, slowed at their piece (the
+ * curves c32 and c64 at x) */
+static double sp_slowed_bytes(const sp_arch *a, const sp_arch_curve *c32, const sp_arch_curve *c64,
+                              double bytes, int64_t sectors, int64_t lines, double x) {
   if (bytes <= 0 || lines <= 0) return bytes;
-  return bytes * sp_drift_of_piece(a, sp_piece_bytes(a, sectors, lines), rounds);
+  return bytes * sp_piece_slowdown(a, c32, c64, a->l1_sector_bytes * (double)sectors / (double)lines, x);
 }
 
 double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t rounds,
@@ -122,8 +114,10 @@ double sp_rank_dram_drift(const sp_cm_counters *per_array, int narrays, int64_t 
   for (int i = 0; i < narrays; i++) {
     const sp_cm_counters *c = &per_array[i];
     double rd = (double)c->dram_read_bytes, wr = sp_rank_dram_write_bytes(c);
-    slowed += sp_drift_bytes(a, rd, c->ld_sectors, c->ld_lines, (double)rounds) +
-              sp_drift_bytes(a, wr, c->st_sectors, c->st_lines, (double)rounds);
+    slowed += sp_slowed_bytes(a, &a->dram_drift_32b, &a->dram_drift_64b, rd, c->ld_sectors, c->ld_lines,
+                              (double)rounds) +
+              sp_slowed_bytes(a, &a->dram_drift_32b, &a->dram_drift_64b, wr, c->st_sectors, c->st_lines,
+                              (double)rounds);
     bytes += rd + wr;
   }
   return bytes > 0 ? slowed / bytes : 1.0;
@@ -140,9 +134,11 @@ static bool sp_read_back(const sp_nest *nest, int a) {
   return false;
 }
 
-int sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *a, double *out) {
+/* sp_rank_walk_blocks for threads that run `rounds` rounds */
+static int sp_walk_blocks_at(const sp_nest *nest, const sp_schedule *s, const sp_arch *a, int64_t rounds,
+                             double *out) {
   for (int i = 0; i < 2 * nest->narrays; i++) out[i] = 0;
-  if ((!a->dram_walk_32b.n && !a->dram_walk_64b.n) || sp_trace_thread_rounds(nest, s) > 1) return 0;
+  if ((!a->dram_walk_32b.n && !a->dram_walk_64b.n) || rounds > 1) return 0;
   for (int r = 0; r < nest->nrefs; r++) {
     const sp_ref *ref = &nest->refs[r];
     int contiguous = -1; /* a band loop: a sequential one (xreuse's window k) is no thread's */
@@ -168,6 +164,10 @@ int sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch
   return read_back;
 }
 
+int sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *a, double *out) {
+  return sp_walk_blocks_at(nest, s, a, sp_trace_thread_rounds(nest, s), out);
+}
+
 double sp_rank_dram_walk(const sp_cm_counters *per_array, int narrays, const double *walk,
                          int read_back, const sp_arch *a) {
   if (!walk || (!a->dram_walk_32b.n && !a->dram_walk_64b.n)) return 1.0;
@@ -179,12 +179,25 @@ double sp_rank_dram_walk(const sp_cm_counters *per_array, int narrays, const dou
     const sp_cm_counters *c = &per_array[i];
     const double rd = (double)c->dram_read_bytes, wr = sp_rank_dram_write_bytes(c);
     bytes += rd + wr;
-    if (walk[2 * i] > 1)
-      walked += rd * sp_piece_slowdown(a, c32, c64, sp_piece_bytes(a, c->ld_sectors, c->ld_lines), walk[2 * i]);
-    if (walk[2 * i + 1] > 1)
-      walked += wr * sp_piece_slowdown(a, c32, c64, sp_piece_bytes(a, c->st_sectors, c->st_lines), walk[2 * i + 1]);
+    if (walk[2 * i] > 1) walked += sp_slowed_bytes(a, c32, c64, rd, c->ld_sectors, c->ld_lines, walk[2 * i]);
+    if (walk[2 * i + 1] > 1) walked += sp_slowed_bytes(a, c32, c64, wr, c->st_sectors, c->st_lines, walk[2 * i + 1]);
   }
   return bytes > 0 ? fmax(1.0, walked / bytes) : 1.0;
+}
+
+int sp_rank_dram_order(const sp_nest *nest, const sp_schedule *s, const sp_cm_counters *per_array,
+                       const sp_arch *a, double *factor) {
+  const int64_t rounds = sp_trace_thread_rounds(nest, s);
+  if (rounds > 1) {
+    *factor = sp_rank_dram_drift(per_array, nest->narrays, rounds, a);
+    return 0;
+  }
+  double *walk = calloc(2 * (size_t)(nest->narrays ? nest->narrays : 1), sizeof *walk);
+  if (!walk) return -1;
+  const int read_back = sp_walk_blocks_at(nest, s, a, rounds, walk);
+  *factor = sp_rank_dram_walk(per_array, nest->narrays, walk, read_back, a);
+  free(walk);
+  return 0;
 }
 
 typedef struct sp_group {

@@ -48,8 +48,7 @@ typedef struct sp_rank_time {
   int active_warps_per_sm;   /* resident warps (occupancy, Eq. 7.2) */
   double avg_latency_cycles; /* of one iteration's loads (its slowest), from the hit rates */
   double dram_drift;         /* the factor dram_s took for warps drifting apart or blocks
-                                walking down the rows (>= 1; sp_rank_dram_drift times
-                                sp_rank_dram_walk) */
+                                walking down the rows (>= 1; sp_rank_dram_order) */
 } sp_rank_time;
 
 typedef struct sp_rank_candidate {
@@ -210,6 +209,12 @@ double sp_rank_dram_walk(const sp_cm_counters *per_array, int narrays, const dou
  * threads run more than one round (sp_rank_dram_drift's case), and without walk curves.
  * Returns 1 where a walked array is read back where it is written (b[j][i] += ...), else 0. */
 int sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch, double *out);
+
+/* The DRAM time's factor for the order the pieces of lines reach DRAM in: a block's warps
+ * drifting apart where the threads run several rounds (sp_rank_dram_drift), else blocks walking
+ * down the rows (sp_rank_walk_blocks, sp_rank_dram_walk). The two never both apply. */
+int sp_rank_dram_order(const sp_nest *nest, const sp_schedule *s, const sp_cm_counters *per_array,
+                       const sp_arch *arch, double *factor); /* 0, or -1 out of memory */
 
 /* DRAM bytes a run of the kernel writes: every written sector once (write-backs during the run
  * + dirty at its end). The L2 is write-back, and a kernel leaves its dirty data behind but

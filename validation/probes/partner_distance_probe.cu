@@ -67,7 +67,7 @@ __global__ void stream(double *b, const double *a, double alpha, double beta, in
 }
 
 template <int W, bool MIX, bool COPY = false>
-__global__ void walk(double *b, const double *a, const double *x, int along) {
+__global__ void walk(double *b, const double *a, const double *x, int along, int cols = N) {
   constexpr int ROWS = 256 / W;
   int i, j;
   if (along) {
@@ -77,8 +77,8 @@ __global__ void walk(double *b, const double *a, const double *x, int along) {
     i = threadIdx.y + ROWS * (blockIdx.x + gridDim.x * blockIdx.z);
     j = threadIdx.x + W * blockIdx.y;
   }
-  const size_t p = (size_t)i * N + j;
-  b[p] = COPY ? a[p] : 1.5 * a[p] + 0.5 * (MIX ? x[(size_t)j * N + i] : b[p]);
+  const size_t p = (size_t)i * cols + j;
+  b[p] = COPY ? a[p] : 1.5 * a[p] + 0.5 * (MIX ? x[(size_t)j * N + i] : b[p]); /* MIX: square */
 }
 
 template <bool REVERSED>
@@ -90,20 +90,13 @@ __global__ void rot(double *out, const double *in, int along) {
   out[(size_t)i * NSYS + j] = in[src];
 }
 
-__global__ void pitch_stream(double *b, const double *a, int cols, int along) {
-  const int i = threadIdx.y + 32 * (along ? blockIdx.y : blockIdx.x + gridDim.x * blockIdx.z);
-  const int j = threadIdx.x + 8 * (along ? blockIdx.x : blockIdx.y);
-  const size_t p = (size_t)i * cols + j;
-  b[p] = 1.5 * a[p] + 0.5 * b[p];
-}
-
 static void run_pitch(double *b, const double *a, const probe_flusher &flush) {
   for (int rows = 4096; rows >= 256; rows /= 2) {
     const int cols = N * N / rows;
     const int walks[] = {0, 8, rows / 32};
     for (int L : walks) {
       const dim3 block(8, 32), grid = L ? dim3(L, cols / 8, rows / 32 / L) : dim3(cols / 8, rows / 32);
-      float us = probe_time_us_each("pitch", 7, 2, flush, [&] { pitch_stream<<<grid, block>>>(b, a, cols, L == 0); });
+      float us = probe_time_us_each("pitch", 7, 2, flush, [&] { walk<8, false><<<grid, block>>>(b, a, nullptr, L == 0, cols); });
       printf("pitch_%d,8,64,%s,%d,%d,%.2f\n", cols * 8 / 1024, L ? "walk" : "along", L ? L : 1,
              (cols / 8) * (rows / 32), us);
     }
