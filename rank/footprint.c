@@ -18,10 +18,33 @@ typedef struct fp_box {
   double shift;           /* and the rest of its start, in bytes within the row */
 } fp_box;
 
+/* Whether the box's rows all start at one offset within a sector: every outer stride is whole
+ * sectors (arrays start on a sector). */
+static bool fp_rows_aligned(const fp_box *b, int sector_bytes) {
+  for (int d = 0; d < b->nouter; d++)
+    if (fmod(b->stride[d], sector_bytes) != 0) return false;
+  return true;
+}
+
+/* The sectors a row of bytes [lo, hi) touches: those it straddles where its start within a
+ * sector is known (a block's 32 floats from k = 1 take two 128-byte lines), else its length
+ * rounded up. */
+static double fp_row_sectors(double lo, double hi, int sector_bytes, bool aligned) {
+  if (!aligned) return ceil((hi - lo) / sector_bytes);
+  return floor((hi - 1) / sector_bytes) - floor(lo / sector_bytes) + 1;
+}
+
+/* Whether bytes from lo on join a run of bytes that ends at hi (exclusive): they meet it, or,
+ * where sectors' places are known, start in its last sector (a[i] and a[i+2] share a sector
+ * that neither byte range overlaps). */
+static bool fp_joins(double lo, double hi, int sector_bytes, bool aligned) {
+  return lo <= hi || (aligned && floor(lo / sector_bytes) <= floor((hi - 1) / sector_bytes));
+}
+
 static double fp_box_sectors(const fp_box *b, int sector_bytes) {
   double rows = 1;
   for (int d = 0; d < b->nouter; d++) rows *= b->trip[d];
-  return rows * ceil(b->row / sector_bytes);
+  return rows * fp_row_sectors(b->lo, b->lo + b->row, sector_bytes, fp_rows_aligned(b, sector_bytes));
 }
 
 /* Boxes that differ only by where they start (a stencil's neighbours): same row, same outer
@@ -107,6 +130,7 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
     return -1;
   }
   double total = 0;
+  const bool aligned = fp_rows_aligned(&b[0], sector_bytes);
   int at[SP_MAX_LOOPS] = {0};
   for (long cell = 0; cell < (long)cells; cell++) {
     double volume = 1;
@@ -127,8 +151,8 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
     for (int k = 0; k < ns;) {
       double hi = seg[k].hi, lo = seg[k].lo;
       int j = k + 1;
-      while (j < ns && seg[j].lo <= hi) hi = fmax(hi, seg[j++].hi);
-      total += volume * ceil((hi - lo) / sector_bytes);
+      while (j < ns && fp_joins(seg[j].lo, hi, sector_bytes, aligned)) hi = fmax(hi, seg[j++].hi);
+      total += volume * fp_row_sectors(lo, hi, sector_bytes, aligned);
       k = j;
     }
     for (int d = 0; d < D && ++at[d] == ncut[d] - 1; d++) at[d] = 0;
@@ -138,10 +162,10 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
   return total;
 }
 
-/* The box of one reference over the loops' trips (or extent); clears *known where a bound of
- * one of its loops depends on another index. */
-static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent, fp_box *b,
-                      bool *known) {
+/* The box of one reference over the loops' trips (or extent iterations from iteration start);
+ * clears *known where a bound of one of its loops depends on another index. */
+static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
+                      const double *start, fp_box *b, bool *known) {
   double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
   memset(b, 0, sizeof *b);
   b->lo = (double)ref->offset.constant;
@@ -152,10 +176,11 @@ static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
     const sp_loop *L = &n->loops[l];
     int64_t a = ref->offset.coef[l];
     *known &= sp_loop_bounds_const(L);
-    double trip = extent ? fmin((double)L->trip_max, extent[l]) : (double)L->trip_max;
+    double from = start ? start[l] : 0, trip = (double)L->trip_max - from;
+    if (extent) trip = fmin(trip, extent[l]);
     if (!a || trip <= 0) continue;
-    double first = (double)a * (double)L->lower.constant;
-    double last = (double)a * ((double)L->lower.constant + (trip - 1) * (double)L->step);
+    double first = (double)a * ((double)L->lower.constant + from * (double)L->step);
+    double last = (double)a * ((double)L->lower.constant + (from + trip - 1) * (double)L->step);
     b->lo += fmin(first, last);
     b->hi += fmax(first, last);
     if (trip <= 1) continue;
@@ -199,7 +224,7 @@ static double fp_group_sectors(const fp_box *box, int n, int sector_bytes, fp_bo
 }
 
 static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
-                         const bool *take, const double *extent) {
+                         const bool *take, const double *extent, const double *start) {
   double declared = (double)n->arrays[array].total_bytes / sector_bytes;
   size_t room = (size_t)(n->nrefs ? n->nrefs : 1);
   fp_box *box = malloc(room * sizeof *box), *cls = malloc(room * sizeof *cls);
@@ -213,7 +238,7 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
     if (ref->array != array || !(accesses & kind) || (take && !take[r])) continue;
     if (ref->irregular)
       irregular_sectors = fmax(irregular_sectors, ceil((double)ref->size / sector_bytes));
-    else fp_box_of(n, ref, extent, &box[nb++], &known);
+    else fp_box_of(n, ref, extent, start, &box[nb++], &known);
   }
   double total = declared;
   if (box && cls && taken) {
@@ -225,7 +250,10 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
       for (int i = 0; i < nb;) {
         double end = box[i].hi;
         int j = i + 1;
-        while (j < nb && box[j].lo < end) end = fmax(end, box[j++].hi);
+        while (j < nb && (box[j].lo < end ||
+                          (fp_translates(&box[i], &box[j]) &&
+                           fp_joins(box[j].lo, end, sector_bytes, fp_rows_aligned(&box[j], sector_bytes)))))
+          end = fmax(end, box[j++].hi);
         total += fp_group_sectors(box + i, j - i, sector_bytes, cls, taken);
         i = j;
       }
@@ -233,7 +261,7 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
   }
   /* over the whole run an irregular reference reaches as much of its array as the trace lets
    * it: its bytes at the start of every line (SP_TRACE_IRREGULAR_LINE_BYTES) */
-  if (irregular_sectors > 0 && !extent) {
+  if (irregular_sectors > 0 && !extent && !start) {
     double lines = ceil((double)n->arrays[array].total_bytes / SP_TRACE_IRREGULAR_LINE_BYTES);
     total += lines * fmin(irregular_sectors, ceil((double)SP_TRACE_IRREGULAR_LINE_BYTES / sector_bytes));
   }
@@ -245,10 +273,15 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
 
 double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
                                  const double *extent) {
-  return fp_sectors(n, array, sector_bytes, accesses, NULL, extent);
+  return fp_sectors(n, array, sector_bytes, accesses, NULL, extent, NULL);
+}
+
+double sp_rank_footprint_window(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
+                                const double *extent, const double *start) {
+  return fp_sectors(n, array, sector_bytes, accesses, NULL, extent, start);
 }
 
 double sp_rank_refs_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
                                       const bool *take, const double *extent) {
-  return fp_sectors(n, array, sector_bytes, SP_FOOT_READS | SP_FOOT_WRITES, take, extent);
+  return fp_sectors(n, array, sector_bytes, SP_FOOT_READS | SP_FOOT_WRITES, take, extent, NULL);
 }

@@ -232,7 +232,8 @@ double sp_rank_dram_share(const sp_arch *a, int sms);
 /* Distinct sectors of sector_bytes of an array that the nest reads (accesses SP_FOOT_READS),
  * writes (SP_FOOT_WRITES) or both, estimated from its references' affine forms
  * (rank/footprint.c): each reference's footprint is a box, a contiguous row repeated over its
- * larger strides, each row counted in whole sectors. References whose byte ranges overlap form
+ * larger strides, each row counted in the sectors it straddles (where the rows' strides are whole
+ * sectors, else its length in sectors rounded up). References whose byte ranges overlap form
  * a group; within it, translates of one box (a stencil's neighbours) count their union, other
  * references overlap. A group counts its largest union, groups apart (himeno's a[0..3], slabs of
  * one array) add up. A reference whose loop bounds depend on other indices overlaps all. At most
@@ -243,6 +244,10 @@ double sp_rank_dram_share(const sp_arch *a, int sms);
 enum { SP_FOOT_READS = 1, SP_FOOT_WRITES = 2 };
 double sp_rank_footprint_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
                                  const double *extent);
+/* The same over a window of the iterations: extent[l] of loop l's from its iteration start[l]
+ * (the blocks of a slab of the grid). */
+double sp_rank_footprint_window(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
+                                const double *extent, const double *start);
 /* The same for the array's references r with take[r] (reads and writes). */
 double sp_rank_refs_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
                                       const bool *take, const double *extent);
