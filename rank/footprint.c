@@ -192,6 +192,16 @@ static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
       double t = stride[j]; stride[j] = stride[j - 1]; stride[j - 1] = t;
       t = trips[j]; trips[j] = trips[j - 1]; trips[j - 1] = t;
     }
+  int m = 0; /* loops of one stride (a[i + di] with the taps' loop di) make one of their trips' span */
+  for (int i = 0; i < nt; i++) {
+    if (m > 0 && stride[i] == stride[m - 1]) {
+      trips[m - 1] += trips[i] - 1;
+    } else {
+      stride[m] = stride[i];
+      trips[m++] = trips[i];
+    }
+  }
+  nt = m;
   b->row = (double)ref->size;
   for (int i = 0; i < nt; i++) {
     if (stride[i] <= b->row) {

@@ -509,6 +509,103 @@ static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp
   return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), arch->l2_sector_bytes);
 }
 
+/* Slabs of the grid beyond a sample. A sample of the first blocks (a prefix in time of every SM)
+ * sees the data that a block shares with its neighbours along the grid's x, and along y where
+ * a row of the grid fits in the sample, and extrapolates the rest of its first touches as hits
+ * (sp_cap_cold). A neighbour along a dimension whose dispatch stride exceeds the sample (the
+ * slab: the blocks before it along the lower dimensions) comes a slab later; where a slab
+ * touches more lines than the L2 keeps, what the two share is read from DRAM again, and written
+ * back again (himeno128's k->tx+bz on 32x4x2 blocks: the sector that blocks bz and bz+1 both
+ * read or write, 2,016 blocks and 57 MB of lines later, where the sample is 1,056 blocks;
+ * conv3d's k->tx+bz: the H100 read 97.6 MB of A's 67, the sample counted 67).
+ * The dimension (1 or 2), or -1 where the sample spans the grid's strides, the slab's lines
+ * fit the L2, a collapse makes the slabs no boxes, or a block runs grid-stride rounds (their
+ * re-reads are sp_simulate's). */
+static int sp_slab_beyond_sample(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
+                                 double sample_blocks) {
+  if (s->collapse_count >= 2) return -1;
+  for (int k = 0; k < s->nband && k < n->nloops; k++) {
+    const sp_loop_map *m = &s->map[k];
+    double threads = m->thread_dim >= 0 ? s->block[m->thread_dim] : 1;
+    if (m->block_dim >= 0 && threads * (double)s->grid[m->block_dim] < (double)n->loops[k].trip_max)
+      return -1;
+  }
+  double stride = (double)s->grid[0];
+  for (int d = 1; d < 3; d++) {
+    if (s->grid[d] > 1 && stride >= sample_blocks)
+      return sp_pass_bytes(n, s, stride, arch->l2_line_bytes) > (double)sp_arch_l2_model_bytes(arch) ? d : -1;
+    stride *= (double)s->grid[d];
+  }
+  return -1;
+}
+
+/* Array a's footprint (accesses, in units of unit_bytes) summed over the slabs along grid
+ * dimension d, less the footprint of them all: what later slabs touch again. Per slab, the
+ * loops on lower dimensions span the grid, the loop on d one block at the slab's place, the
+ * loops on higher dimensions one block, which stands for all of them (the result is multiplied
+ * by their blocks). */
+#define SP_SLABS_EXACT 64
+
+static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int a, int unit_bytes,
+                              unsigned accesses) {
+  double extent[SP_MAX_LOOPS], start[SP_MAX_LOOPS] = {0};
+  int on_d = -1;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) extent[k] = HUGE_VAL;
+  for (int k = 0; k < s->nband && k < n->nloops; k++) {
+    const sp_loop_map *m = &s->map[k];
+    if (m->thread_dim < 0 && m->block_dim < 0) continue;
+    double threads = m->thread_dim >= 0 ? s->block[m->thread_dim] : 1;
+    extent[k] = m->block_dim >= 0 && m->block_dim < d ? threads * (double)s->grid[m->block_dim] : threads;
+    if (m->block_dim == d) on_d = k;
+  }
+  if (on_d < 0) return 0;
+  /* Slabs differ by their edges and by where they start within a unit, whose period divides
+   * SP_SLABS_EXACT: beyond that many, the first and last are counted and those between at the
+   * mean of the first SP_SLABS_EXACT after the first. */
+  const int64_t g = s->grid[d], counted = g <= 2 * SP_SLABS_EXACT ? g : SP_SLABS_EXACT + 1;
+  double sum = 0, head = 0;
+  for (int64_t q = 0; q < counted; q++) {
+    start[on_d] = (double)q * extent[on_d];
+    double f = sp_rank_footprint_window(n, a, unit_bytes, accesses, extent, start);
+    sum += f;
+    if (q == 0) head = f;
+  }
+  if (counted < g) {
+    start[on_d] = (double)(g - 1) * extent[on_d];
+    sum += (sum - head) / SP_SLABS_EXACT * (double)(g - counted - 1) +
+           sp_rank_footprint_window(n, a, unit_bytes, accesses, extent, start);
+  }
+  double step = extent[on_d];
+  start[on_d] = 0;
+  extent[on_d] = step * (double)s->grid[d];
+  double all = sp_rank_footprint_window(n, a, unit_bytes, accesses, extent, start);
+  double layers = 1;
+  for (int e = d + 1; e < 3; e++) layers *= (double)s->grid[e];
+  return fmax(0, sum - all) * layers * unit_bytes;
+}
+
+/* Charges the re-reads and re-writes of sp_slab_beyond_sample's dimension d to per_array: the
+ * overlap's reads (in L2 fills) move from the L2's hits to DRAM, at most the hits, and its
+ * writes (in sectors) are written back again, at most the L2 writes beyond the footprint. */
+static void sp_charge_slab_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
+                                   int d, sp_cm_counters *per_array) {
+  int fill = sp_fill_bytes(arch), sector = arch->l2_sector_bytes;
+  for (int a = 0; a < n->narrays; a++) {
+    sp_cm_counters *c = &per_array[a];
+    double reread = sp_slab_overlap(n, s, d, a, fill, SP_FOOT_READS);
+    if (reread > 0 && c->l2_read_hit_sectors > 0) {
+      double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
+      double per_miss = misses > 0 && c->dram_read_bytes > 0 ? (double)c->dram_read_bytes / misses : fill;
+      double moved = fmin(reread / per_miss, (double)c->l2_read_hit_sectors);
+      c->l2_read_hit_sectors -= llround(moved);
+      c->dram_read_bytes += llround(moved * per_miss);
+    }
+    double rewrite = sp_slab_overlap(n, s, d, a, sector, SP_FOOT_WRITES);
+    double beyond = (double)c->l2_write_sectors * sector - sp_written_bytes(n, a, arch);
+    if (rewrite > 0 && beyond > 0) c->dram_write_bytes += llround(fmin(rewrite, beyond));
+  }
+}
+
 /* How many times the L2 lines that a wave's blocks touch in a pass are touched by different
  * blocks (at least 1): the sum of the blocks' own footprints over their union. The GPU's L2 holds
  * a line that blocks of several SMs share once; k of n SMs simulated alone see k/n of the wave's
@@ -1551,6 +1648,13 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   free(main_ref);
   /* refined candidates only: on the screening's short samples it cost himeno's ranking 0.46 s */
   bool extrapolated = topt.sample_sms > 0 || topt.sample_waves > 0 || cut || short_loop >= 0;
+  /* a prefix in time of every SM, with the whole L2, whose re-reads a wave's pass does not
+   * already push out of the L2 (sp_simulate's) */
+  if (rc == 0 && topt.sample_sms == 0 && (topt.sample_waves > 0 || cut) &&
+      sp_wave_pass_bytes(nest, arch, &c->schedule) <= (double)sp_arch_l2_model_bytes(arch)) {
+    int d = sp_slab_beyond_sample(nest, arch, &c->schedule, (double)c->stats.blocks_simulated);
+    if (d > 0) sp_charge_slab_overlap(nest, arch, &c->schedule, d, c->per_array);
+  }
   if (rc == 0 && all_sms && extrapolated && !opt->uncounted_l1)
     rc = sp_apply_counted_l1(nest, &c->schedule, arch, &cmo, c->per_array);
   if (rc == 0) {

@@ -1,4 +1,5 @@
 /* The footprint estimate (rank/footprint.c) against counting every touched sector. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -31,7 +32,7 @@ static int64_t brute_window(const sp_nest *n, int array, int sector, unsigned ac
       int l = ref->loops[k];
       lo[k] = L->lower.constant + (start ? (int64_t)start[l] : 0) * L->step;
       hi[k] = L->upper.constant;
-      if (extent && lo[k] + ((int64_t)extent[l] - 1) * L->step < hi[k])
+      if (extent && isfinite(extent[l]) && lo[k] + ((int64_t)extent[l] - 1) * L->step < hi[k])
         hi[k] = lo[k] + ((int64_t)extent[l] - 1) * L->step;
       empty |= lo[k] > hi[k];
       idx[k] = lo[k];
@@ -197,10 +198,47 @@ static void test_footprint_extent(void) {
   CHECK(sp_rank_footprint_sectors(&t.n, in, 4, SP_FOOT_READS, extent) == 5 * 6 - 4);
 }
 
+/* A convolution's taps: in[i + di][j + dj][k + dk] over loops i, j, k and the taps' di, dj, dk
+ * (loops of one stride, which together span trip + taps - 1 positions: boxes of them counted
+ * each apart took 9x the slab of conv3d), over windows of i, j, k, in several sector sizes,
+ * against brute force. */
+static void test_footprint_taps(void) {
+  int cases = 0, ok = 0;
+  for (int iter = 0; iter < 200; iter++) {
+    tnest t;
+    tn_init(&t);
+    const int64_t n = 16, elem = 4; /* rows of 64 bytes: whole sectors of up to 64 */
+    int chain[6];
+    for (int l = 0; l < 3; l++) chain[l] = tn_loop(&t, l - 1, true, true, 1, 0, n - 2, 0, 1);
+    int64_t taps = 1 + rnd(3);
+    for (int l = 3; l < 6; l++) chain[l] = tn_loop(&t, l - 1, false, false, 0, 0, taps - 1, 0, 1);
+    int a = tn_array(&t, elem, n * n * n * elem);
+    int64_t coef[SP_MAX_LOOPS] = {n * n * elem, n * elem, elem, n * n * elem, n * elem, elem};
+    tn_ref(&t, a, false, elem, chain, 6, -(n * n + n + 1) * elem * (taps / 2), coef);
+    int sector = (int)(elem << rnd(5));
+    double extent[SP_MAX_LOOPS], start[SP_MAX_LOOPS] = {0};
+    for (int l = 0; l < 6; l++) extent[l] = HUGE_VAL;
+    for (int l = 0; l < 3; l++) {
+      start[l] = (double)rnd(n - 2);
+      extent[l] = (double)(1 + rnd(n - 2));
+    }
+    double w = sp_rank_footprint_window(&t.n, a, sector, SP_FOOT_READS, extent, start);
+    int64_t truth = brute_window(&t.n, a, sector, SP_FOOT_READS, extent, start);
+    cases++;
+    ok += w == (double)truth;
+    if (w != (double)truth)
+      fprintf(stderr, "  case %d: %lld taps, sector %d: estimate %.0f, truth %lld\n", iter,
+              (long long)taps, sector, w, (long long)truth);
+  }
+  fprintf(stderr, "  %d windows of convolutions: %d exact\n", cases, ok);
+  CHECK(ok == cases);
+}
+
 int main(void) {
   SP_RUN(test_footprint_stencil_hand);
   SP_RUN(test_footprint_random);
   SP_RUN(test_footprint_random_wide);
   SP_RUN(test_footprint_extent);
+  SP_RUN(test_footprint_taps);
   return SP_TEST_END();
 }
