@@ -1,5 +1,6 @@
 /* Every candidate of a nest through the trace generator and the memory model, then the cost and
  * the time model; sorted by predicted time. */
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -504,9 +505,20 @@ static double sp_wave_blocks(const sp_arch *arch, const sp_schedule *s) {
   return fmin(blocks, (double)sp_blocks_per_sm(arch, s) * arch->sm_count);
 }
 
-/* The bytes (in L2 sectors) that the blocks of one wave touch in one pass of their body. */
+/* The bytes (in L2 lines, the unit it keeps) that the blocks of one wave touch in one pass of
+ * their body. */
 static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
-  return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), arch->l2_sector_bytes);
+  return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), arch->l2_line_bytes);
+}
+
+double sp_rank_l2_miss_share(const sp_arch *arch, double bytes) {
+  const double model = (double)sp_arch_l2_model_bytes(arch);
+  if (arch->l2_reuse_set_sectors <= 0) return bytes > model ? 1 : 0;
+  const double set_bytes = (double)arch->l2_reuse_set_sectors * arch->l2_sector_bytes;
+  const unsigned ways = (unsigned)(set_bytes / arch->l2_line_bytes);
+  const double mean = bytes / arch->l2_line_bytes / (model / set_bytes);
+  if (!(mean > 0)) return 0;
+  return ways < 1 ? 1 : gsl_cdf_poisson_Q(ways - 1, mean);
 }
 
 /* Slabs of the grid beyond a sample. A sample of the first blocks (a prefix in time of every SM)
@@ -518,11 +530,11 @@ static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp
  * back again (himeno128's k->tx+bz on 32x4x2 blocks: the sector that blocks bz and bz+1 both
  * read or write, 2,016 blocks and 57 MB of lines later, where the sample is 1,056 blocks;
  * conv3d's k->tx+bz: the H100 read 97.6 MB of A's 67, the sample counted 67).
- * The dimension (1 or 2), or -1 where the sample spans the grid's strides, the slab's lines
- * fit the L2, a collapse makes the slabs no boxes, or a block runs grid-stride rounds (their
- * re-reads are sp_simulate's). */
+ * The dimension (1 or 2), and in *miss the share of those lines the L2 misses by then
+ * (sp_l2_miss_share), or -1 where the sample spans the grid's strides, a collapse makes the
+ * slabs no boxes, or a block runs grid-stride rounds (their re-reads are sp_simulate's). */
 static int sp_slab_beyond_sample(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
-                                 double sample_blocks) {
+                                 double sample_blocks, double *miss) {
   if (s->collapse_count >= 2) return -1;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
     const sp_loop_map *m = &s->map[k];
@@ -532,8 +544,10 @@ static int sp_slab_beyond_sample(const sp_nest *n, const sp_arch *arch, const sp
   }
   double stride = (double)s->grid[0];
   for (int d = 1; d < 3; d++) {
-    if (s->grid[d] > 1 && stride >= sample_blocks)
-      return sp_pass_bytes(n, s, stride, arch->l2_line_bytes) > (double)sp_arch_l2_model_bytes(arch) ? d : -1;
+    if (s->grid[d] > 1 && stride >= sample_blocks) {
+      *miss = sp_rank_l2_miss_share(arch, sp_pass_bytes(n, s, stride, arch->l2_line_bytes));
+      return d;
+    }
     stride *= (double)s->grid[d];
   }
   return -1;
@@ -584,15 +598,16 @@ static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int
   return fmax(0, sum - all) * layers * unit_bytes;
 }
 
-/* Charges the re-reads and re-writes of sp_slab_beyond_sample's dimension d to per_array: the
- * overlap's reads (in L2 fills) move from the L2's hits to DRAM, at most the hits, and its
- * writes (in sectors) are written back again, at most the L2 writes beyond the footprint. */
+/* Charges the re-reads and re-writes of sp_slab_beyond_sample's dimension d, the share miss of
+ * them, to per_array: the overlap's reads (in L2 fills) move from the L2's hits to DRAM, at
+ * most the hits, and its writes (in sectors) are written back again, at most the L2 writes
+ * beyond the footprint. */
 static void sp_charge_slab_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
-                                   int d, sp_cm_counters *per_array) {
+                                   int d, double miss, sp_cm_counters *per_array) {
   int fill = sp_fill_bytes(arch), sector = arch->l2_sector_bytes;
   for (int a = 0; a < n->narrays; a++) {
     sp_cm_counters *c = &per_array[a];
-    double reread = sp_slab_overlap(n, s, d, a, fill, SP_FOOT_READS);
+    double reread = miss * sp_slab_overlap(n, s, d, a, fill, SP_FOOT_READS);
     if (reread > 0 && c->l2_read_hit_sectors > 0) {
       double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
       double per_miss = misses > 0 && c->dram_read_bytes > 0 ? (double)c->dram_read_bytes / misses : fill;
@@ -600,7 +615,7 @@ static void sp_charge_slab_overlap(const sp_nest *n, const sp_arch *arch, const 
       c->l2_read_hit_sectors -= llround(moved);
       c->dram_read_bytes += llround(moved * per_miss);
     }
-    double rewrite = sp_slab_overlap(n, s, d, a, sector, SP_FOOT_WRITES);
+    double rewrite = miss * sp_slab_overlap(n, s, d, a, sector, SP_FOOT_WRITES);
     double beyond = (double)c->l2_write_sectors * sector - sp_written_bytes(n, a, arch);
     if (rewrite > 0 && beyond > 0) c->dram_write_bytes += llround(fmin(rewrite, beyond));
   }
@@ -915,13 +930,19 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       double foot = sp_rank_footprint_sectors(nest, a, fill, SP_FOOT_READS, NULL) * fill;
       /* A prefix in time of every SM whose second part still first-touches the array at a rate
        * that would take the run past its footprint: the rest are reads of data first touched
-       * more than the sample ago. Those of later rounds miss where one wave's pass holds more
-       * than the L2 keeps (matmul 4096^2's B, 134 MB a pass: the H100 read 8.6-9.3 GB of DRAM on
-       * 4xN grids of 1,024 threads, where the sample counted its 268 MB of first touches). */
+       * more than the sample ago. Those of later rounds miss as lines do that come back after
+       * one wave's pass (matmul 4096^2's B, 134 MB a pass: the H100 read 8.6-9.3 GB of DRAM on
+       * 4xN grids of 1,024 threads, where the sample counted its 268 MB of first touches; near
+       * the L2's capacity its sets keep a share). Where a slab of the grid lies beyond the
+       * sample, sp_charge_slab_overlap charges them instead. */
       double reread = 0;
       if (split && topt->sample_sms == 0 && cm->w_second_bytes > foot) {
-        if (wave_pass < 0) wave_pass = sp_wave_pass_bytes(nest, arch, sched);
-        if (wave_pass > (double)sp_arch_l2_model_bytes(arch)) reread = cm->w_second_bytes - foot;
+        if (wave_pass < 0) {
+          double miss;
+          bool slab = sp_slab_beyond_sample(nest, arch, sched, (double)stats->blocks_simulated, &miss) > 0;
+          wave_pass = slab ? 0 : sp_wave_pass_bytes(nest, arch, sched);
+        }
+        reread = (cm->w_second_bytes - foot) * sp_rank_l2_miss_share(arch, wave_pass);
       }
       sp_cap_cold(&per_array[a], cm->seen, cm->bytes, ex[2 * a] / ex[2 * a + 1],
                   sp_cold_sectors_per_byte(cm), foot, arch->l2_sector_bytes, fill, !l1_replaced,
@@ -1650,10 +1671,10 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   bool extrapolated = topt.sample_sms > 0 || topt.sample_waves > 0 || cut || short_loop >= 0;
   /* a prefix in time of every SM, with the whole L2, whose re-reads a wave's pass does not
    * already push out of the L2 (sp_simulate's) */
-  if (rc == 0 && topt.sample_sms == 0 && (topt.sample_waves > 0 || cut) &&
-      sp_wave_pass_bytes(nest, arch, &c->schedule) <= (double)sp_arch_l2_model_bytes(arch)) {
-    int d = sp_slab_beyond_sample(nest, arch, &c->schedule, (double)c->stats.blocks_simulated);
-    if (d > 0) sp_charge_slab_overlap(nest, arch, &c->schedule, d, c->per_array);
+  if (rc == 0 && topt.sample_sms == 0 && (topt.sample_waves > 0 || cut)) {
+    double miss = 0;
+    int d = sp_slab_beyond_sample(nest, arch, &c->schedule, (double)c->stats.blocks_simulated, &miss);
+    if (d > 0 && miss > 0) sp_charge_slab_overlap(nest, arch, &c->schedule, d, miss, c->per_array);
   }
   if (rc == 0 && all_sms && extrapolated && !opt->uncounted_l1)
     rc = sp_apply_counted_l1(nest, &c->schedule, arch, &cmo, c->per_array);

@@ -251,6 +251,11 @@ double sp_rank_footprint_window(const sp_nest *n, int array, int sector_bytes, u
 /* The same for the array's references r with take[r] (reads and writes). */
 double sp_rank_refs_footprint_sectors(const sp_nest *n, int array, int sector_bytes,
                                       const bool *take, const double *extent);
+/* The share of the lines the L2 misses when they come back after `bytes` of other lines (in
+ * whole lines; rank/rank.c): its hashed sets (l2_reuse_set_sectors) hold a line while fewer
+ * than their ways of those map to its set, a Poisson count of mean lines / sets; without
+ * sets, all (beyond sp_arch_l2_model_bytes) or none. */
+double sp_rank_l2_miss_share(const sp_arch *arch, double bytes);
 /* The reductions of a nest, counted for the time model. */
 sp_rank_combine sp_rank_combine_of(const sp_nest *nest);
 const char *sp_rank_bound_name(sp_rank_bound b);
