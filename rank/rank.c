@@ -511,6 +511,7 @@ static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp
   return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), arch->l2_line_bytes);
 }
 
+/* (include/schedpredict/rank.h) */
 double sp_rank_l2_miss_share(const sp_arch *arch, double bytes) {
   const double model = (double)sp_arch_l2_model_bytes(arch);
   if (arch->l2_reuse_set_sectors <= 0) return bytes > model ? 1 : 0;
@@ -531,7 +532,7 @@ double sp_rank_l2_miss_share(const sp_arch *arch, double bytes) {
  * read or write, 2,016 blocks and 57 MB of lines later, where the sample is 1,056 blocks;
  * conv3d's k->tx+bz: the H100 read 97.6 MB of A's 67, the sample counted 67).
  * The dimension (1 or 2), and in *miss the share of those lines the L2 misses by then
- * (sp_l2_miss_share), or -1 where the sample spans the grid's strides, a collapse makes the
+ * (sp_rank_l2_miss_share), or -1 where the sample spans the grid's strides, a collapse makes the
  * slabs no boxes, or a block runs grid-stride rounds (their re-reads are sp_simulate's). */
 static int sp_slab_beyond_sample(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
                                  double sample_blocks, double *miss) {
@@ -553,12 +554,13 @@ static int sp_slab_beyond_sample(const sp_nest *n, const sp_arch *arch, const sp
   return -1;
 }
 
+#define SP_SLABS_EXACT 64
+
 /* Array a's footprint (accesses, in units of unit_bytes) summed over the slabs along grid
  * dimension d, less the footprint of them all: what later slabs touch again. Per slab, the
  * loops on lower dimensions span the grid, the loop on d one block at the slab's place, the
  * loops on higher dimensions one block, which stands for all of them (the result is multiplied
  * by their blocks). */
-#define SP_SLABS_EXACT 64
 
 static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int a, int unit_bytes,
                               unsigned accesses) {
@@ -1669,8 +1671,8 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   free(main_ref);
   /* refined candidates only: on the screening's short samples it cost himeno's ranking 0.46 s */
   bool extrapolated = topt.sample_sms > 0 || topt.sample_waves > 0 || cut || short_loop >= 0;
-  /* a prefix in time of every SM, with the whole L2, whose re-reads a wave's pass does not
-   * already push out of the L2 (sp_simulate's) */
+  /* a prefix in time of every SM, with the whole L2 (sp_simulate's rule for re-reads stands
+   * back where a slab lies beyond it) */
   if (rc == 0 && topt.sample_sms == 0 && (topt.sample_waves > 0 || cut)) {
     double miss = 0;
     int d = sp_slab_beyond_sample(nest, arch, &c->schedule, (double)c->stats.blocks_simulated, &miss);
