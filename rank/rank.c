@@ -531,27 +531,41 @@ double sp_rank_l2_miss_share(const sp_arch *arch, double bytes) {
  * back again (himeno128's k->tx+bz on 32x4x2 blocks: the sector that blocks bz and bz+1 both
  * read or write, 2,016 blocks and 57 MB of lines later, where the sample is 1,056 blocks;
  * conv3d's k->tx+bz: the H100 read 97.6 MB of A's 67, the sample counted 67).
- * The dimension (1 or 2), and in *miss the share of those lines the L2 misses by then
- * (sp_rank_l2_miss_share), or -1 where the sample spans the grid's strides, a collapse makes the
- * slabs no boxes, or a block runs grid-stride rounds (their re-reads are sp_simulate's). */
-static int sp_slab_beyond_sample(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
-                                 double sample_blocks, double *miss) {
-  if (s->collapse_count >= 2) return -1;
+ * A screening sample runs a few SMs, which never see a neighbour on another SM: every dimension
+ * lies beyond it (span 0).
+ * Whether one dimension does, with miss[d] the share of those lines the L2 misses by then
+ * (sp_rank_l2_miss_share) for each (0 for the others); none where the sample spans the grid's
+ * strides, a collapse makes the slabs no boxes, or a block runs grid-stride rounds (their
+ * re-reads are sp_simulate's). */
+static bool sp_slabs_beyond_sample(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
+                                   double span, double miss[3]) {
+  miss[0] = miss[1] = miss[2] = 0;
+  if (s->collapse_count >= 2) return false;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
     const sp_loop_map *m = &s->map[k];
     double threads = m->thread_dim >= 0 ? s->block[m->thread_dim] : 1;
     if (m->block_dim >= 0 && threads * (double)s->grid[m->block_dim] < (double)n->loops[k].trip_max)
-      return -1;
+      return false;
   }
+  bool any = false;
   double stride = (double)s->grid[0];
   for (int d = 1; d < 3; d++) {
-    if (s->grid[d] > 1 && stride >= sample_blocks) {
-      *miss = sp_rank_l2_miss_share(arch, sp_pass_bytes(n, s, stride, arch->l2_line_bytes));
-      return d;
+    if (s->grid[d] > 1 && stride >= span) {
+      miss[d] = sp_rank_l2_miss_share(arch, sp_pass_bytes(n, s, stride, arch->l2_line_bytes));
+      any = true;
     }
     stride *= (double)s->grid[d];
   }
-  return -1;
+  return any;
+}
+
+static int64_t sp_gcd(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
 }
 
 #define SP_SLABS_EXACT 64
@@ -575,10 +589,20 @@ static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int
     if (m->block_dim == d) on_d = k;
   }
   if (on_d < 0) return 0;
-  /* Slabs differ by their edges and by where they start within a unit, whose period divides
-   * SP_SLABS_EXACT: beyond that many, the first and last are counted and those between at the
-   * mean of the first SP_SLABS_EXACT after the first. */
-  const int64_t g = s->grid[d], counted = g <= 2 * SP_SLABS_EXACT ? g : SP_SLABS_EXACT + 1;
+  /* Slabs differ by their edges and by where they start within a unit, which repeats with a
+   * period: the slabs after the first one of its shift in bytes, unit / gcd(unit, shift), for
+   * every reference. Beyond two periods the first and last slab are counted and those between
+   * at the mean of one period. */
+  int64_t period = 1;
+  for (int r = 0; r < n->nrefs; r++) {
+    const sp_ref *ref = &n->refs[r];
+    if (ref->array != a || !(accesses & (ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES))) continue;
+    int64_t shift = llabs(ref->offset.coef[on_d] * n->loops[on_d].step) * (int64_t)extent[on_d] % unit_bytes;
+    int64_t p = shift ? unit_bytes / sp_gcd(unit_bytes, shift) : 1;
+    period = period / sp_gcd(period, p) * p;
+    if (period > SP_SLABS_EXACT) period = SP_SLABS_EXACT;
+  }
+  const int64_t g = s->grid[d], counted = g <= 2 + 2 * period ? g : 1 + period;
   double sum = 0, head = 0;
   for (int64_t q = 0; q < counted; q++) {
     start[on_d] = (double)q * extent[on_d];
@@ -588,7 +612,7 @@ static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int
   }
   if (counted < g) {
     start[on_d] = (double)(g - 1) * extent[on_d];
-    sum += (sum - head) / SP_SLABS_EXACT * (double)(g - counted - 1) +
+    sum += (sum - head) / (double)period * (double)(g - counted - 1) +
            sp_rank_footprint_window(n, a, unit_bytes, accesses, extent, start);
   }
   double step = extent[on_d];
@@ -600,7 +624,7 @@ static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int
   return fmax(0, sum - all) * layers * unit_bytes;
 }
 
-/* Charges the re-reads and re-writes of sp_slab_beyond_sample's dimension d, the share miss of
+/* Charges the re-reads and re-writes of sp_slabs_beyond_sample's dimension d, the share miss of
  * them, to per_array: the overlap's reads (in L2 fills) move from the L2's hits to DRAM, at
  * most the hits, and its writes (in sectors) are written back again, at most the L2 writes
  * beyond the footprint. */
@@ -940,8 +964,8 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       double reread = 0;
       if (split && topt->sample_sms == 0 && cm->w_second_bytes > foot) {
         if (wave_pass < 0) {
-          double miss;
-          bool slab = sp_slab_beyond_sample(nest, arch, sched, (double)stats->blocks_simulated, &miss) > 0;
+          double miss[3];
+          bool slab = sp_slabs_beyond_sample(nest, arch, sched, (double)stats->blocks_simulated, miss);
           wave_pass = slab ? 0 : sp_wave_pass_bytes(nest, arch, sched);
         }
         reread = (cm->w_second_bytes - foot) * sp_rank_l2_miss_share(arch, wave_pass);
@@ -1014,15 +1038,6 @@ static void sp_l2_reads_first_touch(sp_cm_counters *x, const sp_cm_counters *all
   x->l2_read_cold_sectors = llround(cold / per_miss);
   x->l2_read_hit_sectors = llround(reads - misses);
   sp_counters_sane(x);
-}
-
-static int64_t sp_gcd(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
 }
 
 /* The refinement's whole-grid run sees the L1 through a window that can be too short: a
@@ -1672,12 +1687,13 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   /* refined candidates only: on the screening's short samples it cost himeno's ranking 0.46 s */
   bool extrapolated = topt.sample_sms > 0 || topt.sample_waves > 0 || cut || short_loop >= 0;
   /* a prefix in time of every SM, with the whole L2 (sp_simulate's rule for re-reads stands
-   * back where a slab lies beyond it) */
-  if (rc == 0 && topt.sample_sms == 0 && (topt.sample_waves > 0 || cut)) {
-    double miss = 0;
-    int d = sp_slab_beyond_sample(nest, arch, &c->schedule, (double)c->stats.blocks_simulated, &miss);
-    if (d > 0 && miss > 0) sp_charge_slab_overlap(nest, arch, &c->schedule, d, miss, c->per_array);
-  }
+   * back where a slab lies beyond it), or a screening sample of a few SMs */
+  double miss[3];
+  if (rc == 0 && (topt.sample_sms > 0 || topt.sample_waves > 0 || cut) &&
+      sp_slabs_beyond_sample(nest, arch, &c->schedule,
+                             topt.sample_sms > 0 ? 0 : (double)c->stats.blocks_simulated, miss))
+    for (int d = 1; d < 3; d++)
+      if (miss[d] > 0) sp_charge_slab_overlap(nest, arch, &c->schedule, d, miss[d], c->per_array);
   if (rc == 0 && all_sms && extrapolated && !opt->uncounted_l1)
     rc = sp_apply_counted_l1(nest, &c->schedule, arch, &cmo, c->per_array);
   if (rc == 0) {
