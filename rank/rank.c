@@ -627,7 +627,7 @@ static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int
 /* Charges the re-reads and re-writes of sp_slabs_beyond_sample's dimension d, the share miss of
  * them, to per_array: the overlap's reads (in L2 fills) move from the L2's hits to DRAM, at
  * most the hits, and its writes (in sectors) are written back again, at most the L2 writes
- * beyond the footprint. */
+ * not yet written back or dirty (each sector written is written back at most once). */
 static void sp_charge_slab_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
                                    int d, double miss, sp_cm_counters *per_array) {
   int fill = sp_fill_bytes(arch), sector = arch->l2_sector_bytes;
@@ -642,7 +642,7 @@ static void sp_charge_slab_overlap(const sp_nest *n, const sp_arch *arch, const 
       c->dram_read_bytes += llround(moved * per_miss);
     }
     double rewrite = miss * sp_slab_overlap(n, s, d, a, sector, SP_FOOT_WRITES);
-    double beyond = (double)c->l2_write_sectors * sector - sp_written_bytes(n, a, arch);
+    double beyond = (double)c->l2_write_sectors * sector - (double)(c->dram_write_bytes + c->l2_dirty_bytes);
     if (rewrite > 0 && beyond > 0) c->dram_write_bytes += llround(fmin(rewrite, beyond));
   }
 }
