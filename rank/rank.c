@@ -219,6 +219,12 @@ static double sp_cold_sectors_per_byte(const sp_cold_mix *m) {
   return m->seen > 0 && m->bytes > 0 ? m->seen / m->bytes : 0;
 }
 
+/* DRAM bytes per L2 read miss in c, or `fill` where it has none. */
+static double sp_dram_bytes_per_miss(const sp_cm_counters *c, int fill) {
+  double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
+  return misses > 0 && c->dram_read_bytes > 0 ? (double)c->dram_read_bytes / misses : fill;
+}
+
 /* Bytes a read miss brings from DRAM into the L2: its fill block, at least a sector. */
 static int sp_fill_bytes(const sp_arch *arch) {
   return arch->l2_fill_bytes > arch->l2_sector_bytes ? arch->l2_fill_bytes : arch->l2_sector_bytes;
@@ -477,16 +483,16 @@ static double sp_footprint_bytes(const sp_nest *n, int unit_bytes, const double 
   return bytes;
 }
 
-/* The bytes (in units of unit_bytes) that `blocks` blocks, the first of the grid, touch in one
- * pass of their body: one grid-stride round each, every sequential loop whole. A block's next
+/* The iterations of each loop that `blocks` blocks, the first of the grid, run in one pass of
+ * their body, and (sp_pass_bytes) the bytes, in units of unit_bytes, that they touch: one grid-stride round each, every sequential loop whole. A block's next
  * round, or the next wave, finds what one wave's round read about that far back in the L2's LRU
  * order. A collapsed group holds the blocks' threads along it as a box (sp_collapsed_box). */
-static double sp_pass_bytes(const sp_nest *n, const sp_schedule *s, double blocks, int unit_bytes) {
+static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks,
+                           double extent[SP_MAX_LOOPS]) {
   double along[3]; /* the blocks along each grid dimension (x fastest) */
   along[0] = fmin((double)s->grid[0], blocks);
   along[1] = fmin((double)s->grid[1], ceil(blocks / (double)s->grid[0]));
   along[2] = fmin((double)s->grid[2], ceil(blocks / ((double)s->grid[0] * (double)s->grid[1])));
-  double extent[SP_MAX_LOOPS];
   for (int k = 0; k < SP_MAX_LOOPS; k++) extent[k] = HUGE_VAL; /* every loop whole, but: */
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
     const sp_loop_map *m = &s->map[k];
@@ -496,6 +502,11 @@ static double sp_pass_bytes(const sp_nest *n, const sp_schedule *s, double block
     if (s->collapse_count >= 2 && k == s->collapse_first) sp_collapsed_box(n, s, threads, extent);
     else extent[k] = threads;
   }
+}
+
+static double sp_pass_bytes(const sp_nest *n, const sp_schedule *s, double blocks, int unit_bytes) {
+  double extent[SP_MAX_LOOPS];
+  sp_pass_extent(n, s, blocks, extent);
   return sp_footprint_bytes(n, unit_bytes, extent);
 }
 
@@ -509,6 +520,13 @@ static double sp_wave_blocks(const sp_arch *arch, const sp_schedule *s) {
  * their body. */
 static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
   return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), arch->l2_line_bytes);
+}
+
+/* The blocks dispatched between a block and its neighbour along grid dimension d. */
+static double sp_grid_stride(const sp_schedule *s, int d) {
+  double stride = 1;
+  for (int e = 0; e < d; e++) stride *= (double)s->grid[e];
+  return stride;
 }
 
 /* (include/schedpredict/rank.h) */
@@ -533,30 +551,21 @@ double sp_rank_l2_miss_share(const sp_arch *arch, double bytes) {
  * conv3d's k->tx+bz: the H100 read 97.6 MB of A's 67, the sample counted 67).
  * A screening sample runs a few SMs, which never see a neighbour on another SM: every dimension
  * lies beyond it (span 0).
- * Whether one dimension does, with miss[d] the share of those lines the L2 misses by then
- * (sp_rank_l2_miss_share) for each (0 for the others); none where the sample spans the grid's
- * strides, a collapse makes the slabs no boxes, or a block runs grid-stride rounds (their
- * re-reads are sp_simulate's). */
-static bool sp_slabs_beyond_sample(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
-                                   double span, double miss[3]) {
-  miss[0] = miss[1] = miss[2] = 0;
-  if (s->collapse_count >= 2) return false;
+ * The dimensions (bit d for y and z) whose stride is at least span blocks; none where a
+ * collapse makes the slabs no boxes or a block runs grid-stride rounds (their re-reads are
+ * sp_simulate's). */
+static unsigned sp_slab_dims(const sp_nest *n, const sp_schedule *s, double span) {
+  if (s->collapse_count >= 2) return 0;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
     const sp_loop_map *m = &s->map[k];
     double threads = m->thread_dim >= 0 ? s->block[m->thread_dim] : 1;
     if (m->block_dim >= 0 && threads * (double)s->grid[m->block_dim] < (double)n->loops[k].trip_max)
-      return false;
+      return 0;
   }
-  bool any = false;
-  double stride = (double)s->grid[0];
-  for (int d = 1; d < 3; d++) {
-    if (s->grid[d] > 1 && stride >= span) {
-      miss[d] = sp_rank_l2_miss_share(arch, sp_pass_bytes(n, s, stride, arch->l2_line_bytes));
-      any = true;
-    }
-    stride *= (double)s->grid[d];
-  }
-  return any;
+  unsigned dims = 0;
+  for (int d = 1; d < 3; d++)
+    if (s->grid[d] > 1 && sp_grid_stride(s, d) >= span) dims |= 1u << d;
+  return dims;
 }
 
 static int64_t sp_gcd(int64_t a, int64_t b) {
@@ -571,23 +580,17 @@ static int64_t sp_gcd(int64_t a, int64_t b) {
 #define SP_SLABS_EXACT 64
 
 /* Array a's footprint (accesses, in units of unit_bytes) summed over the slabs along grid
- * dimension d, less the footprint of them all: what later slabs touch again. Per slab, the
- * loops on lower dimensions span the grid, the loop on d one block at the slab's place, the
- * loops on higher dimensions one block, which stands for all of them (the result is multiplied
- * by their blocks). */
-
+ * dimension d, less the footprint of them all: what later slabs touch again. A slab is the
+ * first sp_grid_stride(d) blocks (sp_pass_extent: the loops on lower dimensions span the grid,
+ * the loop on d one block, the loops on higher dimensions one block, which stands for all of
+ * them: the result is multiplied by their blocks), moved along d. */
 static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int a, int unit_bytes,
                               unsigned accesses) {
   double extent[SP_MAX_LOOPS], start[SP_MAX_LOOPS] = {0};
   int on_d = -1;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) extent[k] = HUGE_VAL;
-  for (int k = 0; k < s->nband && k < n->nloops; k++) {
-    const sp_loop_map *m = &s->map[k];
-    if (m->thread_dim < 0 && m->block_dim < 0) continue;
-    double threads = m->thread_dim >= 0 ? s->block[m->thread_dim] : 1;
-    extent[k] = m->block_dim >= 0 && m->block_dim < d ? threads * (double)s->grid[m->block_dim] : threads;
-    if (m->block_dim == d) on_d = k;
-  }
+  sp_pass_extent(n, s, sp_grid_stride(s, d), extent);
+  for (int k = 0; k < s->nband && k < n->nloops; k++)
+    if (s->map[k].block_dim == d) on_d = k;
   if (on_d < 0) return 0;
   /* Slabs differ by their edges and by where they start within a unit, which repeats with a
    * period: the slabs after the first one of its shift in bytes, unit / gcd(unit, shift), for
@@ -624,8 +627,8 @@ static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int
   return fmax(0, sum - all) * layers * unit_bytes;
 }
 
-/* Charges the re-reads and re-writes of sp_slabs_beyond_sample's dimension d, the share miss of
- * them, to per_array: the overlap's reads (in L2 fills) move from the L2's hits to DRAM, at
+/* Charges the re-reads and re-writes of the slabs along dimension d (sp_slab_dims), the share
+ * miss of them, to per_array: the overlap's reads (in L2 fills) move from the L2's hits to DRAM, at
  * most the hits, and its writes (in sectors) are written back again, at most the L2 writes
  * not yet written back or dirty (each sector written is written back at most once). */
 static void sp_charge_slab_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
@@ -635,8 +638,7 @@ static void sp_charge_slab_overlap(const sp_nest *n, const sp_arch *arch, const 
     sp_cm_counters *c = &per_array[a];
     double reread = miss * sp_slab_overlap(n, s, d, a, fill, SP_FOOT_READS);
     if (reread > 0 && c->l2_read_hit_sectors > 0) {
-      double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
-      double per_miss = misses > 0 && c->dram_read_bytes > 0 ? (double)c->dram_read_bytes / misses : fill;
+      double per_miss = sp_dram_bytes_per_miss(c, fill);
       double moved = fmin(reread / per_miss, (double)c->l2_read_hit_sectors);
       c->l2_read_hit_sectors -= llround(moved);
       c->dram_read_bytes += llround(moved * per_miss);
@@ -963,11 +965,10 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
        * sample, sp_charge_slab_overlap charges them instead. */
       double reread = 0;
       if (split && topt->sample_sms == 0 && cm->w_second_bytes > foot) {
-        if (wave_pass < 0) {
-          double miss[3];
-          bool slab = sp_slabs_beyond_sample(nest, arch, sched, (double)stats->blocks_simulated, miss);
-          wave_pass = slab ? 0 : sp_wave_pass_bytes(nest, arch, sched);
-        }
+        if (wave_pass < 0)
+          wave_pass = sp_slab_dims(nest, sched, (double)stats->blocks_simulated)
+                          ? 0 /* sp_charge_slab_overlap's */
+                          : sp_wave_pass_bytes(nest, arch, sched);
         reread = (cm->w_second_bytes - foot) * sp_rank_l2_miss_share(arch, wave_pass);
       }
       sp_cap_cold(&per_array[a], cm->seen, cm->bytes, ex[2 * a] / ex[2 * a + 1],
@@ -1028,10 +1029,9 @@ static void sp_l2_reads_first_touch(sp_cm_counters *x, const sp_cm_counters *all
                                     int fill) {
   double reads = (double)x->l2_read_sectors;
   double all_reads = (double)all->l2_read_sectors;
-  double all_misses = all_reads - (double)all->l2_read_hit_sectors;
   double cold = fmin(foot, reads * fill);
   double other = all_reads > 0 ? reads * (double)(all->dram_read_bytes - all->dram_read_cold_bytes) / all_reads : 0;
-  double per_miss = all_misses > 0 && all->dram_read_bytes > 0 ? (double)all->dram_read_bytes / all_misses : fill;
+  double per_miss = sp_dram_bytes_per_miss(all, fill);
   double misses = fmin(reads, (cold + other) / per_miss);
   x->dram_read_cold_bytes = llround(cold);
   x->dram_read_bytes = llround(cold + fmax(other, 0));
@@ -1509,8 +1509,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     sp_cm_counters *c = &per_array[a];
     double excess = (double)c->dram_read_cold_bytes - fmax(foot, 0);
     if (excess <= 0) continue;
-    double misses = (double)(c->l2_read_sectors - c->l2_read_hit_sectors);
-    double per_miss = misses > 0 ? (double)c->dram_read_bytes / misses : fill;
+    double per_miss = sp_dram_bytes_per_miss(c, fill);
     c->dram_read_cold_bytes -= llround(excess);
     c->dram_read_bytes -= llround(excess);
     c->l2_read_hit_sectors += llround(excess / per_miss);
@@ -1688,12 +1687,17 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   bool extrapolated = topt.sample_sms > 0 || topt.sample_waves > 0 || cut || short_loop >= 0;
   /* a prefix in time of every SM, with the whole L2 (sp_simulate's rule for re-reads stands
    * back where a slab lies beyond it), or a screening sample of a few SMs */
-  double miss[3];
-  if (rc == 0 && (topt.sample_sms > 0 || topt.sample_waves > 0 || cut) &&
-      sp_slabs_beyond_sample(nest, arch, &c->schedule,
-                             topt.sample_sms > 0 ? 0 : (double)c->stats.blocks_simulated, miss))
-    for (int d = 1; d < 3; d++)
-      if (miss[d] > 0) sp_charge_slab_overlap(nest, arch, &c->schedule, d, miss[d], c->per_array);
+  unsigned slabs = rc == 0 && (topt.sample_sms > 0 || topt.sample_waves > 0 || cut)
+                       ? sp_slab_dims(nest, &c->schedule,
+                                      topt.sample_sms > 0 ? 0 : (double)c->stats.blocks_simulated)
+                       : 0;
+  for (int d = 1; d < 3; d++) {
+    if (!(slabs >> d & 1)) continue;
+    /* the share of the lines of the slab between them that the L2 loses */
+    double slab = sp_pass_bytes(nest, &c->schedule, sp_grid_stride(&c->schedule, d), arch->l2_line_bytes);
+    double miss = sp_rank_l2_miss_share(arch, slab);
+    if (miss > 0) sp_charge_slab_overlap(nest, arch, &c->schedule, d, miss, c->per_array);
+  }
   if (rc == 0 && all_sms && extrapolated && !opt->uncounted_l1)
     rc = sp_apply_counted_l1(nest, &c->schedule, arch, &cmo, c->per_array);
   if (rc == 0) {
