@@ -280,6 +280,8 @@ struct sp_cm_memsys {
    * its reads (l2_cold_outside_fills) */
   uint64_t *cold_out;
   uint32_t ncold_out;
+  /* bitmaps of an earlier model, clear, for track_footprint (sp_cm_memsys_adopt_footprints) */
+  struct sp_cm_footprints *spare;
   /* Instructions accepted but not yet simulated (see sp_cm_memsys_access). */
   struct pipe_ent *pipe;
   unsigned pipe_head, pipe_count;
@@ -548,6 +550,7 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
   free(m->cold);
   free(m->cold_log);
   free(m->cold_out);
+  sp_cm_footprints_free(m->spare);
   free(m->pipe);
   free(m->l2q);
   sp_cm_coalesce_memo_free(m->memo);
@@ -1085,6 +1088,69 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   return 0;
 }
 
+/* Bitmaps kept for a later sp_cm_memsys_track_footprint (sp_cm_memsys_take_footprints), all
+ * clear: per array (bits NULL: none), and the log and first-touch buffers. */
+struct sp_cm_footprints {
+  int narrays;
+  uint32_t sector_bytes;
+  struct cold_footprint *cold;
+  uint64_t *log, *out;
+};
+
+void sp_cm_footprints_free(sp_cm_footprints *f)
+{
+  if (!f) return;
+  for (int a = 0; a < f->narrays; a++) free(f->cold[a].bits);
+  free(f->cold);
+  free(f->log);
+  free(f->out);
+  free(f);
+}
+
+sp_cm_footprints *sp_cm_memsys_take_footprints(sp_cm_memsys *m)
+{
+  if (!m || (!m->cold && !m->spare)) return NULL;
+  sp_cm_footprints *f = m->spare;
+  if (!f) {
+    f = calloc(1, sizeof *f);
+    struct cold_footprint *cold = calloc((size_t)m->narrays, sizeof *cold);
+    if (!f || !cold) {
+      free(f);
+      free(cold);
+      return NULL; /* they stay with m, and go with it */
+    }
+    *f = (sp_cm_footprints){m->narrays, m->l2_sector_bytes, cold, NULL, NULL};
+  }
+  m->spare = NULL;
+  if (m->cold) {
+    cold_clear(m, -1);
+    for (int a = 0; a < m->narrays; a++) {
+      if (!m->cold[a].bits) continue;
+      free(f->cold[a].bits);
+      f->cold[a] = m->cold[a];
+    }
+    free(m->cold);
+    free(f->log);
+    free(f->out);
+    f->log = m->cold_log;
+    f->out = m->cold_out;
+    m->cold = NULL;
+    m->cold_log = m->cold_out = NULL;
+    m->cold_log_n = m->ncold_out = 0;
+  }
+  return f;
+}
+
+void sp_cm_memsys_adopt_footprints(sp_cm_memsys *m, sp_cm_footprints *f)
+{
+  if (!f) return;
+  if (!m || m->spare || m->narrays != f->narrays || m->l2_sector_bytes != f->sector_bytes) {
+    sp_cm_footprints_free(f);
+    return;
+  }
+  m->spare = f;
+}
+
 int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int64_t bytes,
                                  int64_t max_bitmap_bytes)
 {
@@ -1098,10 +1164,15 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
    * 1/16 of the sampled L2 more than its share (n x 2^s <= capacity / 16). */
   if (m->l2_sample_mask) m->l2_whole[array] = 16 * n <= m->l2_sectors;
   if ((int64_t)((n + 63) / 64 * 8) > max_bitmap_bytes) return -1;
+  sp_cm_footprints *spare = m->spare;
   if (!m->cold) {
     m->cold = calloc((size_t)m->narrays, sizeof *m->cold);
-    m->cold_log = malloc(COLD_LOG_CAP * sizeof *m->cold_log);
-    m->cold_out = malloc(((size_t)SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT) * sizeof *m->cold_out);
+    if (spare) {
+      m->cold_log = spare->log, m->cold_out = spare->out;
+      spare->log = spare->out = NULL;
+    }
+    if (!m->cold_log) m->cold_log = malloc(COLD_LOG_CAP * sizeof *m->cold_log);
+    if (!m->cold_out) m->cold_out = malloc(((size_t)SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT) * sizeof *m->cold_out);
     if (!m->cold || !m->cold_log || !m->cold_out) return -1;
   }
   struct cold_footprint *f = &m->cold[array];
@@ -1111,6 +1182,17 @@ int sp_cm_memsys_track_footprint(sp_cm_memsys *m, int array, uint64_t base, int6
   }
   cold_clear(m, array); /* drops the array's log entries before its bitmap goes */
   free(f->bits);
+  f->bits = NULL;
+  struct cold_footprint *kept = spare ? &spare->cold[array] : NULL;
+  if (kept && kept->bits) {
+    if (kept->first == first && kept->n == n) { /* clear already */
+      *f = *kept;
+      kept->bits = NULL;
+      return 0;
+    }
+    free(kept->bits);
+    kept->bits = NULL;
+  }
   f->bits = calloc((size_t)((n + 63) / 64), sizeof *f->bits);
   if (!f->bits) return -1;
   f->first = first;
@@ -1281,9 +1363,10 @@ size_t sp_cm_memsys_memory_bytes(const sp_cm_memsys *m)
       b += (size_t)(s->pend.mask + 1) * sizeof *s->pend.ring +
            (size_t)(s->pend.map.mask + 1) * sizeof *s->pend.map.slots;
   }
-  if (m->cold)
-    for (int a = 0; a < m->narrays; a++)
-      if (m->cold[a].bits) b += (size_t)((m->cold[a].n + 63) / 64) * 8;
+  for (int a = 0; a < m->narrays; a++) {
+    if (m->cold && m->cold[a].bits) b += (size_t)((m->cold[a].n + 63) / 64) * 8;
+    if (m->spare && m->spare->cold[a].bits) b += (size_t)((m->spare->cold[a].n + 63) / 64) * 8;
+  }
   return b;
 }
 

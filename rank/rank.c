@@ -757,8 +757,10 @@ static sp_cm_memsys *sp_model_get(sp_model_cache *mc, const sp_arch *arch, int n
     sp_cm_memsys_reset(mc->m);
     return mc->m;
   }
+  sp_cm_footprints *fp = sp_cm_memsys_take_footprints(mc->m);
   sp_cm_memsys_free(mc->m);
   mc->m = sp_cm_memsys_create(arch, nsms, narrays, cmo);
+  sp_cm_memsys_adopt_footprints(mc->m, fp);
   mc->nsms = nsms;
   mc->cmo = *cmo;
   return mc->m;

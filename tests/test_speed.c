@@ -90,6 +90,60 @@ static void test_reset_equals_fresh(void)
   }
 }
 
+/* A model made for another configuration with the footprints of the one it replaces
+ * (sp_cm_memsys_take_footprints and _adopt_footprints, as a ranking's worker does) counts what
+ * a fresh one counts: the bitmaps come clear whatever the old model marked, and go to the
+ * arrays tracked again over the same extent; one tracked over another extent gets a new one,
+ * and one not tracked stays untracked. A model of other arrays frees them (ASan, valgrind). */
+static void test_adopted_footprints_equal_fresh(void)
+{
+  const sp_arch arch = H100;
+  sp_cm_options o1 = {0}, o2 = {0};
+  o1.l1_bytes = o2.l1_bytes = 16 << 10;
+  o1.l2_fraction = 0.004;
+  o2.l2_fraction = 0.006;
+  const uint64_t base = UINT64_C(1) << 40;
+  const size_t bitmap = ((size_t)1 << 24) / 32 / 8; /* one array's: 16 MB of 32-byte sectors */
+  for (int variant = 0; variant < 3; variant++) {
+    sp_cm_memsys *old = sp_cm_memsys_create(&arch, 6, 3, &o1);
+    CHECK(old != NULL);
+    if (!old) return;
+    for (int a = 0; a < 3; a++)
+      CHECK_EQ_INT(sp_cm_memsys_track_footprint(old, a, base + ((uint64_t)a << 24), 1 << 24, 1 << 20), 0);
+    feed(old, 1, 20000);
+    sp_cm_counters c;
+    sp_cm_memsys_counters(old, -1, &c);
+    CHECK(c.l2_read_cold_sectors > 0);
+    sp_cm_footprints *fp = sp_cm_memsys_take_footprints(old);
+    CHECK(fp != NULL);
+    CHECK(sp_cm_memsys_take_footprints(old) == NULL); /* taken: none left */
+    sp_cm_memsys_free(old);
+    const int narrays = variant == 2 ? 4 : 3;
+    sp_cm_memsys *adopted = sp_cm_memsys_create(&arch, 6, narrays, &o2);
+    sp_cm_memsys *fresh = sp_cm_memsys_create(&arch, 6, narrays, &o2);
+    CHECK(adopted && fresh);
+    if (!adopted || !fresh) return;
+    size_t before = sp_cm_memsys_memory_bytes(adopted);
+    sp_cm_memsys_adopt_footprints(adopted, fp);
+    CHECK_EQ_INT(sp_cm_memsys_memory_bytes(adopted) - before, variant == 2 ? 0 : 3 * bitmap);
+    for (int a = 0; a < 3; a++) {
+      if (variant == 1 && a == 2) continue;
+      int64_t bytes = variant == 1 && a == 1 ? 1 << 23 : 1 << 24;
+      CHECK_EQ_INT(sp_cm_memsys_track_footprint(adopted, a, base + ((uint64_t)a << 24), bytes, 1 << 20), 0);
+      CHECK_EQ_INT(sp_cm_memsys_track_footprint(fresh, a, base + ((uint64_t)a << 24), bytes, 1 << 20), 0);
+    }
+    /* held: the untracked array's bitmap only */
+    CHECK_EQ_INT(sp_cm_memsys_memory_bytes(adopted) - sp_cm_memsys_memory_bytes(fresh), variant == 1 ? bitmap : 0);
+    feed(adopted, 2, 20000);
+    feed(fresh, 2, 20000);
+    CHECK(same_counters(adopted, fresh, 3));
+    sp_cm_memsys_counters(adopted, -1, &c);
+    CHECK(c.l2_read_cold_sectors > 0);
+    sp_cm_memsys_free(adopted);
+    sp_cm_memsys_free(fresh);
+  }
+}
+
 /* Counters read in the middle of a stream include every instruction accepted so far. */
 static void test_pipeline_flush(void)
 {
@@ -1615,6 +1669,7 @@ int main(void)
     return 1;
   }
   SP_RUN(test_reset_equals_fresh);
+  SP_RUN(test_adopted_footprints_equal_fresh);
   SP_RUN(test_pipeline_flush);
   SP_RUN(test_threads_deterministic);
   SP_RUN(test_model_lookups_counted);
