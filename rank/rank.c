@@ -873,7 +873,8 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
                        const sp_cm_options *cmo, double est_instr, int64_t budget,
                        bool by_sectors, bool shortened, bool l1_replaced, bool raw,
                        sp_model_cache *mc, sp_cm_counters *per_array, sp_cm_counters *per_ref,
-                       sp_trace_stats *stats, bool *sampled, double *scale, bool *cut) {
+                       sp_trace_stats *stats, bool *sampled, double *scale, bool *cut,
+                       int64_t *window) {
   size_t nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
   sp_capped_sink sink = {.cap = budget > 0 ? budget + budget / 4 : 0,
                          .nrefs = nest->nrefs, .snap_at = 256,
@@ -907,6 +908,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
      * first pass, repeat with its trip). */
     int k = sink.snap_seen[0] > 0 && 2 * sink.snap_seen[0] <= sink.seen ? 0 : 1;
     bool split = (truncated || topt->sample_waves > 0) && sink.snap_seen[k] > 0;
+    if (window) window[0] = split ? sink.snap_seen[k] : 0, window[1] = sink.seen;
     size_t na = (size_t)(nest->narrays ? nest->narrays : 1);
     sp_cold_mix *cold_seen = calloc(na, sizeof *cold_seen); /* per array */
     double *ex = calloc(2 * na, sizeof *ex);
@@ -1083,26 +1085,179 @@ typedef struct sp_l1_part {
   const sp_nest *run;
   sp_trace_options topt;
   bool raw;
+  bool census; /* a prefix of its SMs' waves whose later waves sp_l1_census weighs */
+  int cls_first, cls_n; /* the SMs it stands for (with census) */
   double weight;
 } sp_l1_part;
+
+/* The options of an sp_l1_part's run: only its SMs' L1 side is kept (sp_refine_l1), so their
+ * L2 need not be simulated. */
+static sp_cm_options sp_l1_part_options(const sp_arch *arch, const sp_cm_options *cmo_all, int nsms) {
+  sp_cm_options cmo = *cmo_all;
+  if ((double)nsms / arch->sm_count < cmo.l2_fraction) cmo.l2_fraction = (double)nsms / arch->sm_count;
+  cmo.l1_only = cmo.l1_variant == SP_CM_L1_BASE;
+  return cmo;
+}
 
 static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                           const sp_cm_options *cmo_all, double est_instr, int64_t budget,
                           sp_model_cache *mc, const sp_l1_part *p, sp_cm_counters *l1,
-                          sp_cm_counters *ref) {
+                          sp_cm_counters *ref, sp_trace_stats *st, int64_t *window) {
   int nsms = p->topt.sample_sms;
-  sp_cm_options cmo = *cmo_all;
-  if ((double)nsms / arch->sm_count < cmo.l2_fraction) cmo.l2_fraction = (double)nsms / arch->sm_count;
-  /* only these SMs' L1 side is kept (sp_refine_l1): their L2 need not be simulated */
-  cmo.l1_only = cmo.l1_variant == SP_CM_L1_BASE;
-  sp_trace_stats st;
+  sp_cm_options cmo = sp_l1_part_options(arch, cmo_all, nsms);
   bool sampled;
   double scale;
   if (p->raw)
     return sp_simulate(nest, nest, arch, sched, &p->topt, nsms, &cmo, 0, 0, false, false, false,
-                       true, mc, l1, ref, &st, &sampled, &scale, NULL);
+                       true, mc, l1, ref, st, &sampled, &scale, NULL, window);
   return sp_simulate(nest, p->run, arch, sched, &p->topt, nsms, &cmo, est_instr, budget, false,
-                     p->run != nest, false, false, mc, l1, ref, &st, &sampled, &scale, NULL);
+                     p->run != nest, false, false, mc, l1, ref, st, &sampled, &scale, NULL, window);
+}
+
+/* The most blocks of a wave on an SM the census counts (the H100 and its kin hold 32), and of
+ * a class of SMs (every k-th SM beyond). */
+#define SP_CENSUS_MAX_ACTIVE 64
+#define SP_CENSUS_MAX_BLOCKS 65536.0
+
+/* The grid dimensions (bit d) along which reference r's address moves from block to block: a
+ * loop of its subscripts is distributed over grid dimension d, of more than one block. */
+static unsigned sp_ref_block_dims(const sp_nest *n, const sp_schedule *s, int r) {
+  unsigned dims = 0;
+  for (int k = 0; k < s->nband; k++)
+    if (n->refs[r].offset.coef[k] != 0 && sp_loop_moves_with_block(n, s, k))
+      dims |= 1u << s->map[sp_schedule_collapsed_away(s, k) ? s->collapse_first : k].block_dim;
+  return dims;
+}
+
+/* One wave of an SM for sp_l1_census: its blocks' coordinates, iterations along each grid
+ * dimension (sp_trace_block_shares) and grid-stride rounds. */
+typedef struct sp_census_wave {
+  int n;
+  int64_t at[SP_CENSUS_MAX_ACTIVE][3], share[SP_CENSUS_MAX_ACTIVE][3], rounds[SP_CENSUS_MAX_ACTIVE][3];
+} sp_census_wave;
+
+/* What a reference's misses in wave v are in proportion to, its keys: the distinct values of
+ * the blocks' coordinates along `dims` (the grid dimensions its address moves with), each
+ * weighed by the key's iterations along them (a partial last block reads less) and by the most
+ * grid-stride rounds any of its blocks takes along the others (a block's rounds read its data
+ * again, and the blocks of one key take theirs together). */
+static double sp_census_keys(const sp_census_wave *v, const sp_schedule *s, unsigned dims) {
+  int64_t key[SP_CENSUS_MAX_ACTIVE];
+  double data[SP_CENSUS_MAX_ACTIVE], passes[SP_CENSUS_MAX_ACTIVE];
+  int nk = 0;
+  for (int j = 0; j < v->n; j++) {
+    int64_t k = 0;
+    double along = 1, other = 1;
+    for (int d = 0; d < 3; d++) {
+      k = k * (s->grid[d] + 1) + (dims >> d & 1 ? v->at[j][d] : 0);
+      if (dims >> d & 1) along *= (double)v->share[j][d];
+      else other *= (double)v->rounds[j][d];
+    }
+    int q = 0;
+    while (q < nk && key[q] != k) q++;
+    if (q == nk) data[nk] = along, passes[nk] = 0, key[nk++] = k;
+    passes[q] = fmax(passes[q], other);
+  }
+  double keys = 0;
+  for (int q = 0; q < nk; q++) keys += data[q] * passes[q];
+  return keys;
+}
+
+/* Declared in refine.h. A prefix of its SMs' first waves (a part of sp_refine_l1 with census)
+ * takes the L1 rates of those waves for all of its class's, and the blocks of later waves may
+ * share their data in L1 differently: 2mm.c:17 on 900 x 25 blocks of 32 threads, 32 an SM,
+ * holds 5 rows of blocks in each SM's first wave, so 5 distinct rows of A among its 32
+ * blocks, and in later waves, which start mid-row, 5 or 6; its L2 reads, the L1's misses, were
+ * 4.8 % too few. A reference whose address moves with only some of the grid's dimensions is
+ * read once a wave for each key (sp_census_keys) by whichever of its blocks comes first, and
+ * hits for the others. Where the blocks' rounds differ waves do not stay in step (a block
+ * that ends early lets the next start beside the others), and a collapse fuses the loops the
+ * keys are made of: every factor is 1 there. Running the waves for their misses with the
+ * longest loop shortened instead made the few sectors of each row's short window count
+ * (2mm's 1024-thread candidates 14 % off). */
+int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_census_in *in,
+                 double *factor) {
+  for (int r = 0; r < nest->nrefs; r++) factor[r] = 1;
+  const int S = in->sms, active = in->active;
+  const int64_t gx = sched->grid[0], gy = sched->grid[1], blocks = gx * gy * sched->grid[2];
+  if (!(in->window[1] > in->window[0]) || S < 1 || in->nsms < 1 || in->cls_n < 1 || active < 1 ||
+      active > SP_CENSUS_MAX_ACTIVE || sched->collapse_count)
+    return 0;
+  const size_t nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
+  unsigned all = 0, *dims = malloc(nr * sizeof *dims);
+  double *keys = calloc(2 * nr, sizeof *keys); /* per reference: all the class's, the window's */
+  sp_census_wave *v = malloc(sizeof *v);
+  if (!dims || !keys || !v) {
+    free(dims), free(keys), free(v);
+    return -1;
+  }
+  for (int d = 0; d < 3; d++) all |= sched->grid[d] > 1 ? 1u << d : 0;
+  bool ok = false;
+  for (int r = 0; r < nest->nrefs; r++) {
+    dims[r] = nest->refs[r].access == SP_READ ? sp_ref_block_dims(nest, sched, r) : all;
+    ok |= dims[r] != all;
+  }
+  const int64_t per_sm = blocks / S + 1;
+  const int step = (int)fmax(1, ceil((double)in->cls_n * (double)per_sm / SP_CENSUS_MAX_BLOCKS));
+  double work[2] = {0, 0};
+  int64_t rounds0[3] = {-1, -1, -1};
+  for (int i = 0; ok && i < in->cls_n; i++) {
+    const int sm = in->cls_first + i;
+    const bool sampled = sm >= in->sm_first && sm < in->sm_first + in->nsms, counted = i % step == 0;
+    if (!counted && !sampled) continue;
+    int64_t nb = blocks > sm ? (blocks - 1 - sm) / S + 1 - in->skip_blocks : 0;
+    int64_t waves = (nb + active - 1) / active;
+    if (in->waves > 0 && in->waves < waves) waves = in->waves;
+    for (int64_t w = 0; ok && w < waves; w++) {
+      /* the share of the wave in the window, in blocks' worth of one SM's instructions */
+      double lo = (double)(w * active), hi = fmin((double)((w + 1) * active), (double)nb);
+      double seen = sampled && hi > lo ? fmax(0, fmin(hi, in->window[1]) - fmax(lo, in->window[0])) / (hi - lo) : 0;
+      double wwork = 0;
+      v->n = 0;
+      for (int64_t j = w * active; ok && j < (w + 1) * active && j < nb; j++, v->n++) {
+        const int64_t b = sm + S * (in->skip_blocks + j);
+        int64_t *at = v->at[v->n], *share = v->share[v->n], *rounds = v->rounds[v->n];
+        at[0] = b % gx, at[1] = b / gx % gy, at[2] = b / (gx * gy);
+        ok = sp_trace_block_shares(nest, sched, b, share, rounds) == 0;
+        if (ok && rounds0[0] < 0) memcpy(rounds0, rounds, sizeof rounds0);
+        ok = ok && memcmp(rounds0, rounds, sizeof rounds0) == 0;
+        wwork += (double)share[0] * (double)share[1] * (double)share[2];
+      }
+      work[0] += counted ? wwork : 0;
+      work[1] += seen * wwork;
+      for (int r = 0; ok && r < nest->nrefs; r++) {
+        if (dims[r] == all) continue;
+        double k = sp_census_keys(v, sched, dims[r]);
+        keys[2 * r] += counted ? k : 0;
+        keys[2 * r + 1] += seen * k;
+      }
+    }
+  }
+  for (int r = 0; ok && r < nest->nrefs; r++)
+    if (dims[r] != all && keys[2 * r + 1] > 0 && work[0] > 0 && work[1] > 0)
+      factor[r] = (keys[2 * r] / work[0]) / (keys[2 * r + 1] / work[1]);
+  free(dims), free(keys), free(v);
+  return 0;
+}
+
+/* The part's counts (per reference, and per array in l1) with each reference's L1 misses scaled
+ * by factor[r] (sp_l1_census): its hits change by as much, and its L2 reads with them, at
+ * the reference's L2 sectors per L1 miss. */
+static void sp_l1_scale_misses(const sp_nest *nest, const double *factor, sp_cm_counters *l1,
+                               sp_cm_counters *ref) {
+  for (int r = 0; r < nest->nrefs; r++) {
+    sp_cm_counters *c = &ref[r];
+    double misses = (double)(c->ld_sectors - c->ld_l1_hit_sectors);
+    if (factor[r] == 1 || misses <= 0) continue;
+    double scaled = fmin((double)c->ld_sectors, misses * factor[r]);
+    int64_t hits = c->ld_sectors - llround(scaled);
+    int64_t reads = llround((double)c->l2_read_sectors * scaled / misses);
+    sp_cm_counters *a = &l1[nest->refs[r].array];
+    a->ld_l1_hit_sectors += hits - c->ld_l1_hit_sectors;
+    a->l2_read_sectors += reads - c->l2_read_sectors;
+    c->ld_l1_hit_sectors = hits;
+    c->l2_read_sectors = reads;
+  }
 }
 
 /* The last round of the grid-stride loop on a grid's one dimension (of extent > 1), in a grid
@@ -1354,7 +1509,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   sp_cm_counters *l1 = calloc(na, sizeof *l1), *sum = calloc(na, sizeof *sum);
   sp_cm_counters *ref = calloc(nr, sizeof *ref), *ref_sum = calloc(nr, sizeof *ref_sum);
   double *work = malloc((size_t)S * sizeof *work), *reach = malloc((nr + 1) * sizeof *reach);
-  int rc = l1 && sum && ref && ref_sum && work && reach ? 0 : -1;
+  double *census = malloc(nr * sizeof *census);
+  int rc = l1 && sum && ref && ref_sum && work && reach && census ? 0 : -1;
   bool by_work = rc == 0 && sp_trace_sm_work(nest, sched, S, work) == 0;
   double work_all = 0;
   for (int i = 0; by_work && i < S; i++) work_all += work[i];
@@ -1432,6 +1588,10 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         p.topt.sample_waves = (nb - tail) / active;
         p.weight = f * (double)(nb - tail) / (double)nb;
       }
+      /* its later waves' keys (sp_l1_census), where no part of its own takes a last
+       * round that fewer blocks run (a drain, a round tail: the census would count it too) */
+      p.census = run == nest && drain.share[q] <= 0 && tail_round.round == 0;
+      p.cls_first = cls_first[q], p.cls_n = cls_n[q];
       part[nparts++] = p;
       if (tail) {
         p.topt.sample_waves = 0;
@@ -1439,6 +1599,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         p.weight = f * (double)tail / (double)nb;
         part[nparts++] = p;
       }
+      p.census = false;
       if (drain.share[q] > 0) { /* taken from the part that holds the last wave */
         double w = fmin(f * drain.share[q], part[nparts - 1].weight);
         part[nparts - 1].weight -= w;
@@ -1457,7 +1618,21 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
                                     .weight = tail_round.weight[c]};
     for (int i = 0; i < nparts && rc == 0; i++) {
       memset(l1, 0, na * sizeof *l1);
-      rc = sp_l1_part_run(nest, arch, sched, cmo_all, est_instr, l1_budget / ncls, mc, &part[i], l1, ref);
+      sp_trace_stats st;
+      int64_t window[2] = {0, 0};
+      const sp_l1_part *pi = &part[i];
+      rc = sp_l1_part_run(nest, arch, sched, cmo_all, est_instr, l1_budget / ncls, mc, pi, l1, ref, &st, window);
+      /* the part's window of instructions, in blocks' worth of one of its SMs' */
+      const double per_block = est_instr / (double)(blocks > 0 ? blocks : 1) * pi->topt.sample_sms;
+      if (rc == 0 && census && pi->census && per_block > 0 && !pi->topt.placement &&
+          !pi->topt.sample_skip_rounds) {
+        const sp_l1_census_in in = {S, active, pi->cls_first, pi->cls_n, pi->topt.sample_sm_first,
+                                    pi->topt.sample_sms, pi->topt.sample_skip_blocks,
+                                    pi->topt.sample_waves,
+                                    {(double)window[0] / per_block, (double)window[1] / per_block}};
+        rc = sp_l1_census(nest, sched, &in, census);
+        if (rc == 0) sp_l1_scale_misses(nest, census, l1, ref);
+      }
       sp_refine_l1_add(nest, l1, ref, part[i].weight, pass == 0 ? sum : NULL, rs,
                        part[i].raw ? NULL : reach, rc);
     }
@@ -1568,6 +1743,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   free(ref_sum);
   free(work);
   free(reach);
+  free(census);
   return rc;
 }
 
@@ -1674,7 +1850,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   bool distorted = refine_short && !sp_shortening_keeps_l1(nest, arch, &c->schedule, short_loop, short_trip);
   int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
                        !all_sms, short_loop >= 0, distorted, false, &mc[0], c->per_array, main_ref,
-                       &c->stats, &c->sampled, &c->scale, &cut);
+                       &c->stats, &c->sampled, &c->scale, &cut, NULL);
   if (rc == 0 && refine_short) { /* a cut run saw only the head of the threads' passes */
     bool rough = distorted || cut;
     rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, rough, rough, &mc[1],

@@ -40,4 +40,20 @@ bool sp_screen_twins(const sp_rank_candidate *a, const sp_rank_candidate *b);
 #define SP_L1_STRATA 4
 int sp_l1_strata(int first, int n, int k, int period, int *out, int *len);
 
+/* A sample of an SM's blocks that is a prefix in time stands for a class of SMs; the blocks of
+ * their waves can share a reference's data in L1 more or less than the sample's (rank.c's
+ * sp_l1_census says why and how). The sample: SMs sm_first .. + nsms - 1, each from its
+ * skip_blocks-th block, `waves` waves of `active` blocks (0: all); the instructions it
+ * extrapolates from, window[0] .. window[1] of each SM's, in blocks' worth (a wave's blocks run
+ * together: wave w spans w * active .. (w + 1) * active); the class: SMs cls_first .. + cls_n -
+ * 1 of `sms`, block b on SM b mod sms. factor[nrefs]: the reference's misses per block
+ * iteration over the class's waves over those in the window, as the blocks' keys give them. */
+typedef struct sp_l1_census_in {
+  int sms, active, cls_first, cls_n, sm_first, nsms;
+  int64_t skip_blocks, waves;
+  double window[2];
+} sp_l1_census_in;
+int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_census_in *in,
+                 double *factor);
+
 #endif

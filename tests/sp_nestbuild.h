@@ -106,4 +106,21 @@ static inline void tn_transpose(tnest *t, int64_t n) {
   tn_ref(t, a, false, 8, chain, 2, 0, ca);
   tn_ref(t, b, true, 8, chain, 2, 0, cb);
 }
+/* C[i][j] (+)= A[i][k] * B[k][j] on doubles, ni x nj x nk, k sequential in every thread; load_c:
+ * C is read before the k loop (gemm's beta * C), else only stored after it (matmul). References:
+ * [C read,] A, B, C store. */
+static inline void tn_gemm_rect(tnest *t, int64_t ni, int64_t nj, int64_t kk, bool load_c) {
+  tn_init(t);
+  tn_loop(t, -1, true, true, 0, 0, ni - 1, 0, 1);
+  tn_loop(t, 0, true, true, 0, 0, nj - 1, 0, 1);
+  tn_loop(t, 1, false, false, 0, 0, kk - 1, 0, 1);
+  int a = tn_array(t, 8, ni * kk * 8), b = tn_array(t, 8, kk * nj * 8), c = tn_array(t, 8, ni * nj * 8);
+  int ch3[3] = {0, 1, 2}, ch2[2] = {0, 1};
+  int64_t ca[SP_MAX_LOOPS] = {kk * 8, 0, 8}, cb[SP_MAX_LOOPS] = {0, 8, nj * 8}, cc[SP_MAX_LOOPS] = {nj * 8, 8};
+  if (load_c) tn_ref(t, c, false, 8, ch2, 2, 0, cc);
+  tn_ref(t, a, false, 8, ch3, 3, 0, ca);
+  tn_ref(t, b, false, 8, ch3, 3, 0, cb);
+  tn_ref(t, c, true, 8, ch2, 2, 0, cc);
+}
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rank/refine.h"
+#include "sp_nestbuild.h"
 #include "sp_test.h"
 
 enum { MAXC = 16 };
@@ -223,8 +224,107 @@ static void test_l1_strata(void)
   CHECK(out[0] % 4 == 0 && out[1] % 4 == 1 && out[0] < 68 && out[1] >= 68);
 }
 
+/* The L1 census (sp_l1_census) against the keys counted here by brute force. 2mm.c:17's shape,
+ * 800 x 900 doubles, k < 64: i on the lanes of 32-thread blocks and on blockIdx.y, j on
+ * blockIdx.x (900 x 25 blocks, 32 an SM on 132 SMs). A[i][k] moves with blockIdx.y only: the
+ * blocks of one row share their rows of A, and a wave's misses of A follow its distinct rows;
+ * B[k][j] moves with blockIdx.x only, and no two blocks of a wave share a column. */
+/* The distinct rows (b / gx) of blocks first, first + stride, ... (n of them), each weighed by its
+ * lanes (32, and `last` in row `last_row`); *lanes: the blocks' lanes. */
+static double distinct_rows(int64_t first, int n, int64_t stride, int64_t gx, int64_t last_row,
+                            int last, double *lanes)
+{
+  int64_t rows[64];
+  int nr = 0;
+  double keys = 0;
+  *lanes = 0;
+  for (int j = 0; j < n; j++) {
+    int64_t r = (first + stride * j) / gx;
+    int w = r == last_row ? last : 32, q = 0;
+    *lanes += w;
+    while (q < nr && rows[q] != r) q++;
+    if (q == nr) rows[nr++] = r, keys += w;
+  }
+  return keys;
+}
+
+/* The 2mm-like grid with `rows` rows of i (800: 25 full rows of blocks; 790: the last row of
+ * blocks, in the last waves, holds 22 lanes, and its key counts for 22 / 32 of a full one's) */
+static void l1_census_2mm(int64_t rows)
+{
+  tnest t;
+  tn_gemm_rect(&t, rows, 900, 64, false); /* references: A, B, C (store) */
+  sp_schedule s;
+  memset(&s, 0, sizeof s);
+  s.nband = 2;
+  s.map[0] = (sp_loop_map){0, 1};  /* i -> tx + by */
+  s.map[1] = (sp_loop_map){-1, 0}; /* j -> bx */
+  s.block[0] = 32, s.block[1] = s.block[2] = 1;
+  s.grid[0] = 900, s.grid[1] = 25, s.grid[2] = 1;
+  /* 22,500 blocks: SMs 0-59 hold 171, SMs 60-131 170; 5 full waves of 32 and a tail */
+  for (int cls = 0; cls < 2; cls++) {
+    const int first = cls ? 60 : 0, n = cls ? 72 : 60;
+    for (int win = 0; win < 3; win++) {
+      /* the sample: the class's first SM, half its first wave; all its first wave; its first
+       * two and a half waves */
+      static const double windows[3][2] = {{16, 32}, {0, 32}, {0, 80}};
+      sp_l1_census_in in = {132, 32, first, n, first, 1, 0, 0, {windows[win][0], windows[win][1]}};
+      double factor[3];
+      CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
+      double all = 0, all_lanes = 0, seen = 0, seen_lanes = 0, all_b = 0, seen_b = 0;
+      for (int sm = first; sm < first + n; sm++)
+        for (int w = 0; w < 6; w++) { /* 5 waves of 32 blocks, and one of 10 or 11 */
+          const int nb = (22500 - 1 - sm) / 132 + 1, in_wave = nb - 32 * w < 32 ? nb - 32 * w : 32;
+          double lanes, k = distinct_rows(sm + 132 * 32 * w, in_wave, 132, 900, 24, (int)(rows - 24 * 32), &lanes);
+          all += k, all_lanes += lanes, all_b += in_wave; /* B: a key a block */
+          double lo = 32.0 * w, hi = lo + in_wave, f = fmax(0, fmin(hi, in.window[1]) - fmax(lo, in.window[0])) / in_wave;
+          if (sm == first) seen += f * k, seen_lanes += f * lanes, seen_b += f * in_wave;
+        }
+      double expect = (all / all_lanes) / (seen / seen_lanes);
+      double expect_b = (all_b / all_lanes) / (seen_b / seen_lanes); /* 1 where no block is partial */
+      fprintf(stderr, "  %lld rows, class %d window %g-%g: A's factor %.4f (brute force %.4f), B %.4f, C %.4f\n",
+              (long long)rows, cls, in.window[0], in.window[1], factor[0], expect, factor[1], factor[2]);
+      CHECK(fabs(factor[0] - expect) < 1e-9);
+      CHECK(fabs(factor[1] - expect_b) < 1e-9 && factor[2] == 1);
+      if (rows == 800) CHECK(factor[1] == 1);
+      if (win == 0) CHECK(factor[0] > 1.05); /* the first waves hold fewer rows than the later */
+    }
+  }
+}
+
+static void test_l1_census(void)
+{
+  for (int rows = 800; rows >= 790; rows -= 10)
+    l1_census_2mm(rows);
+  tnest t;
+  tn_gemm_rect(&t, 800, 900, 64, false); /* references: A, B, C (store) */
+  sp_schedule s;
+  memset(&s, 0, sizeof s);
+  s.nband = 2;
+  s.block[1] = s.block[2] = 1;
+  s.grid[2] = 1;
+  /* j capped at 528 blocks: blocks below 372 take two rounds of j, the others one, and their
+   * waves lose step: no factor */
+  s.map[0] = (sp_loop_map){0, -1}; /* i -> tx (800 lanes in blocks of 1024) */
+  s.map[1] = (sp_loop_map){-1, 0};
+  s.block[0] = 1024, s.grid[0] = 528, s.grid[1] = 1;
+  sp_l1_census_in in = {132, 2, 0, 132, 0, 1, 0, 0, {0, 1}};
+  double factor[3] = {0, 0, 0};
+  CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
+  CHECK(factor[0] == 1 && factor[1] == 1 && factor[2] == 1);
+  /* the same on 900 blocks, one round each: A, which every block reads, has one key a wave,
+   * and the waves of two blocks share it where a last wave of one does not (SMs 0-107 hold 7
+   * blocks, 4 waves; the others 6, 3 waves): 504 keys for 900 blocks over 1 for 2 */
+  s.grid[0] = 900;
+  in.window[1] = 2; /* SM 0's first wave */
+  CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
+  fprintf(stderr, "  i on 1024 lanes, 900 blocks: A's factor %.4f (504 / 900 x 2 = 1.12)\n", factor[0]);
+  CHECK(fabs(factor[0] - 504.0 / 900 * 2) < 1e-9 && factor[1] == 1 && factor[2] == 1);
+}
+
 int main(void)
 {
+  SP_RUN(test_l1_census);
   SP_RUN(test_first_round);
   SP_RUN(test_estimate);
   SP_RUN(test_calibration_partial);

@@ -751,6 +751,19 @@ static int64_t shares_product(const dim_share sh[3], const sp_schedule *s, int64
   return share_of(&sh[0], b % gx) * share_of(&sh[1], (b / gx) % gy) * share_of(&sh[2], b / (gx * gy));
 }
 
+int sp_trace_block_shares(const sp_nest *nest, const sp_schedule *s, int64_t b, int64_t share[3],
+                          int64_t rounds[3]) {
+  dim_share sh[3];
+  dim_shares(nest, s, sh);
+  const int64_t gx = s->grid[0], gy = s->grid[1], at[3] = {b % gx, b / gx % gy, b / (gx * gy)};
+  for (int d = 0; d < 3; d++) {
+    if (sh[d].mapped && !sh[d].fixed) return -1;
+    share[d] = share_of(&sh[d], at[d]);
+    rounds[d] = sh[d].mapped ? (share[d] + sh[d].per - 1) / sh[d].per : 1;
+  }
+  return 0;
+}
+
 int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s) {
   dim_share sh[3];
   dim_shares(nest, s, sh);
