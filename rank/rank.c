@@ -1565,6 +1565,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         for (int j = 0; j < g; j++)
           for (int i = at[j]; by_work && i < at[j] + len[j]; i++) work_run += work[i];
         p.raw = true;
+        p.census = true; /* whole SMs: the window is all their blocks */
+        p.cls_first = cls_first[q], p.cls_n = cls_n[q];
         p.weight = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
         for (int j = 0; j < g; j++) {
           p.topt.sample_sm_first = at[j];
@@ -1626,10 +1628,11 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       const double per_block = est_instr / (double)(blocks > 0 ? blocks : 1) * pi->topt.sample_sms;
       if (rc == 0 && census && pi->census && per_block > 0 && !pi->topt.placement &&
           !pi->topt.sample_skip_rounds) {
-        const sp_l1_census_in in = {S, active, pi->cls_first, pi->cls_n, pi->topt.sample_sm_first,
-                                    pi->topt.sample_sms, pi->topt.sample_skip_blocks,
-                                    pi->topt.sample_waves,
-                                    {(double)window[0] / per_block, (double)window[1] / per_block}};
+        sp_l1_census_in in = {S, active, pi->cls_first, pi->cls_n, pi->topt.sample_sm_first,
+                              pi->topt.sample_sms, pi->topt.sample_skip_blocks,
+                              pi->topt.sample_waves,
+                              {(double)window[0] / per_block, (double)window[1] / per_block}};
+        if (pi->raw) in.window[0] = 0, in.window[1] = (double)blocks;
         rc = sp_l1_census(nest, sched, &in, census);
         if (rc == 0) sp_l1_scale_misses(nest, census, l1, ref);
       }

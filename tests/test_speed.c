@@ -1072,8 +1072,9 @@ static void test_sampling_last_wave(void)
 /* The SMs that run in full for the L1 (sp_refine_l1) are spread over their class: the
  * 512 x 446 x 192 gemm of mm446.c's shape on blocks of 128 threads, where the SMs of a class see
  * different mixes of j panels (sp_l1_strata). Taking each class's first SMs made the L2 reads
- * of the 2-D grids up to 2.7 % too few (mean 1.9 % over every candidate); spread, they are
- * within 0.9 % (mean 0.3 %). */
+ * of the 2-D grids up to 2.7 % too few (mean 1.9 % over every candidate); spread, they were
+ * within 0.9 % (mean 0.3 %), and with the census of the class's keys (sp_l1_census: the
+ * strata's j panels in the class's proportions) within 0.39 % (mean 0.24 %). */
 static void test_sampling_sm_strata(void)
 {
   tnest t;
@@ -1098,8 +1099,8 @@ static void test_sampling_sm_strata(void)
   fprintf(stderr, "  %d candidates, %d with i on blocks and a 2-D grid: L2 reads within %.2f %% "
           "(mean over all %.2f %%)\n", ex.n, two_d, 100 * worst, 100 * sum / ex.n);
   CHECK(two_d >= 4);
-  CHECK(worst <= 0.01);
-  CHECK(sum / ex.n <= 0.005);
+  CHECK(worst <= 0.005);
+  CHECK(sum / ex.n <= 0.003);
   sp_rank_result_free(&ex);
   sp_rank_result_free(&sa);
 }
