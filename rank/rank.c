@@ -1115,9 +1115,9 @@ static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_sch
 }
 
 /* The most blocks of a wave on an SM the census counts (the H100 and its kin hold 32), and of
- * a class of SMs (every k-th SM beyond). */
+ * a class of SMs (every k-th SM beyond: a census then costs about a millisecond at most). */
 #define SP_CENSUS_MAX_ACTIVE 64
-#define SP_CENSUS_MAX_BLOCKS 65536.0
+#define SP_CENSUS_MAX_BLOCKS 16384.0
 
 /* The grid dimensions (bit d) along which reference r's address moves from block to block: a
  * loop of its subscripts is distributed over grid dimension d, of more than one block. */
