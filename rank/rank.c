@@ -1421,6 +1421,56 @@ int sp_l1_strata(int first, int n, int k, int period, int *out, int *len) {
   return 1;
 }
 
+/* The SMs of a class that run in full for the L1 where each SM holds one column of blocks and
+ * the columns do one of a few amounts of work: mm446.c's i->by j->tx+bx on 4 x 1024 blocks of
+ * 128 threads puts all of an SM's blocks on one j panel (132 mod 4 = 0), and the SMs of the
+ * last panel, 62 lanes wide, keep their panel of B in the L1 from one wave to the next where
+ * the others do not; two strata of the other panels made B's L2 reads 7.4 % too many. When the
+ * class's SMs hold 2 to k distinct amounts of work (sp_trace_sm_work) and k (at most
+ * SP_L1_STRATA) SMs are run, each amount gets its share of them, at least one, from the middle
+ * of its SMs, and they are weighed by their amount's work over theirs (at[], weight[]).
+ * Returns the SMs placed, 0 where the work does not fall into so few amounts (then
+ * sp_l1_strata places them). */
+static int sp_work_strata(const double *work, int first, int n, int k, int *at, double *weight) {
+  if (k < 2 || k > SP_L1_STRATA || k >= n) return 0;
+  double val[SP_L1_STRATA];
+  int count[SP_L1_STRATA], g = 0;
+  for (int i = first; i < first + n; i++) {
+    int v = 0;
+    while (v < g && val[v] != work[i]) v++;
+    if (v == g) {
+      if (g == k) return 0;
+      val[g] = work[i], count[g++] = 0;
+    }
+    count[v]++;
+  }
+  if (g < 2) return 0;
+  int take[SP_L1_STRATA], placed = 0, left = k - g;
+  for (int v = 0; v < g; v++) take[v] = 1;
+  while (left > 0) { /* the rest to the amounts with the most SMs per SM taken */
+    int best = 0;
+    for (int v = 1; v < g; v++)
+      if (count[v] * take[best] > count[best] * take[v]) best = v;
+    if (take[best] >= count[best]) break;
+    take[best]++, left--;
+  }
+  for (int v = 0; v < g; v++) {
+    double total = val[v] * count[v], run = 0;
+    int from = placed;
+    for (int j = 0; j < take[v]; j++) {
+      int want = (int)(((double)j + 0.5) * count[v] / take[v]), seen = 0;
+      for (int i = first; i < first + n; i++)
+        if (work[i] == val[v] && seen++ == want) {
+          at[placed++] = i;
+          break;
+        }
+    }
+    for (int j = from; j < placed; j++) run += work[at[j]];
+    for (int j = from; j < placed; j++) weight[j] = run > 0 ? total / run : 0;
+  }
+  return placed;
+}
+
 static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                         const sp_cm_options *cmo_all, double est_instr, int64_t l1_budget,
                         bool prefix_ok, bool main_l1_distorted, sp_model_cache *mc,
@@ -1561,6 +1611,15 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       sp_l1_part p = {.run = run, .topt = {.sample_sms = kq[q], .sample_sm_first = cls_first[q]}};
       if (!prefix && run == nest) { /* raw counts (est_instr 0 and not shortened keep them) */
         int at[SP_L1_STRATA], len[SP_L1_STRATA];
+        double wgt[SP_L1_STRATA];
+        /* SM s holds blocks of column s mod gx only where gx divides S: its work then tells
+         * which column, and SMs of one column hold alike blocks */
+        const bool one_column = rows && S % sched->grid[0] == 0;
+        int gw = by_work && one_column ? sp_work_strata(work, cls_first[q], cls_n[q], kq[q], at, wgt) : 0;
+        for (int j = 0; j < gw; j++)
+          part[nparts++] = (sp_l1_part){.run = run, .raw = true, .weight = wgt[j],
+                                        .topt = {.sample_sms = 1, .sample_sm_first = at[j]}};
+        if (gw) continue;
         int g = sp_l1_strata(cls_first[q], cls_n[q], kq[q], spread_period, at, len);
         for (int j = 0; j < g; j++)
           for (int i = at[j]; by_work && i < at[j] + len[j]; i++) work_run += work[i];

@@ -1073,8 +1073,10 @@ static void test_sampling_last_wave(void)
  * 512 x 446 x 192 gemm of mm446.c's shape on blocks of 128 threads, where the SMs of a class see
  * different mixes of j panels (sp_l1_strata). Taking each class's first SMs made the L2 reads
  * of the 2-D grids up to 2.7 % too few (mean 1.9 % over every candidate); spread, they were
- * within 0.9 % (mean 0.3 %), and with the census of the class's keys (sp_l1_census: the
- * strata's j panels in the class's proportions) within 0.39 % (mean 0.24 %). */
+ * within 0.9 % (mean 0.3 %); with the census of the class's keys (sp_l1_census: the
+ * strata's j panels in the class's proportions) within 0.39 % (mean 0.24 %), and with SMs of
+ * each amount of work where every SM holds one column of blocks (sp_work_strata: 4 x 512
+ * blocks, the last panel 62 lanes wide) within 0.00 % (mean 0.18 %). */
 static void test_sampling_sm_strata(void)
 {
   tnest t;
@@ -1099,8 +1101,8 @@ static void test_sampling_sm_strata(void)
   fprintf(stderr, "  %d candidates, %d with i on blocks and a 2-D grid: L2 reads within %.2f %% "
           "(mean over all %.2f %%)\n", ex.n, two_d, 100 * worst, 100 * sum / ex.n);
   CHECK(two_d >= 4);
-  CHECK(worst <= 0.005);
-  CHECK(sum / ex.n <= 0.003);
+  CHECK(worst <= 0.002);
+  CHECK(sum / ex.n <= 0.0025);
   sp_rank_result_free(&ex);
   sp_rank_result_free(&sa);
 }
