@@ -1085,7 +1085,7 @@ typedef struct sp_l1_part {
   const sp_nest *run;
   sp_trace_options topt;
   bool raw;
-  bool census; /* a prefix of its SMs' waves whose later waves sp_l1_census weighs */
+  bool census;          /* its L1 misses weighed by its class's keys (sp_l1_census) */
   int cls_first, cls_n; /* the SMs it stands for (with census) */
   double weight;
 } sp_l1_part;
@@ -1142,14 +1142,14 @@ typedef struct sp_census_wave {
  * grid-stride rounds any of its blocks takes along the others (a block's rounds read its data
  * again, and the blocks of one key take theirs together). */
 static double sp_census_keys(const sp_census_wave *v, const sp_schedule *s, unsigned dims) {
-  int64_t key[SP_CENSUS_MAX_ACTIVE];
+  uint64_t key[SP_CENSUS_MAX_ACTIVE];
   double data[SP_CENSUS_MAX_ACTIVE], passes[SP_CENSUS_MAX_ACTIVE];
   int nk = 0;
   for (int j = 0; j < v->n; j++) {
-    int64_t k = 0;
+    uint64_t k = 0; /* the coordinates along dims, mixed radix (grids fit 64 bits) */
     double along = 1, other = 1;
     for (int d = 0; d < 3; d++) {
-      k = k * (s->grid[d] + 1) + (dims >> d & 1 ? v->at[j][d] : 0);
+      k = k * (uint64_t)s->grid[d] + (dims >> d & 1 ? (uint64_t)v->at[j][d] : 0);
       if (dims >> d & 1) along *= (double)v->share[j][d];
       else other *= (double)v->rounds[j][d];
     }
