@@ -1090,21 +1090,15 @@ typedef struct sp_l1_part {
   double weight;
 } sp_l1_part;
 
-/* The options of an sp_l1_part's run: only its SMs' L1 side is kept (sp_refine_l1), so their
- * L2 need not be simulated. */
-static sp_cm_options sp_l1_part_options(const sp_arch *arch, const sp_cm_options *cmo_all, int nsms) {
-  sp_cm_options cmo = *cmo_all;
-  if ((double)nsms / arch->sm_count < cmo.l2_fraction) cmo.l2_fraction = (double)nsms / arch->sm_count;
-  cmo.l1_only = cmo.l1_variant == SP_CM_L1_BASE;
-  return cmo;
-}
-
 static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_schedule *sched,
                           const sp_cm_options *cmo_all, double est_instr, int64_t budget,
                           sp_model_cache *mc, const sp_l1_part *p, sp_cm_counters *l1,
                           sp_cm_counters *ref, sp_trace_stats *st, int64_t *window) {
   int nsms = p->topt.sample_sms;
-  sp_cm_options cmo = sp_l1_part_options(arch, cmo_all, nsms);
+  sp_cm_options cmo = *cmo_all;
+  if ((double)nsms / arch->sm_count < cmo.l2_fraction) cmo.l2_fraction = (double)nsms / arch->sm_count;
+  /* only these SMs' L1 side is kept (sp_refine_l1): their L2 need not be simulated */
+  cmo.l1_only = cmo.l1_variant == SP_CM_L1_BASE;
   bool sampled;
   double scale;
   if (p->raw)
