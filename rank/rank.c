@@ -1166,7 +1166,8 @@ static double sp_census_keys(const sp_census_wave *v, const sp_schedule *s, unsi
  * read once a wave for each key (sp_census_keys) by whichever of its blocks comes first, and
  * hits for the others. Where the blocks' rounds differ waves do not stay in step (a block
  * that ends early lets the next start beside the others), and a collapse fuses the loops the
- * keys are made of: every factor is 1 there. Running the waves for their misses with the
+ * keys are made of, and in a nest whose blocks' work differs (a triangular one): every
+ * factor is 1 there. Running the waves for their misses with the
  * longest loop shortened instead made the few sectors of each row's short window count
  * (2mm's 1024-thread candidates 14 % off). */
 int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_census_in *in,
@@ -1175,7 +1176,7 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
   const int S = in->sms, active = in->active;
   const int64_t gx = sched->grid[0], gy = sched->grid[1], blocks = gx * gy * sched->grid[2];
   if (!(in->window[1] > in->window[0]) || S < 1 || in->nsms < 1 || in->cls_n < 1 || active < 1 ||
-      active > SP_CENSUS_MAX_ACTIVE || sched->collapse_count)
+      active > SP_CENSUS_MAX_ACTIVE || sched->collapse_count || !sp_nest_rectangular(nest))
     return 0;
   const size_t nr = (size_t)(nest->nrefs ? nest->nrefs : 1);
   unsigned all = 0, *dims = malloc(nr * sizeof *dims);
@@ -1188,7 +1189,12 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
   for (int d = 0; d < 3; d++) all |= sched->grid[d] > 1 ? 1u << d : 0;
   bool ok = false;
   for (int r = 0; r < nest->nrefs; r++) {
-    dims[r] = nest->refs[r].access == SP_READ ? sp_ref_block_dims(nest, sched, r) : all;
+    const int a = nest->refs[r].array;
+    /* an array the L1 holds whole stays there from one wave to the next: no key of it is read
+     * again (conv3d's 27 weights) */
+    const bool held = in->l1_bytes > 0 &&
+                      sp_rank_footprint_sectors(nest, a, 32, SP_FOOT_READS, NULL) * 32 <= (double)in->l1_bytes;
+    dims[r] = nest->refs[r].access == SP_READ && !held ? sp_ref_block_dims(nest, sched, r) : all;
     ok |= dims[r] != all;
   }
   const int64_t per_sm = blocks / S + 1;
@@ -1684,7 +1690,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         sp_l1_census_in in = {S, active, pi->cls_first, pi->cls_n, pi->topt.sample_sm_first,
                               pi->topt.sample_sms, pi->topt.sample_skip_blocks,
                               pi->topt.sample_waves,
-                              {(double)window[0] / per_block, (double)window[1] / per_block}};
+                              {(double)window[0] / per_block, (double)window[1] / per_block},
+                              cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes};
         if (pi->raw) in.window[0] = 0, in.window[1] = (double)blocks;
         rc = sp_l1_census(nest, sched, &in, census);
         if (rc == 0) sp_l1_scale_misses(nest, census, l1, ref);

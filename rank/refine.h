@@ -52,6 +52,7 @@ typedef struct sp_l1_census_in {
   int sms, active, cls_first, cls_n, sm_first, nsms;
   int64_t skip_blocks, waves;
   double window[2];
+  int64_t l1_bytes; /* an array whose footprint fits stays in the L1 between waves: factor 1 */
 } sp_l1_census_in;
 int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_census_in *in,
                  double *factor);

@@ -268,7 +268,7 @@ static void l1_census_2mm(int64_t rows)
       /* the sample: the class's first SM, half its first wave; all its first wave; its first
        * two and a half waves */
       static const double windows[3][2] = {{16, 32}, {0, 32}, {0, 80}};
-      sp_l1_census_in in = {132, 32, first, n, first, 1, 0, 0, {windows[win][0], windows[win][1]}};
+      sp_l1_census_in in = {132, 32, first, n, first, 1, 0, 0, {windows[win][0], windows[win][1]}, 238848};
       double factor[3];
       CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
       double all = 0, all_lanes = 0, seen = 0, seen_lanes = 0, all_b = 0, seen_b = 0;
@@ -308,7 +308,7 @@ static void test_l1_census(void)
   s.map[0] = (sp_loop_map){0, -1}; /* i -> tx (800 lanes in blocks of 1024) */
   s.map[1] = (sp_loop_map){-1, 0};
   s.block[0] = 1024, s.grid[0] = 528, s.grid[1] = 1;
-  sp_l1_census_in in = {132, 2, 0, 132, 0, 1, 0, 0, {0, 1}};
+  sp_l1_census_in in = {132, 2, 0, 132, 0, 1, 0, 0, {0, 1}, 238848};
   double factor[3] = {0, 0, 0};
   CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
   CHECK(factor[0] == 1 && factor[1] == 1 && factor[2] == 1);
@@ -320,6 +320,18 @@ static void test_l1_census(void)
   CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
   fprintf(stderr, "  i on 1024 lanes, 900 blocks: A's factor %.4f (504 / 900 x 2 = 1.12)\n", factor[0]);
   CHECK(fabs(factor[0] - 504.0 / 900 * 2) < 1e-9 && factor[1] == 1 && factor[2] == 1);
+  /* with an L1 of 512 KB, A's 400 KB stay in it from one wave to the next: no factor */
+  in.l1_bytes = 512 << 10;
+  CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
+  CHECK(factor[0] == 1);
+  /* k < j + 1: block j's sequential loop runs j + 1 times, its blocks' work differs (which no
+   * grid-dimension share shows) and their waves lose step */
+  in.l1_bytes = 238848;
+  t.n.loops[2].upper.coef[1] = 1, t.n.loops[2].upper.constant = 0;
+  t.n.loops[2].trip_min = 1;
+  CHECK(!sp_nest_rectangular(&t.n));
+  CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
+  CHECK(factor[0] == 1);
 }
 
 int main(void)
