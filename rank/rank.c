@@ -597,14 +597,17 @@ static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int
    * every reference. Beyond two periods the first and last slab are counted and those between
    * at the mean of one period. */
   int64_t period = 1;
+  bool any = false; /* a reference of these accesses: else no footprint to count */
   for (int r = 0; r < n->nrefs; r++) {
     const sp_ref *ref = &n->refs[r];
     if (ref->array != a || !(accesses & (ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES))) continue;
+    any = true;
     int64_t shift = llabs(ref->offset.coef[on_d] * n->loops[on_d].step) * (int64_t)extent[on_d] % unit_bytes;
     int64_t p = shift ? unit_bytes / sp_gcd(unit_bytes, shift) : 1;
     period = period / sp_gcd(period, p) * p;
     if (period > SP_SLABS_EXACT) period = SP_SLABS_EXACT;
   }
+  if (!any) return 0;
   const int64_t g = s->grid[d], counted = g <= 2 + 2 * period ? g : 1 + period;
   double sum = 0, head = 0;
   for (int64_t q = 0; q < counted; q++) {
@@ -1187,16 +1190,26 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
     return -1;
   }
   for (int d = 0; d < 3; d++) all |= sched->grid[d] > 1 ? 1u << d : 0;
+  /* an array the L1 holds whole stays there from one wave to the next: no key of it is read
+   * again (conv3d's 27 weights); per array, 1 held, 0 not, -1 not yet known */
+  signed char *held = malloc((size_t)(nest->narrays ? nest->narrays : 1));
+  if (!held) {
+    free(dims), free(keys), free(v);
+    return -1;
+  }
+  memset(held, -1, (size_t)(nest->narrays ? nest->narrays : 1));
   bool ok = false;
   for (int r = 0; r < nest->nrefs; r++) {
     const int a = nest->refs[r].array;
-    /* an array the L1 holds whole stays there from one wave to the next: no key of it is read
-     * again (conv3d's 27 weights) */
-    const bool held = in->l1_bytes > 0 &&
-                      sp_rank_footprint_sectors(nest, a, 32, SP_FOOT_READS, NULL) * 32 <= (double)in->l1_bytes;
-    dims[r] = nest->refs[r].access == SP_READ && !held ? sp_ref_block_dims(nest, sched, r) : all;
+    dims[r] = nest->refs[r].access == SP_READ ? sp_ref_block_dims(nest, sched, r) : all;
+    if (dims[r] == all) continue;
+    if (held[a] < 0)
+      held[a] = in->l1_bytes > 0 && sp_rank_footprint_sectors(nest, a, in->l1_line_bytes, SP_FOOT_READS, NULL) *
+                                            in->l1_line_bytes <= (double)in->l1_bytes;
+    if (held[a]) dims[r] = all;
     ok |= dims[r] != all;
   }
+  free(held);
   const int64_t per_sm = blocks / S + 1;
   const int step = (int)fmax(1, ceil((double)in->cls_n * (double)per_sm / SP_CENSUS_MAX_BLOCKS));
   double work[2] = {0, 0};
@@ -1212,16 +1225,15 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
       /* the share of the wave in the window, in blocks' worth of one SM's instructions */
       double lo = (double)(w * active), hi = fmin((double)((w + 1) * active), (double)nb);
       double seen = sampled && hi > lo ? fmax(0, fmin(hi, in->window[1]) - fmax(lo, in->window[0])) / (hi - lo) : 0;
+      int64_t wb[SP_CENSUS_MAX_ACTIVE];
       double wwork = 0;
       v->n = 0;
-      for (int64_t j = w * active; ok && j < (w + 1) * active && j < nb; j++, v->n++) {
-        const int64_t b = sm + S * (in->skip_blocks + j);
-        int64_t *at = v->at[v->n], *share = v->share[v->n], *rounds = v->rounds[v->n];
-        at[0] = b % gx, at[1] = b / gx % gy, at[2] = b / (gx * gy);
-        ok = sp_trace_block_shares(nest, sched, b, share, rounds) == 0;
-        if (ok && rounds0[0] < 0) memcpy(rounds0, rounds, sizeof rounds0);
-        ok = ok && memcmp(rounds0, rounds, sizeof rounds0) == 0;
-        wwork += (double)share[0] * (double)share[1] * (double)share[2];
+      for (int64_t j = w * active; j < (w + 1) * active && j < nb; j++) wb[v->n++] = sm + S * (in->skip_blocks + j);
+      ok = sp_trace_block_shares(nest, sched, wb, v->n, v->at, v->share, v->rounds) == 0;
+      for (int j = 0; ok && j < v->n; j++) {
+        if (rounds0[0] < 0) memcpy(rounds0, v->rounds[j], sizeof rounds0);
+        ok = memcmp(rounds0, v->rounds[j], sizeof rounds0) == 0;
+        wwork += (double)v->share[j][0] * (double)v->share[j][1] * (double)v->share[j][2];
       }
       work[0] += counted ? wwork : 0;
       work[1] += seen * wwork;
@@ -1691,7 +1703,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
                               pi->topt.sample_sms, pi->topt.sample_skip_blocks,
                               pi->topt.sample_waves,
                               {(double)window[0] / per_block, (double)window[1] / per_block},
-                              cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes};
+                              cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes,
+                              arch->l1_line_bytes};
         if (pi->raw) in.window[0] = 0, in.window[1] = (double)blocks;
         rc = sp_l1_census(nest, sched, &in, census);
         if (rc == 0) sp_l1_scale_misses(nest, census, l1, ref);

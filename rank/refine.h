@@ -53,6 +53,7 @@ typedef struct sp_l1_census_in {
   int64_t skip_blocks, waves;
   double window[2];
   int64_t l1_bytes; /* an array whose footprint fits stays in the L1 between waves: factor 1 */
+  int l1_line_bytes; /* the unit of that footprint */
 } sp_l1_census_in;
 int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_census_in *in,
                  double *factor);

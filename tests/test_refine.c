@@ -268,7 +268,7 @@ static void l1_census_2mm(int64_t rows)
       /* the sample: the class's first SM, half its first wave; all its first wave; its first
        * two and a half waves */
       static const double windows[3][2] = {{16, 32}, {0, 32}, {0, 80}};
-      sp_l1_census_in in = {132, 32, first, n, first, 1, 0, 0, {windows[win][0], windows[win][1]}, 238848};
+      sp_l1_census_in in = {132, 32, first, n, first, 1, 0, 0, {windows[win][0], windows[win][1]}, 238848, 128};
       double factor[3];
       CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
       double all = 0, all_lanes = 0, seen = 0, seen_lanes = 0, all_b = 0, seen_b = 0;
@@ -308,7 +308,7 @@ static void test_l1_census(void)
   s.map[0] = (sp_loop_map){0, -1}; /* i -> tx (800 lanes in blocks of 1024) */
   s.map[1] = (sp_loop_map){-1, 0};
   s.block[0] = 1024, s.grid[0] = 528, s.grid[1] = 1;
-  sp_l1_census_in in = {132, 2, 0, 132, 0, 1, 0, 0, {0, 1}, 238848};
+  sp_l1_census_in in = {132, 2, 0, 132, 0, 1, 0, 0, {0, 1}, 238848, 128};
   double factor[3] = {0, 0, 0};
   CHECK_EQ_INT(sp_l1_census(&t.n, &s, &in, factor), 0);
   CHECK(factor[0] == 1 && factor[1] == 1 && factor[2] == 1);

@@ -751,15 +751,20 @@ static int64_t shares_product(const dim_share sh[3], const sp_schedule *s, int64
   return share_of(&sh[0], b % gx) * share_of(&sh[1], (b / gx) % gy) * share_of(&sh[2], b / (gx * gy));
 }
 
-int sp_trace_block_shares(const sp_nest *nest, const sp_schedule *s, int64_t b, int64_t share[3],
-                          int64_t rounds[3]) {
+int sp_trace_block_shares(const sp_nest *nest, const sp_schedule *s, const int64_t *blocks, int n,
+                          int64_t (*at)[3], int64_t (*share)[3], int64_t (*rounds)[3]) {
   dim_share sh[3];
   dim_shares(nest, s, sh);
-  const int64_t gx = s->grid[0], gy = s->grid[1], at[3] = {b % gx, b / gx % gy, b / (gx * gy)};
-  for (int d = 0; d < 3; d++) {
+  for (int d = 0; d < 3; d++)
     if (sh[d].mapped && !sh[d].fixed) return -1;
-    share[d] = share_of(&sh[d], at[d]);
-    rounds[d] = sh[d].mapped ? (share[d] + sh[d].per - 1) / sh[d].per : 1;
+  const int64_t gx = s->grid[0], gy = s->grid[1];
+  for (int j = 0; j < n; j++) {
+    const int64_t b = blocks[j];
+    at[j][0] = b % gx, at[j][1] = b / gx % gy, at[j][2] = b / (gx * gy);
+    for (int d = 0; d < 3; d++) {
+      share[j][d] = share_of(&sh[d], at[j][d]);
+      rounds[j][d] = sh[d].mapped ? (share[j][d] + sh[d].per - 1) / sh[d].per : 1;
+    }
   }
   return 0;
 }

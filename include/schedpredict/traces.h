@@ -188,12 +188,13 @@ int64_t sp_trace_thread_rounds(const sp_nest *nest, const sp_schedule *s);
  * fill sectors (a last block of 30 of 32 lanes: 4 sectors where the others take 5). */
 unsigned sp_trace_lane_uneven_dims(const sp_nest *nest, const sp_schedule *s);
 
-/* Block b's band iterations along each grid dimension d (share[d]; 1 along one that no loop is
- * mapped to), whose product is the block's iterations as sp_trace_sm_work counts them, and
- * the grid-stride rounds they take (rounds[d]: of the loop's threads along d, 1 without a
- * loop). -1 where a mapped loop's count is unknown or varies. */
-int sp_trace_block_shares(const sp_nest *nest, const sp_schedule *s, int64_t b, int64_t share[3],
-                          int64_t rounds[3]);
+/* For each of blocks[0..n): its coordinates along the grid's dimensions (at[j][d]), its band
+ * iterations along each (share[j][d]; 1 along one that no loop is mapped to), whose product is
+ * the block's iterations as sp_trace_sm_work counts them, and the grid-stride rounds they take
+ * (rounds[j][d]: of the loop's threads along d, 1 without a loop). -1 where a mapped loop's
+ * count is unknown or varies. */
+int sp_trace_block_shares(const sp_nest *nest, const sp_schedule *s, const int64_t *blocks, int n,
+                          int64_t (*at)[3], int64_t (*share)[3], int64_t (*rounds)[3]);
 
 /* Each SM's band iterations, up to a factor that all blocks share: SM i runs blocks i, i + nsm,
  * i + 2 nsm, ... of the grid, and a block's iterations are the product of its shares of the
