@@ -1088,6 +1088,8 @@ typedef struct sp_l1_part {
   const sp_nest *run;
   sp_trace_options topt;
   bool raw;
+  bool whole;           /* its SMs run all their blocks (raw, or on rounds of a lane loop:
+                           the census's window is all of them) */
   bool census;          /* its L1 misses weighed by its class's keys (sp_l1_census) */
   int cls_first, cls_n; /* the SMs it stands for (with census) */
   double weight;
@@ -1105,10 +1107,58 @@ static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_sch
   bool sampled;
   double scale;
   if (p->raw)
-    return sp_simulate(nest, nest, arch, sched, &p->topt, nsms, &cmo, 0, 0, false, false, false,
+    return sp_simulate(nest, p->run, arch, sched, &p->topt, nsms, &cmo, 0, 0, false, false, false,
                        true, mc, l1, ref, st, &sampled, &scale, NULL, window);
   return sp_simulate(nest, p->run, arch, sched, &p->topt, nsms, &cmo, est_instr, budget, false,
                      p->run != nest, false, false, mc, l1, ref, st, &sampled, &scale, NULL, window);
+}
+
+/* Declared in refine.h. A thread that runs band loops in rounds over its lanes (conv3d's GCC
+ * default: j on 32 rows of threads, k on 32 columns, 8 rounds each over 254) starts and ends
+ * each pass of the inner ones with edge rounds of their own: the first reads its halo sector
+ * cold, the last has 30 of 32 lanes. A prefix of one SM that sees only the middle of the first
+ * pass (rounds 2-7 of k) misses at their rate, 1.8 % under the pass's (conv3d's L2 reads). One
+ * round of the outermost such loop holds whole passes of the inner ones. What two rounds share
+ * (round_bytes > 0) the L1 may keep from one to the next, which a run of one round never sees:
+ * on 254 blocks of 32 x 8 threads, whose rounds of j share 2 of 10 rows, it had 24 % more L2
+ * reads than --exact. */
+int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int64_t *trip,
+                       double *round_bytes) {
+  if (!sp_nest_rectangular(n) || s->collapse_count >= 2) return -1;
+  for (int k = 0; k < s->nband && k < n->nloops; k++) {
+    const sp_loop *L = &n->loops[k];
+    int d = s->map[k].thread_dim;
+    if (d < 0 || s->map[k].block_dim >= 0 || L->trip_max <= s->block[d]) continue;
+    bool inner = false; /* a lane loop inside it, whose passes its round holds */
+    for (int b = k + 1; b < s->nband && b < n->nloops; b++) {
+      int e = s->map[b].thread_dim;
+      inner |= e >= 0 && s->map[b].block_dim < 0 && n->loops[b].trip_max > s->block[e];
+    }
+    if (!inner) return -1;
+    bool constant = sp_loop_bounds_const(L) && L->trip_min == L->trip_max;
+    for (int o = 0; o < n->nloops; o++) constant &= !n->loops[o].lower.coef[k] && !n->loops[o].upper.coef[k];
+    if (!constant) return -1;
+    /* one block's bytes in one round of k and in two: the inner loops whole, the loops on
+     * threads at the block's width, on blocks at one block's */
+    double ext[SP_MAX_LOOPS];
+    for (int l = 0; l < SP_MAX_LOOPS; l++) ext[l] = l < n->nloops && n->loops[l].trip_max > 0 ? (double)n->loops[l].trip_max : 1;
+    for (int b = 0; b < s->nband && b < n->nloops; b++) {
+      if (s->map[b].thread_dim >= 0 && b <= k) ext[b] = s->block[s->map[b].thread_dim];
+      else if (s->map[b].thread_dim < 0 && s->map[b].block_dim >= 0) ext[b] = 1;
+    }
+    const int sector = arch->l1_sector_bytes > 0 ? arch->l1_sector_bytes : 32;
+    double one = 0, two = 0;
+    for (int a = 0; a < n->narrays; a++) {
+      ext[k] = s->block[d];
+      one += sp_rank_footprint_sectors(n, a, sector, SP_FOOT_READS | SP_FOOT_WRITES, ext);
+      ext[k] = 2.0 * s->block[d];
+      two += sp_rank_footprint_sectors(n, a, sector, SP_FOOT_READS | SP_FOOT_WRITES, ext);
+    }
+    *round_bytes = two < 2 * one ? one * sector : 0;
+    *trip = s->block[d];
+    return k;
+  }
+  return -1;
 }
 
 /* The most blocks of a wave on an SM the census counts (the H100 and its kin hold 32), and of
@@ -1577,6 +1627,44 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   double work_all = 0;
   for (int i = 0; by_work && i < S; i++) work_all += work[i];
   by_work &= work_all > 0;
+  /* A prefix of one SM a class would end within its threads' first pass of lane rounds
+   * (sp_lane_round_loop). The class's SM runs all its blocks on one round of that loop and on
+   * two instead, and each later round adds what the second added to the first (lane_cls 2;
+   * conv3d's GCC default on blocks of 32 x 8, whose rounds of j share 2 of 10 rows in L1: its
+   * L2 reads were 3 % too few). Where those runs do not fit the prefixes' budget, an SM whose
+   * blocks' rounds overflow its L1, or share nothing, runs one round (lane_cls 1), and the
+   * others two where that fits, else their prefix. */
+  sp_nest one_round, two_rounds;
+  const sp_nest *lanes = NULL, *lanes2 = NULL;
+  int lane_cls[2] = {0, 0};
+  int64_t round_trip = 0;
+  double round_bytes = 0, nrounds = 0;
+  int round_loop = prefix && period == 1 && rt.round == 0 && by_work
+                       ? sp_lane_round_loop(nest, arch, sched, &round_trip, &round_bytes)
+                       : -1;
+  if (round_loop >= 0) {
+    lanes = sp_nest_shortened(nest, round_loop, round_trip, &one_round);
+    nrounds = (double)nest->loops[round_loop].trip_max / (double)round_trip;
+    if (nrounds > 2) lanes2 = sp_nest_shortened(nest, round_loop, 2 * round_trip, &two_rounds);
+    const double l1_bytes = (double)(cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes);
+    const double per_work = sp_estimate_warp_instructions(lanes) / work_all;
+    const double cap = (double)(l1_budget + l1_budget / 4); /* the prefixes' */
+    /* two rounds everywhere where they fit; else one where it can and two elsewhere; else one
+     * where it can */
+    double need = 0;
+    for (int pick = 2; pick >= 0; pick--) {
+      need = 0;
+      for (int q = 0; q < ncls; q++) {
+        int64_t held = blocks > cls_first[q] ? (blocks - 1 - cls_first[q]) / S + 1 : 0;
+        if (held > active) held = active;
+        bool one = (double)held * round_bytes > l1_bytes || round_bytes <= 0;
+        lane_cls[q] = pick == 2 && lanes2 ? 2 : one ? 1 : pick == 1 && lanes2 ? 2 : 0;
+        need += per_work * work[cls_first[q]] * (lane_cls[q] == 2 ? 3 : lane_cls[q]);
+      }
+      if (need > 0 && need <= cap) break;
+    }
+    if (need <= 0 || need > cap) lanes = NULL;
+  }
   /* Pass 1, only where a reference is still unreached (the whole-grid run was shortened and
    * cut, and these SMs' prefix stopped before it too: 2mm.c:17's store on 800 blocks of 1024
    * threads counted 0 sectors): the same SMs again on the nest with its longest loop at its
@@ -1620,6 +1708,24 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     for (int q = 0; q < ncls; q++) {
       double work_cls = 0, work_run = 0;
       for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) work_cls += work[i];
+      if (pass == 0 && lanes && lane_cls[q]) {
+        sp_l1_part p = {.run = lanes, .whole = true, .census = true, .cls_first = cls_first[q],
+                        .cls_n = cls_n[q], .topt = {.sample_sms = 1, .sample_sm_first = cls_first[q]}};
+        if (lane_cls[q] == 1) { /* extrapolated to the executions: its class's share of them */
+          p.weight = work_cls / work_all;
+          part[nparts++] = p;
+          continue;
+        }
+        /* raw: the SM's R rounds count c1 + (R - 1) (c2 - c1), for its class's work */
+        const double w = work_cls / work[cls_first[q]];
+        p.raw = true;
+        p.weight = w * (2 - nrounds);
+        part[nparts++] = p;
+        p.run = lanes2;
+        p.weight = w * (nrounds - 1);
+        part[nparts++] = p;
+        continue;
+      }
       sp_l1_part p = {.run = run, .topt = {.sample_sms = kq[q], .sample_sm_first = cls_first[q]}};
       if (!prefix && run == nest) { /* raw counts (est_instr 0 and not shortened keep them) */
         int at[SP_L1_STRATA], len[SP_L1_STRATA];
@@ -1635,8 +1741,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         int g = sp_l1_strata(cls_first[q], cls_n[q], kq[q], spread_period, at, len);
         for (int j = 0; j < g; j++)
           for (int i = at[j]; by_work && i < at[j] + len[j]; i++) work_run += work[i];
-        p.raw = true;
-        p.census = true; /* whole SMs: the window is all their blocks */
+        p.raw = p.whole = true;
+        p.census = true;
         p.cls_first = cls_first[q], p.cls_n = cls_n[q];
         p.weight = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
         for (int j = 0; j < g; j++) {
@@ -1694,7 +1800,10 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       sp_trace_stats st;
       int64_t window[2] = {0, 0};
       const sp_l1_part *pi = &part[i];
-      rc = sp_l1_part_run(nest, arch, sched, cmo_all, est_instr, l1_budget / ncls, mc, pi, l1, ref, &st, window);
+      /* a lane part's runs were sized to fit; twice the prefixes' cap only stops a runaway */
+      const int64_t part_budget = pi->run != nest && pi->whole ? 2 * (l1_budget + l1_budget / 4)
+                                                               : l1_budget / ncls;
+      rc = sp_l1_part_run(nest, arch, sched, cmo_all, est_instr, part_budget, mc, pi, l1, ref, &st, window);
       /* the part's window of instructions, in blocks' worth of one of its SMs' */
       const double per_block = est_instr / (double)(blocks > 0 ? blocks : 1) * pi->topt.sample_sms;
       if (rc == 0 && census && pi->census && per_block > 0 && !pi->topt.placement &&
@@ -1705,7 +1814,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
                               {(double)window[0] / per_block, (double)window[1] / per_block},
                               cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes,
                               arch->l1_line_bytes};
-        if (pi->raw) in.window[0] = 0, in.window[1] = (double)blocks;
+        if (pi->whole) in.window[0] = 0, in.window[1] = (double)blocks;
         rc = sp_l1_census(nest, sched, &in, census);
         if (rc == 0) sp_l1_scale_misses(nest, census, l1, ref);
       }
@@ -1967,6 +2076,19 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
       sp_rank_predict_time_uneven(&c->total, &c->stats, &c->schedule, arch,
                                   sp_loads_per_iteration(nest, arch), &comb, &u, dram_order, &c->time);
     sp_rank_uneven_free(&u);
+  }
+  return rc;
+}
+
+/* Declared in refine.h. */
+int sp_rank_one(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
+                int64_t budget, sp_rank_candidate *c) {
+  sp_model_cache mc[2];
+  memset(mc, 0, sizeof mc);
+  int rc = sp_run_candidate(nest, arch, opt, sp_estimate_warp_instructions(nest), budget, true, mc, c);
+  for (int k = 0; k < 2; k++) {
+    sp_cm_memsys_free(mc[k].m);
+    sp_trace_record_free(&mc[k].rec);
   }
   return rc;
 }

@@ -58,4 +58,18 @@ typedef struct sp_l1_census_in {
 int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_census_in *in,
                  double *factor);
 
+/* The band loop whose rounds a prefix of one SM runs one or two of instead (rank.c's
+ * sp_refine_l1 says when, and why), or -1: the outermost loop on a thread dimension only that
+ * runs in rounds over its lanes, with such a loop inside it, of constant bounds that no other
+ * bound depends on. *trip: one round's iterations; *round_bytes: one block's bytes in one round
+ * (inner loops whole, sequential loops whole) where two rounds share data, else 0. */
+int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int64_t *trip,
+                       double *round_bytes);
+
+/* One candidate run alone as a refined one is (all SMs, sampling within `budget` warp
+ * instructions, 0: exact), into *c (c->schedule set by the caller; free c->per_array). For
+ * tests that hold one schedule's sampled counts against its exact ones. */
+int sp_rank_one(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
+                int64_t budget, sp_rank_candidate *c);
+
 #endif
