@@ -1117,7 +1117,11 @@ static void test_sampling_sm_strata(void)
  * two blocks (2 x 137 KB) overflows the L1, and it runs all its blocks on one round of j:
  * within 1 % (the L1 still keeps a little of the 2 rows two rounds share). With 32 x 8, 8
  * rounds, the two blocks' rounds (2 x 39 KB) fit the L1 and share 2 of their 10 rows: the SM
- * runs one round and two, and the other six add what the second did. */
+ * runs one round and two, and the other six add what the second did. Their first touches give
+ * the L2 misses' mix of lone and paired sectors a fill: L2 hits 0.31 % off before, 0.00 % now
+ * On 32 x 32 they stay 11 % high: the whole-grid prefix, whose first touches give the
+ * misses' DRAM bytes, extrapolates them from the later taps of its first iterations, which
+ * touch less that is new, and its DRAM reads are 24 % too few (not fixed). */
 static void conv3d_gcc(tnest *t, int64_t ni, int64_t nj, int64_t nk)
 {
   tn_init(t);
@@ -1165,9 +1169,11 @@ static void test_sampling_lane_rounds(void)
     CHECK(sa.sampled && !ex.sampled);
     double l2 = (double)sa.total.l2_read_sectors / (double)ex.total.l2_read_sectors - 1;
     double hit = (double)sa.total.ld_l1_hit_sectors / (double)ex.total.ld_l1_hit_sectors - 1;
+    double l2_hit = (double)sa.total.l2_read_hit_sectors / (double)ex.total.l2_read_hit_sectors - 1;
     fprintf(stderr, "  conv3d 262 x 64 x 126 on 32 x %d threads: sampled L2 reads %+.2f %%, L1 hits "
-                    "%+.3f %% of exact\n", by, 100 * l2, 100 * hit);
+                    "%+.3f %%, L2 hits %+.2f %% of exact\n", by, 100 * l2, 100 * hit, 100 * l2_hit);
     CHECK(fabs(l2) <= (by == 32 ? 0.01 : 0.002));
+    if (by == 8) CHECK(fabs(l2_hit) <= 0.001);
     free(ex.per_array);
     free(sa.per_array);
   }
