@@ -1088,8 +1088,6 @@ typedef struct sp_l1_part {
   const sp_nest *run;
   sp_trace_options topt;
   bool raw;
-  bool whole;           /* its SMs run all their blocks (raw, or on rounds of a lane loop:
-                           the census's window is all of them) */
   bool census;          /* its L1 misses weighed by its class's keys (sp_l1_census) */
   bool first_touches;   /* its SMs' L2 share is simulated, for their first touches' mix */
   int cls_first, cls_n; /* the SMs it stands for (with census) */
@@ -1712,13 +1710,12 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       double work_cls = 0, work_run = 0;
       for (int i = cls_first[q]; by_work && i < cls_first[q] + cls_n[q]; i++) work_cls += work[i];
       if (pass == 0 && lanes && lane_cls[q]) {
-        sp_l1_part p = {.run = lanes, .whole = true, .census = true, .first_touches = true,
-                        .cls_first = cls_first[q],
-                        .cls_n = cls_n[q], .topt = {.sample_sms = 1, .sample_sm_first = cls_first[q]}};
-        /* raw: the SM's R rounds count R c1 (one round), or c1 + (R - 1) (c2 - c1); weighed
-         * by its class's work */
+        sp_l1_part p = {.run = lanes, .raw = true, .census = true, .first_touches = true,
+                        .cls_first = cls_first[q], .cls_n = cls_n[q],
+                        .topt = {.sample_sms = 1, .sample_sm_first = cls_first[q]}};
+        /* the SM's R rounds count R c1 (one round), or c1 + (R - 1) (c2 - c1); weighed by its
+         * class's work */
         const double w = work_cls / work[cls_first[q]];
-        p.raw = true;
         p.weight = w * (lane_cls[q] == 1 ? nrounds : 2 - nrounds);
         part[nparts++] = p;
         if (lane_cls[q] == 1) continue;
@@ -1742,7 +1739,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         int g = sp_l1_strata(cls_first[q], cls_n[q], kq[q], spread_period, at, len);
         for (int j = 0; j < g; j++)
           for (int i = at[j]; by_work && i < at[j] + len[j]; i++) work_run += work[i];
-        p.raw = p.whole = true;
+        p.raw = true;
         p.census = true;
         p.cls_first = cls_first[q], p.cls_n = cls_n[q];
         p.weight = by_work && work_run > 0 ? work_cls / work_run : (double)cls_n[q] / kq[q];
@@ -1801,10 +1798,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       sp_trace_stats st;
       int64_t window[2] = {0, 0};
       const sp_l1_part *pi = &part[i];
-      /* a lane part's runs were sized to fit; twice the prefixes' cap only stops a runaway */
-      const int64_t part_budget = pi->run != nest && pi->whole ? 2 * (l1_budget + l1_budget / 4)
-                                                               : l1_budget / ncls;
-      rc = sp_l1_part_run(nest, arch, sched, cmo_all, est_instr, part_budget, mc, pi, l1, ref, &st, window);
+      rc = sp_l1_part_run(nest, arch, sched, cmo_all, est_instr, l1_budget / ncls, mc, pi, l1, ref, &st, window);
       for (int a = 0; rc == 0 && pi->first_touches && a < nest->narrays; a++) {
         touch[2 * a] += pi->weight * (double)l1[a].l2_read_cold_sectors;
         touch[2 * a + 1] += pi->weight * (double)l1[a].dram_read_cold_bytes;
@@ -1819,7 +1813,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
                               {(double)window[0] / per_block, (double)window[1] / per_block},
                               cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes,
                               arch->l1_line_bytes};
-        if (pi->whole) in.window[0] = 0, in.window[1] = (double)blocks;
+        if (pi->raw) in.window[0] = 0, in.window[1] = (double)blocks; /* whole SMs: all their blocks */
         rc = sp_l1_census(nest, sched, &in, census);
         if (rc == 0) sp_l1_scale_misses(nest, census, l1, ref);
       }
