@@ -870,11 +870,12 @@ static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch 
 /* One simulation of a candidate: the trace of `run` (the nest, or the nest with a loop
  * shortened) under topt through a model of nsms SMs configured by cmo, extrapolated to the
  * whole run of `nest` per reference (raw: as simulated) and summed per array into
- * per_array[narrays]. l1_replaced: sp_refine_l1 will replace the run's L1 side (sp_cap_cold). */
+ * per_array[narrays]. l1_replaced: sp_refine_l1 will replace the run's L1 side (sp_cap_cold);
+ * l1_replaced_if_cut: it will if the trace is cut. */
 static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *arch,
                        const sp_schedule *sched, const sp_trace_options *topt, int nsms,
                        const sp_cm_options *cmo, double est_instr, int64_t budget,
-                       bool by_sectors, bool shortened, bool l1_replaced, bool raw,
+                       bool by_sectors, bool shortened, bool l1_replaced, bool l1_replaced_if_cut, bool raw,
                        sp_model_cache *mc, sp_cm_counters *per_array, sp_cm_counters *per_ref,
                        sp_trace_stats *stats, bool *sampled, double *scale, bool *cut,
                        int64_t *window) {
@@ -979,8 +980,8 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
         reread = (cm->w_second_bytes - foot) * sp_rank_l2_miss_share(arch, wave_pass);
       }
       sp_cap_cold(&per_array[a], cm->seen, cm->bytes, ex[2 * a] / ex[2 * a + 1],
-                  sp_cold_sectors_per_byte(cm), foot, arch->l2_sector_bytes, fill, !l1_replaced,
-                  reread);
+                  sp_cold_sectors_per_byte(cm), foot, arch->l2_sector_bytes, fill,
+                  !l1_replaced && !(l1_replaced_if_cut && truncated), reread);
     }
     /* A written sector is dirty under its last writer, and its write-back is charged to it,
      * so with two stores to one array (the branches of a guard) these bytes move between
@@ -1107,9 +1108,9 @@ static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_sch
   double scale;
   if (p->raw)
     return sp_simulate(nest, p->run, arch, sched, &p->topt, nsms, &cmo, 0, 0, false, false, false,
-                       true, mc, l1, ref, st, &sampled, &scale, NULL, window);
+                       false, true, mc, l1, ref, st, &sampled, &scale, NULL, window);
   return sp_simulate(nest, p->run, arch, sched, &p->topt, nsms, &cmo, est_instr, budget, false,
-                     p->run != nest, false, false, mc, l1, ref, st, &sampled, &scale, NULL, window);
+                     p->run != nest, false, false, false, mc, l1, ref, st, &sampled, &scale, NULL, window);
 }
 
 /* Declared in refine.h. A thread that runs band loops in rounds over its lanes (conv3d's GCC
@@ -2043,9 +2044,10 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   if (!main_ref) return -1;
   bool refine_short = all_sms && short_loop >= 0 && budget > 0;
   bool distorted = refine_short && !sp_shortening_keeps_l1(nest, arch, &c->schedule, short_loop, short_trip);
+  /* a cut run of all SMs is refined below, its L1 side replaced */
   int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
-                       !all_sms, short_loop >= 0, distorted, false, &mc[0], c->per_array, main_ref,
-                       &c->stats, &c->sampled, &c->scale, &cut, NULL);
+                       !all_sms, short_loop >= 0, distorted, all_sms && budget > 0, false, &mc[0],
+                       c->per_array, main_ref, &c->stats, &c->sampled, &c->scale, &cut, NULL);
   if (rc == 0 && refine_short) { /* a cut run saw only the head of the threads' passes */
     bool rough = distorted || cut;
     rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, rough, rough, &mc[1],

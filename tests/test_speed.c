@@ -1119,9 +1119,10 @@ static void test_sampling_sm_strata(void)
  * rounds, the two blocks' rounds (2 x 39 KB) fit the L1 and share 2 of their 10 rows: the SM
  * runs one round and two, and the other six add what the second did. Their first touches give
  * the L2 misses' mix of lone and paired sectors a fill: L2 hits 0.31 % off before, 0.00 % now
- * On 32 x 32 they stay 11 % high: the whole-grid prefix, whose first touches give the
- * misses' DRAM bytes, extrapolates them from the later taps of its first iterations, which
- * touch less that is new, and its DRAM reads are 24 % too few (not fixed). */
+ * On 32 x 32 they were 11 % high, and DRAM reads 24 % low: the whole-grid run, cut, held its
+ * first touches to its own L2 reads, which its cold L1 had kept low and the refinement then
+ * replaced; they now stand (sp_simulate's l1_replaced_if_cut): L2 hits 1.1 % high, DRAM reads
+ * exact. */
 static void conv3d_gcc(tnest *t, int64_t ni, int64_t nj, int64_t nk)
 {
   tn_init(t);
@@ -1173,7 +1174,10 @@ static void test_sampling_lane_rounds(void)
     fprintf(stderr, "  conv3d 262 x 64 x 126 on 32 x %d threads: sampled L2 reads %+.2f %%, L1 hits "
                     "%+.3f %%, L2 hits %+.2f %% of exact\n", by, 100 * l2, 100 * hit, 100 * l2_hit);
     CHECK(fabs(l2) <= (by == 32 ? 0.01 : 0.002));
-    if (by == 8) CHECK(fabs(l2_hit) <= 0.001);
+    double dram = (double)sa.total.dram_read_bytes / (double)ex.total.dram_read_bytes - 1;
+    fprintf(stderr, "  and DRAM reads %+.2f %%\n", 100 * dram);
+    CHECK(fabs(l2_hit) <= (by == 32 ? 0.02 : 0.001));
+    CHECK(fabs(dram) <= 0.002);
     free(ex.per_array);
     free(sa.per_array);
   }
