@@ -1138,13 +1138,19 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
     bool constant = sp_loop_bounds_const(L) && L->trip_min == L->trip_max;
     for (int o = 0; o < n->nloops; o++) constant &= !n->loops[o].lower.coef[k] && !n->loops[o].upper.coef[k];
     if (!constant) return -1;
-    /* one block's bytes in one round of k and in two: the inner loops whole, the loops on
-     * threads at the block's width, on blocks at one block's */
+    /* one block's bytes in one round of k and in two: the loops inside whole (on threads and
+     * blocks: the block's share, its width times its grid-stride rounds), the loops outside
+     * on threads at the block's width, on blocks at one block's */
     double ext[SP_MAX_LOOPS];
     for (int l = 0; l < SP_MAX_LOOPS; l++) ext[l] = l < n->nloops && n->loops[l].trip_max > 0 ? (double)n->loops[l].trip_max : 1;
     for (int b = 0; b < s->nband && b < n->nloops; b++) {
-      if (s->map[b].thread_dim >= 0 && b <= k) ext[b] = s->block[s->map[b].thread_dim];
-      else if (s->map[b].thread_dim < 0 && s->map[b].block_dim >= 0) ext[b] = 1;
+      int t = s->map[b].thread_dim, g = s->map[b].block_dim;
+      if (t >= 0 && g >= 0 && b > k)
+        ext[b] = fmin(ext[b], s->block[t] * ceil(ext[b] / ((double)s->block[t] * (double)s->grid[g])));
+      else if (t >= 0 && b <= k)
+        ext[b] = s->block[t];
+      else if (t < 0 && g >= 0)
+        ext[b] = 1;
     }
     const int sector = arch->l1_sector_bytes > 0 ? arch->l1_sector_bytes : 32;
     double one = 0, two = 0;
