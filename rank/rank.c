@@ -433,6 +433,11 @@ static const sp_nest *sp_nest_shortened(const sp_nest *nest, int loop, int64_t t
   return out;
 }
 
+/* The blocks SM sm runs of a grid of `blocks` dealt round-robin to S SMs. */
+static int64_t sp_blocks_on_sm(int64_t blocks, int S, int64_t sm) {
+  return blocks > sm ? (blocks - 1 - sm) / S + 1 : 0;
+}
+
 /* Whether a run's counts hold executions of this reference (it was reached). */
 static bool sp_reached(const sp_cm_counters *c) { return c->ld_requests || c->st_requests; }
 
@@ -754,6 +759,13 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
 }
 
 /* The cached model reset, or a new one for this configuration; NULL on allocation failure. */
+/* Frees a worker's model and trace recording; the cache is empty after. */
+static void sp_model_cache_free(sp_model_cache *mc) {
+  sp_cm_memsys_free(mc->m);
+  sp_trace_record_free(&mc->rec);
+  memset(mc, 0, sizeof *mc);
+}
+
 static sp_cm_memsys *sp_model_get(sp_model_cache *mc, const sp_arch *arch, int narrays, int nsms,
                                   const sp_cm_options *cmo) {
   if (mc->m && mc->nsms == nsms && memcmp(&mc->cmo, cmo, sizeof *cmo) == 0) {
@@ -1135,9 +1147,6 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
       inner |= e >= 0 && s->map[b].block_dim < 0 && n->loops[b].trip_max > s->block[e];
     }
     if (!inner) return -1;
-    bool constant = sp_loop_bounds_const(L) && L->trip_min == L->trip_max;
-    for (int o = 0; o < n->nloops; o++) constant &= !n->loops[o].lower.coef[k] && !n->loops[o].upper.coef[k];
-    if (!constant) return -1;
     /* one block's bytes in one round of k and in two: the loops inside whole (on threads and
      * blocks: the block's share, its width times its grid-stride rounds), the loops outside
      * on threads at the block's width, on blocks at one block's */
@@ -1152,7 +1161,7 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
       else if (t < 0 && g >= 0)
         ext[b] = 1;
     }
-    const int sector = arch->l1_sector_bytes > 0 ? arch->l1_sector_bytes : 32;
+    const int sector = arch->l1_sector_bytes;
     double one = 0, two = 0;
     for (int a = 0; a < n->narrays; a++) {
       ext[k] = s->block[d];
@@ -1274,7 +1283,7 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
     const int sm = in->cls_first + i;
     const bool sampled = sm >= in->sm_first && sm < in->sm_first + in->nsms, counted = i % step == 0;
     if (!counted && !sampled) continue;
-    int64_t nb = blocks > sm ? (blocks - 1 - sm) / S + 1 - in->skip_blocks : 0;
+    int64_t nb = blocks > sm ? sp_blocks_on_sm(blocks, S, sm) - in->skip_blocks : 0;
     int64_t waves = (nb + active - 1) / active;
     if (in->waves > 0 && in->waves < waves) waves = in->waves;
     for (int64_t w = 0; ok && w < waves; w++) {
@@ -1431,7 +1440,7 @@ static void sp_drain_of(const sp_nest *nest, const sp_schedule *s, int S, int ac
   const int64_t span[3] = {s->grid[0], s->grid[0] * s->grid[1], blocks};
   for (int64_t b = 0; b < blocks; b++) {
     const int sm = (int)(b % S), q = ncls == 2 && sm >= cls_first[1] ? 1 : 0;
-    const int64_t nb = (blocks - 1 - sm) / S + 1, tail = nb % active;
+    const int64_t nb = sp_blocks_on_sm(blocks, S, sm), tail = nb % active;
     const int64_t wave_start = nb - (tail ? tail : active);
     const int64_t c = d == 0 ? b % span[0] : b % span[d] / span[d - 1];
     const double it_all = (double)sp_trace_stride_share(trip, round, c * per, per);
@@ -1628,6 +1637,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   sp_cm_counters *ref = calloc(nr, sizeof *ref), *ref_sum = calloc(nr, sizeof *ref_sum);
   double *work = malloc((size_t)S * sizeof *work), *reach = malloc((nr + 1) * sizeof *reach);
   double *census = malloc(nr * sizeof *census);
+  const int64_t l1_bytes = cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes;
   /* per array: first-touched L2 sectors and their DRAM bytes, over the lane parts' runs */
   double *touch = calloc(2 * na, sizeof *touch);
   int rc = l1 && sum && ref && ref_sum && work && reach && census && touch ? 0 : -1;
@@ -1654,7 +1664,6 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     lanes = sp_nest_shortened(nest, round_loop, round_trip, &one_round);
     nrounds = (double)nest->loops[round_loop].trip_max / (double)round_trip;
     if (nrounds > 2) lanes2 = sp_nest_shortened(nest, round_loop, 2 * round_trip, &two_rounds);
-    const double l1_bytes = (double)(cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes);
     const double per_work = sp_estimate_warp_instructions(lanes) / work_all;
     const double cap = (double)(l1_budget + l1_budget / 4); /* the prefixes' */
     /* two rounds everywhere where they fit; else one where it can and two elsewhere; else one
@@ -1663,9 +1672,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     for (int pick = 2; pick >= 0; pick--) {
       need = 0;
       for (int q = 0; q < ncls; q++) {
-        int64_t held = blocks > cls_first[q] ? (blocks - 1 - cls_first[q]) / S + 1 : 0;
-        if (held > active) held = active;
-        bool one = (double)held * round_bytes > l1_bytes || round_bytes <= 0;
+        const int64_t held = fmin(active, sp_blocks_on_sm(blocks, S, cls_first[q]));
+        bool one = (double)held * round_bytes > (double)l1_bytes || round_bytes <= 0;
         lane_cls[q] = pick == 2 && lanes2 ? 2 : one ? 1 : pick == 1 && lanes2 ? 2 : 0;
         need += per_work * work[cls_first[q]] * (lane_cls[q] == 2 ? 3 : lane_cls[q]);
       }
@@ -1765,7 +1773,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
        * wave is then sampled on its own, from its start, and each part is weighed by its
        * blocks (in a rectangular nest, whose blocks do equal work). */
       double f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
-      int64_t nb = blocks > cls_first[q] ? (blocks - 1 - cls_first[q]) / S + 1 : 0;
+      int64_t nb = sp_blocks_on_sm(blocks, S, cls_first[q]);
       int64_t tail = pass == 0 && prefix && nb > active && even ? nb % active : 0;
       p.weight = f * (1 - tail_round.share);
       if (tail) {
@@ -1818,8 +1826,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
                               pi->topt.sample_sms, pi->topt.sample_skip_blocks,
                               pi->topt.sample_waves,
                               {(double)window[0] / per_block, (double)window[1] / per_block},
-                              cmo_all->l1_bytes ? cmo_all->l1_bytes : arch->l1_bytes,
-                              arch->l1_line_bytes};
+                              l1_bytes, arch->l1_line_bytes};
         if (pi->raw) in.window[0] = 0, in.window[1] = (double)blocks; /* whole SMs: all their blocks */
         rc = sp_l1_census(nest, sched, &in, census);
         if (rc == 0) sp_l1_scale_misses(nest, census, l1, ref);
@@ -2111,10 +2118,7 @@ int sp_rank_one(const sp_nest *nest, const sp_arch *arch, const sp_rank_options 
   sp_model_cache mc[2];
   memset(mc, 0, sizeof mc);
   int rc = sp_run_candidate(nest, arch, opt, sp_estimate_warp_instructions(nest), budget, true, mc, c);
-  for (int k = 0; k < 2; k++) {
-    sp_cm_memsys_free(mc[k].m);
-    sp_trace_record_free(&mc[k].rec);
-  }
+  for (int k = 0; k < 2; k++) sp_model_cache_free(&mc[k]);
   return rc;
 }
 
@@ -2146,11 +2150,7 @@ typedef struct sp_pass {
 
 static void sp_pass_free_models(sp_pass *p, int from_slot) {
   for (int t = from_slot; t < SP_MAX_THREADS; t++)
-    for (int k = 0; k < 2; k++) {
-      sp_cm_memsys_free(p->models[t][k].m);
-      sp_trace_record_free(&p->models[t][k].rec);
-      memset(&p->models[t][k], 0, sizeof p->models[t][k]);
-    }
+    for (int k = 0; k < 2; k++) sp_model_cache_free(&p->models[t][k]);
 }
 
 /* A refined candidate's budget in warp instructions, from its screened counts (see
