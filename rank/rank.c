@@ -488,16 +488,36 @@ static double sp_footprint_bytes(const sp_nest *n, int unit_bytes, const double 
   return bytes;
 }
 
+/* The rounds band loop k runs: its trip over the threads along it in the block and grid (1 where
+ * it is not on threads or blocks). */
+static double sp_loop_rounds(const sp_nest *n, const sp_schedule *s, int k) {
+  const sp_loop_map *m = &s->map[k];
+  if (m->thread_dim < 0 && m->block_dim < 0) return 1;
+  double per_round = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
+                     (m->block_dim >= 0 ? (double)s->grid[m->block_dim] : 1);
+  return fmax(1, ceil((double)n->loops[k].trip_max / per_round));
+}
+
 /* The iterations of each loop that `blocks` blocks, the first of the grid, run in one pass of
- * their body, and (sp_pass_bytes) the bytes, in units of unit_bytes, that they touch: one grid-stride round each, every sequential loop whole. A block's next
- * round, or the next wave, finds what one wave's round read about that far back in the L2's LRU
- * order. A collapsed group holds the blocks' threads along it as a box (sp_collapsed_box). */
-static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks,
-                           double extent[SP_MAX_LOOPS]) {
-  double along[3]; /* the blocks along each grid dimension (x fastest) */
+ * their body, and (sp_pass_bytes) the bytes, in units of unit_bytes, that they touch: the next
+ * round or wave finds what one pass read about that far back in the L2's LRU order. Each loop
+ * on threads or blocks runs one round of them (the grid-stride rounds of loops on blocks, the
+ * lane rounds of loops on threads only), but the loops inside band loop `inside` run all their
+ * rounds (every loop where inside < 0: a wave's whole run; none where it is SP_PASS_ROUNDS).
+ * Sequential loops run whole. A collapsed group holds the blocks' threads along it as a box
+ * (sp_collapsed_box), one round of it. */
+#define SP_PASS_ROUNDS SP_MAX_LOOPS
+static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks, int inside,
+                           bool rows_whole, double extent[SP_MAX_LOOPS]) {
+  double along[3]; /* the blocks along each grid dimension (x fastest): a row of the grid
+                      begun counts whole where rows_whole */
   along[0] = fmin((double)s->grid[0], blocks);
-  along[1] = fmin((double)s->grid[1], ceil(blocks / (double)s->grid[0]));
-  along[2] = fmin((double)s->grid[2], ceil(blocks / ((double)s->grid[0] * (double)s->grid[1])));
+  along[1] = blocks / (double)s->grid[0];
+  along[2] = blocks / ((double)s->grid[0] * (double)s->grid[1]);
+  if (rows_whole) along[1] = ceil(along[1]), along[2] = ceil(along[2]);
+  along[1] = fmin((double)s->grid[1], fmax(1, along[1]));
+  along[2] = fmin((double)s->grid[2], fmax(1, along[2]));
+  if (s->collapse_count >= 2) inside = SP_PASS_ROUNDS; /* a collapsed group's rounds are no one loop's */
   for (int k = 0; k < SP_MAX_LOOPS; k++) extent[k] = HUGE_VAL; /* every loop whole, but: */
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
     const sp_loop_map *m = &s->map[k];
@@ -505,13 +525,15 @@ static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks
     double threads = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
                      (m->block_dim >= 0 ? along[m->block_dim] : 1);
     if (s->collapse_count >= 2 && k == s->collapse_first) sp_collapsed_box(n, s, threads, extent);
+    else if (k > inside) extent[k] = fmin((double)n->loops[k].trip_max, threads * sp_loop_rounds(n, s, k));
     else extent[k] = threads;
   }
 }
 
-static double sp_pass_bytes(const sp_nest *n, const sp_schedule *s, double blocks, int unit_bytes) {
+static double sp_pass_bytes(const sp_nest *n, const sp_schedule *s, double blocks, int inside,
+                            bool rows_whole, int unit_bytes) {
   double extent[SP_MAX_LOOPS];
-  sp_pass_extent(n, s, blocks, extent);
+  sp_pass_extent(n, s, blocks, inside, rows_whole, extent);
   return sp_footprint_bytes(n, unit_bytes, extent);
 }
 
@@ -521,10 +543,86 @@ static double sp_wave_blocks(const sp_arch *arch, const sp_schedule *s) {
   return fmin(blocks, (double)sp_blocks_per_sm(arch, s) * arch->sm_count);
 }
 
+/* The innermost band loop whose second round a sample did not reach that ran the share `seen`
+ * of each of the first wave's blocks (it reached those of the loops inside it, and simulated
+ * their re-reads), -1 where it reached every loop's. */
+int sp_reread_level(const sp_nest *n, const sp_schedule *s, double seen) {
+  int level = -1;
+  double rounds = 1;
+  for (int k = 0; k < s->nband && k < n->nloops && s->collapse_count < 2; k++) {
+    double r = sp_loop_rounds(n, s, k);
+    if (r <= 1) continue;
+    rounds *= r;
+    if (seen * rounds >= 1) break;
+    level = k;
+  }
+  return level;
+}
+
 /* The bytes (in L2 lines, the unit it keeps) that the blocks of one wave touch in one pass of
  * their body. */
-static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
-  return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), arch->l2_line_bytes);
+static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp_schedule *s,
+                                 int inside, bool rows_whole) {
+  return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), inside, rows_whole, arch->l2_line_bytes);
+}
+
+/* The bytes (in units of unit_bytes) of array a's accesses (SP_FOOT_READS, SP_FOOT_WRITES) that
+ * the passes at `level` (sp_reread_level) share with the next, over the run.
+ * A loop's round: one round's footprint and the next one's less that of both, at each boundary
+ * between rounds (the first wave's round stands for every wave's and every round of the loops
+ * outside; a last round cut short by the loop's end counts its share of a round's footprint).
+ * Waves (level < 0): the dimension of the grid that the first wave covers in part is dealt in
+ * strips of its blocks, one wave's after another's (and where its loop runs grid-stride rounds,
+ * again in every round: jacobi on 256 x 4 blocks of 32 x 16, whose two waves read alternate
+ * strips of 64 columns, each with its neighbours' edges); every loop else runs whole. The
+ * footprints of the strips that the loop's trip holds, summed, less the whole run's, in each
+ * layer of the grid above. */
+double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int level,
+                       double waves, int a, int unit_bytes, unsigned accesses) {
+  const double wave = sp_wave_blocks(arch, s);
+  double one[SP_MAX_LOOPS], two[SP_MAX_LOOPS];
+  sp_pass_extent(n, s, wave, level, false, one);
+  memcpy(two, one, sizeof two);
+  if (level < 0) {
+    if (!(waves > 1)) return 0;
+    int dp = 0; /* the dimension the wave covers in part */
+    double below = 1;
+    while (dp < 2 && wave >= below * (double)s->grid[dp]) below *= (double)s->grid[dp++];
+    int on = -1;
+    for (int k = 0; k < s->nband && k < n->nloops; k++)
+      if (s->map[k].block_dim == dp && !sp_schedule_collapsed_away(s, k)) on = k;
+    if (on < 0 || s->collapse_count >= 2) return 0;
+    const sp_loop_map *m = &s->map[on];
+    const double strip_blocks = fmax(1, floor(wave / below)); /* whole rows of the grid */
+    const double strip = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) * strip_blocks;
+    const double strips = (double)n->loops[on].trip_max / strip; /* over the loop's rounds */
+    double layers = 1;
+    for (int d = dp + 1; d < 3; d++) layers *= (double)s->grid[d];
+    one[on] = strip;
+    double f1 = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one), f_rest = 0;
+    if (strips - floor(strips) > 1e-9) {
+      one[on] = strip * (strips - floor(strips));
+      f_rest = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one);
+    }
+    two[on] = HUGE_VAL;
+    double f_all = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, two);
+    return fmax(0, floor(strips) * f1 + f_rest - f_all) * layers * unit_bytes;
+  }
+  const sp_loop_map *m = &s->map[level];
+  const double trip = (double)n->loops[level].trip_max;
+  /* the wave's next round of a loop on blocks begins a grid's round later: next to this one
+   * only where the wave spans the grid along it */
+  if (m->block_dim >= 0 &&
+      one[level] < (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) * (double)s->grid[m->block_dim])
+    return 0;
+  const double next = fmin(1, (trip - one[level]) / one[level]); /* the next round's share of one */
+  double boundaries = (sp_loop_rounds(n, s, level) - 1) * fmax(1, waves);
+  for (int k = 0; k < level; k++) boundaries *= sp_loop_rounds(n, s, k);
+  if (!(next > 0) || !(boundaries > 0)) return 0;
+  two[level] = one[level] * (1 + next);
+  double f1 = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one);
+  double f2 = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, two);
+  return fmax(0, f1 * (1 + next) - f2) * boundaries * unit_bytes;
 }
 
 /* The blocks dispatched between a block and its neighbour along grid dimension d. */
@@ -593,7 +691,7 @@ static double sp_slab_overlap(const sp_nest *n, const sp_schedule *s, int d, int
                               unsigned accesses) {
   double extent[SP_MAX_LOOPS], start[SP_MAX_LOOPS] = {0};
   int on_d = -1;
-  sp_pass_extent(n, s, sp_grid_stride(s, d), extent);
+  sp_pass_extent(n, s, sp_grid_stride(s, d), SP_PASS_ROUNDS, true, extent);
   for (int k = 0; k < s->nband && k < n->nloops; k++)
     if (s->map[k].block_dim == d) on_d = k;
   if (on_d < 0) return 0;
@@ -663,8 +761,8 @@ static void sp_charge_slab_overlap(const sp_nest *n, const sp_arch *arch, const 
  * blocks but of its union more than k/n. */
 static double sp_wave_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s) {
   double wave = sp_wave_blocks(arch, s);
-  double one = sp_pass_bytes(n, s, 1, arch->l2_line_bytes);
-  double all = sp_pass_bytes(n, s, wave, arch->l2_line_bytes);
+  double one = sp_pass_bytes(n, s, 1, SP_PASS_ROUNDS, true, arch->l2_line_bytes);
+  double all = sp_pass_bytes(n, s, wave, SP_PASS_ROUNDS, true, arch->l2_line_bytes);
   return all > 0 ? fmax(1, wave * one / all) : 1;
 }
 
@@ -879,6 +977,14 @@ static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch 
   return rc;
 }
 
+/* A rectangular nest without guarded references: every block's work, and the data its passes
+ * touch, the same (the footprints' boxes are what runs). */
+static bool sp_nest_even_work(const sp_nest *n) {
+  bool even = sp_nest_rectangular(n);
+  for (int r = 0; r < n->nrefs; r++) even &= n->refs[r].nguards == 0;
+  return even;
+}
+
 /* One simulation of a candidate: the trace of `run` (the nest, or the nest with a loop
  * shortened) under topt through a model of nsms SMs configured by cmo, extrapolated to the
  * whole run of `nest` per reference (raw: as simulated) and summed per array into
@@ -971,7 +1077,27 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       if (per_ref) per_ref[r] = out;
     }
     int fill = sp_fill_bytes(arch);
-    double wave_pass = -1; /* sp_wave_pass_bytes, once it is needed */
+    /* a prefix in time of every SM: the passes beyond it (sp_reread_level), each with the share
+     * of its lines the L2 loses before the next, unless a slab of the grid lies beyond it
+     * (sp_charge_slab_overlap's). Their overlaps are boxes' (sp_pass_overlap): where blocks'
+     * work differs, only the rule of one wave's pass below (triangular.c:21 on 256 x 4 blocks:
+     * its writes' boxes made the DRAM writes 6.8 % too many, 1.2 % without) */
+    const double waves = (double)stats->blocks_working / sp_wave_blocks(arch, sched);
+    int levels[SP_MAX_LOOPS + 1], nlevels = 0;
+    double level_share[SP_MAX_LOOPS + 1], wave_pass = 0;
+    const bool beyond_prefix = extrapolate && split && topt->sample_sms == 0 &&
+                               !sp_slab_dims(nest, sched, (double)stats->blocks_simulated);
+    if (beyond_prefix) {
+      wave_pass = sp_wave_pass_bytes(nest, arch, sched, SP_PASS_ROUNDS, true);
+      const double seen = fmax(1, waves) * sink.lanes / (32 * sp_estimate_warp_instructions(run));
+      const int inner = sp_nest_even_work(nest) ? sp_reread_level(nest, sched, seen) : -1;
+      for (int l = 0; l <= inner; l++)
+        if (sp_loop_rounds(nest, sched, l) > 1) levels[nlevels++] = l;
+      if (waves > 1 && seen < 1 && sp_nest_even_work(nest)) levels[nlevels++] = -1;
+      for (int q = 0; q < nlevels; q++)
+        level_share[q] =
+            sp_rank_l2_miss_share(arch, sp_wave_pass_bytes(nest, arch, sched, levels[q], false));
+    }
     for (int a = 0; a < nest->narrays && rc == 0; a++) {
       const sp_cold_mix *cm = &cold_seen[a];
       if (!extrapolate || ex[2 * a + 1] <= 0) continue;
@@ -982,14 +1108,20 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
        * one wave's pass (matmul 4096^2's B, 134 MB a pass: the H100 read 8.6-9.3 GB of DRAM on
        * 4xN grids of 1,024 threads, where the sample counted its 268 MB of first touches; near
        * the L2's capacity its sets keep a share). Where a slab of the grid lies beyond the
-       * sample, sp_charge_slab_overlap charges them instead. */
+       * sample, sp_charge_slab_overlap charges them instead.
+       * That pass is one round of every loop. The rounds and waves the sample did not reach
+       * re-read what the passes between share (sp_pass_overlap), each after a pass of its own:
+       * laplacian 256^3 on 1,016 blocks whose k takes 8 rounds re-reads 2 planes a round 34 MB
+       * later, not after the 6.5 MB of one round of i (DRAM reads 2.5 % short of --exact);
+       * jacobi's second wave reads its strips' edges (11 %). Those count, at most the excess,
+       * where they miss more than the excess at one round's pass. */
       double reread = 0;
-      if (split && topt->sample_sms == 0 && cm->w_second_bytes > foot) {
-        if (wave_pass < 0)
-          wave_pass = sp_slab_dims(nest, sched, (double)stats->blocks_simulated)
-                          ? 0 /* sp_charge_slab_overlap's */
-                          : sp_wave_pass_bytes(nest, arch, sched);
-        reread = (cm->w_second_bytes - foot) * sp_rank_l2_miss_share(arch, wave_pass);
+      if (beyond_prefix && cm->w_second_bytes > foot) {
+        double excess = cm->w_second_bytes - foot, beyond = 0;
+        for (int q = 0; q < nlevels; q++)
+          beyond +=
+              sp_pass_overlap(nest, arch, sched, levels[q], waves, a, fill, SP_FOOT_READS) * level_share[q];
+        reread = fmax(excess * sp_rank_l2_miss_share(arch, wave_pass), fmin(excess, beyond));
       }
       sp_cap_cold(&per_array[a], cm->seen, cm->bytes, ex[2 * a] / ex[2 * a + 1],
                   sp_cold_sectors_per_byte(cm), foot, arch->l2_sector_bytes, fill,
@@ -1010,6 +1142,16 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       c->dram_write_bytes = llround(all * w[1] / w[0]);
       c->l2_dirty_bytes = llround(fmin(all - (double)c->dram_write_bytes, foot));
       if (c->l2_dirty_bytes < 0) c->l2_dirty_bytes = 0;
+      /* the sectors that passes beyond the sample both write are written back again where the
+       * L2 lost them between (jacobi's b on 256 x 4 blocks: a partly written sector at each
+       * edge of a strip, 8.4 MB of write-backs, --exact 142.4 MB where the sample had 134.2) */
+      double rewrite = 0;
+      for (int q = 0; q < nlevels; q++)
+        rewrite += sp_pass_overlap(nest, arch, sched, levels[q], waves, a, arch->l2_sector_bytes,
+                                   SP_FOOT_WRITES) * level_share[q];
+      double beyond = (double)c->l2_write_sectors * arch->l2_sector_bytes -
+                      (double)(c->dram_write_bytes + c->l2_dirty_bytes);
+      if (rewrite > 0 && beyond > 0) c->dram_write_bytes += llround(fmin(rewrite, beyond));
     }
     free(cold_seen);
     free(ex);
@@ -2062,8 +2204,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
    * guards), the prefix's rate of first touches is not the run's either, and that bound held
    * them closer: on the guarded triangles of test_sampling_guard the median candidate's worst
    * error was 0.48 % with it and 1.20 % without. */
-  bool even_work = sp_nest_rectangular(nest);
-  for (int r = 0; r < nest->nrefs; r++) even_work &= nest->refs[r].nguards == 0;
+  const bool even_work = sp_nest_even_work(nest);
   const bool replaced_if_cut = all_sms && budget > 0 && even_work;
   int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
                        !all_sms, short_loop >= 0, distorted, replaced_if_cut, false, &mc[0],
@@ -2089,7 +2230,8 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   for (int d = 1; d < 3; d++) {
     if (!(slabs >> d & 1)) continue;
     /* the share of the lines of the slab between them that the L2 loses */
-    double slab = sp_pass_bytes(nest, &c->schedule, sp_grid_stride(&c->schedule, d), arch->l2_line_bytes);
+    double slab = sp_pass_bytes(nest, &c->schedule, sp_grid_stride(&c->schedule, d), SP_PASS_ROUNDS,
+                                true, arch->l2_line_bytes);
     double miss = sp_rank_l2_miss_share(arch, slab);
     if (miss > 0) sp_charge_slab_overlap(nest, arch, &c->schedule, d, miss, c->per_array);
   }

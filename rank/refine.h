@@ -66,6 +66,16 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
 int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int64_t *trip,
                        double *round_bytes);
 
+/* Re-reads beyond a sample that is a prefix in time (rank.c's sp_simulate says how they are
+ * charged). sp_reread_level: the innermost band loop whose second round the sample did not
+ * reach, given the share `seen` of each of the first wave's blocks that it ran (-1: none).
+ * sp_pass_overlap: the bytes (units of unit_bytes) of array a's accesses (SP_FOOT_READS,
+ * SP_FOOT_WRITES) that a round of band loop `level` shares with the next (-1: a wave with the
+ * next), over the run. */
+int sp_reread_level(const sp_nest *n, const sp_schedule *s, double seen);
+double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int level,
+                       double waves, int a, int unit_bytes, unsigned accesses);
+
 /* One candidate run alone as a refined one is (all SMs, sampling within `budget` warp
  * instructions, 0: exact), into *c (c->schedule set by the caller; free c->per_array). For
  * tests that hold one schedule's sampled counts against its exact ones. */
