@@ -1205,8 +1205,8 @@ static sp_schedule jacobi_strips(int64_t n, int gy)
  * second those of by 2 and 3; a strip of j = 128r + 1 .. 128r + 64 reads columns 128r .. 128r
  * + 65, 9 fills of 64 bytes a row, the last one (j = 4033 .. 4094) 8: 575 where the row holds
  * 512, so 63 fills a row of 4096 rows are read twice, 16,515,072 bytes (--exact on jacobi.c:
- * 16.6 MB of DRAM reads beyond the array). j's rounds lie a grid's round apart for a wave of 2 of its 4 block rows:
- * no overlap there.
+ * 16.6 MB of DRAM reads beyond the array). A wave's rounds of j lie a grid's round apart (it
+ * holds 2 of the grid's 4 block rows): no overlap between them.
  * Rounds: a 7-point stencil on 258^3 floats, i on 4 x 8 threads (8 rounds of 32 planes), j on
  * 2 x 128, k on 32 lanes, one wave: each of the 7 boundaries between i's rounds shares 2
  * planes, each read by one round whole and by the other at i - 1 or i + 1 only, its interior
@@ -1220,7 +1220,8 @@ static void test_reread_overlap(void)
   CHECK_EQ_INT(sp_reread_level(&t.n, &s, 0.02), 1); /* 0.64 of a round of j */
   CHECK_EQ_INT(sp_reread_level(&t.n, &s, 0.05), -1);
   double waves_ov = sp_pass_overlap(&t.n, &H100, &s, -1, waves, 0, 64, SP_FOOT_READS);
-  fprintf(stderr, "  jacobi 4096^2 on 256 x 4 blocks: a's reads shared by the waves' strips %.0f B\n", waves_ov);
+  fprintf(stderr, "  jacobi 4096^2 on 256 x 4 blocks: a's reads shared by the waves' strips %.0f B\n",
+          waves_ov);
   CHECK(fabs(waves_ov - 63.0 * 4096 * 64) < 1);
   CHECK(sp_pass_overlap(&t.n, &H100, &s, 1, waves, 0, 64, SP_FOOT_READS) == 0);
   CHECK(sp_pass_overlap(&t.n, &H100, &s, -1, waves, 1, 64, SP_FOOT_READS) == 0); /* b: written only */
@@ -1263,7 +1264,8 @@ static void test_sampling_wave_strips(void)
   double time = sa.time.total_s / ex.time.total_s - 1;
   double writes = sp_rank_dram_write_bytes(&sa.total) / sp_rank_dram_write_bytes(&ex.total) - 1;
   fprintf(stderr, "  jacobi 4096^2 on 256 x 4 blocks: sampled DRAM reads %+.2f %%, writes %+.2f %%, L2 "
-                  "hits %+.2f %%, time %+.2f %% of exact\n", 100 * dram, 100 * writes, 100 * l2_hit, 100 * time);
+                  "hits %+.2f %%, time %+.2f %% of exact\n",
+          100 * dram, 100 * writes, 100 * l2_hit, 100 * time);
   CHECK(fabs(dram) <= 0.01);
   CHECK(fabs(writes) <= 0.01);
   CHECK(fabs(l2_hit) <= 0.02);
