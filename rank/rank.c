@@ -1272,17 +1272,20 @@ static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_sch
  * each pass of the inner ones with edge rounds of their own: the first reads its halo sector
  * cold, the last has 30 of 32 lanes. A prefix of one SM that sees only the middle of the first
  * pass (rounds 2-7 of k) misses at their rate, 1.8 % under the pass's (conv3d's L2 reads). One
- * round of the outermost such loop holds whole passes of the inner ones. What two rounds share
- * (round_bytes > 0) the L1 may keep from one to the next, which a run of one round never sees:
- * on 254 blocks of 32 x 8 threads, whose rounds of j share 2 of 10 rows, it had 24 % more L2
- * reads than --exact. */
+ * round of the outermost such loop holds whole passes of the inner ones; so does a round of a
+ * loop on threads and blocks (laplacian's k on 4 x 8 of 32 x 4 x 2 threads over i on the lanes:
+ * L2 hits 1.4 % over --exact, the middle rounds of i pairing their misses in 64-byte fills
+ * otherwise than the first and last). What two rounds share (round_bytes > 0) the L1 may keep
+ * from one to the next, which a run of one round never sees: on 254 blocks of 32 x 8 threads,
+ * whose rounds of j share 2 of 10 rows, it had 24 % more L2 reads than --exact. */
 int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int64_t *trip,
                        double *round_bytes) {
   if (!sp_nest_rectangular(n) || s->collapse_count >= 2) return -1;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
     const sp_loop *L = &n->loops[k];
-    int d = s->map[k].thread_dim;
-    if (d < 0 || s->map[k].block_dim >= 0 || L->trip_max <= s->block[d]) continue;
+    const int d = s->map[k].thread_dim, on = s->map[k].block_dim;
+    const double per_round = d >= 0 ? s->block[d] * (on >= 0 ? (double)s->grid[on] : 1) : 0;
+    if (d < 0 || (double)L->trip_max <= per_round) continue;
     bool inner = false; /* a lane loop inside it, whose passes its round holds */
     for (int b = k + 1; b < s->nband && b < n->nloops; b++) {
       int e = s->map[b].thread_dim;
@@ -1311,8 +1314,9 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
       ext[k] = 2.0 * s->block[d];
       two += sp_rank_footprint_sectors(n, a, sector, SP_FOOT_READS | SP_FOOT_WRITES, ext);
     }
-    *round_bytes = two < 2 * one ? one * sector : 0;
-    *trip = s->block[d];
+    /* a block's next round of a loop on blocks too comes a grid's round later */
+    *round_bytes = two < 2 * one && (on < 0 || s->grid[on] == 1) ? one * sector : 0;
+    *trip = (int64_t)per_round;
     return k;
   }
   return -1;

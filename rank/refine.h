@@ -59,10 +59,12 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
                  double *factor);
 
 /* The band loop whose rounds a prefix of one SM runs one or two of instead (rank.c's
- * sp_refine_l1 says when, and why), or -1: the outermost loop on a thread dimension only that
- * runs in rounds over its lanes, with such a loop inside it, of constant bounds that no other
- * bound depends on. *trip: one round's iterations; *round_bytes: one block's bytes in one round
- * (inner loops whole, sequential loops whole) where two rounds share data, else 0. */
+ * sp_refine_l1 says when, and why), or -1: the outermost loop on a thread dimension (and maybe
+ * blocks) that runs in rounds, with a loop on a thread dimension only inside it that runs in
+ * rounds over its lanes, of constant bounds that no other bound depends on. *trip: one round's
+ * iterations (the block's threads along it times the grid's blocks); *round_bytes: one block's
+ * bytes in one round (inner loops whole, sequential loops whole) where two of its rounds share
+ * data, else 0. */
 int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int64_t *trip,
                        double *round_bytes);
 
