@@ -1108,6 +1108,24 @@ static void test_sampling_sm_strata(void)
   sp_rank_result_free(&sa);
 }
 
+/* One schedule run alone, exact (*ex) and sampled within `budget` instructions (*sa), both
+ * with their schedule set; the caller frees their per_array. */
+static void rank_one_exact_and_sampled(const sp_nest *n, int64_t budget, sp_rank_candidate *ex,
+                                       sp_rank_candidate *sa)
+{
+  sp_rank_options o;
+  memset(&o, 0, sizeof o);
+  CHECK_EQ_INT(sp_rank_one(n, &H100, &o, 0, ex), 0);
+  CHECK_EQ_INT(sp_rank_one(n, &H100, &o, budget, sa), 0);
+  CHECK(sa->sampled && !ex->sampled);
+}
+
+/* x over its exact value, less 1 */
+static double rel_error(int64_t x, int64_t exact)
+{
+  return (double)x / (double)exact - 1;
+}
+
 /* A 3x3x3 convolution of doubles as GCC maps it (i -> bx, j -> ty, k -> tx: every thread runs
  * rounds of j and, within each, 4 of k), on 262 x 64 x 126 points: SMs 0-129 hold two blocks.
  * A sample of one such SM that is a prefix in time ends within its first pass of k, whose
@@ -1145,8 +1163,6 @@ static void test_sampling_lane_rounds(void)
 {
   tnest t;
   conv3d_gcc(&t, 264, 66, 128);
-  sp_rank_options o;
-  memset(&o, 0, sizeof o);
   for (int v = 0; v < 2; v++) {
     const int by = v ? 8 : 32;
     sp_rank_candidate ex, sa;
@@ -1165,16 +1181,14 @@ static void test_sampling_lane_rounds(void)
     CHECK_EQ_INT(trip, by);
     /* a: 3 planes of by + 2 rows of 128 doubles; b: by rows of 126 (their 32 sectors); w */
     CHECK(fabs(round - (3.0 * (by + 2) * 1024 + by * 1024 + 216)) < 1);
-    CHECK_EQ_INT(sp_rank_one(&t.n, &H100, &o, 0, &ex), 0);
-    CHECK_EQ_INT(sp_rank_one(&t.n, &H100, &o, 60000, &sa), 0);
-    CHECK(sa.sampled && !ex.sampled);
-    double l2 = (double)sa.total.l2_read_sectors / (double)ex.total.l2_read_sectors - 1;
-    double hit = (double)sa.total.ld_l1_hit_sectors / (double)ex.total.ld_l1_hit_sectors - 1;
-    double l2_hit = (double)sa.total.l2_read_hit_sectors / (double)ex.total.l2_read_hit_sectors - 1;
+    rank_one_exact_and_sampled(&t.n, 60000, &ex, &sa);
+    double l2 = rel_error(sa.total.l2_read_sectors, ex.total.l2_read_sectors);
+    double hit = rel_error(sa.total.ld_l1_hit_sectors, ex.total.ld_l1_hit_sectors);
+    double l2_hit = rel_error(sa.total.l2_read_hit_sectors, ex.total.l2_read_hit_sectors);
     fprintf(stderr, "  conv3d 262 x 64 x 126 on 32 x %d threads: sampled L2 reads %+.2f %%, L1 hits "
                     "%+.3f %%, L2 hits %+.2f %% of exact\n", by, 100 * l2, 100 * hit, 100 * l2_hit);
     CHECK(fabs(l2) <= (by == 32 ? 0.01 : 0.002));
-    double dram = (double)sa.total.dram_read_bytes / (double)ex.total.dram_read_bytes - 1;
+    double dram = rel_error(sa.total.dram_read_bytes, ex.total.dram_read_bytes);
     fprintf(stderr, "  and DRAM reads %+.2f %%\n", 100 * dram);
     CHECK(fabs(l2_hit) <= (by == 32 ? 0.02 : 0.001));
     CHECK(fabs(dram) <= 0.002);
@@ -1211,14 +1225,10 @@ static void test_sampling_lane_rounds_on_blocks(void)
   CHECK_EQ_INT(sp_lane_round_loop(&t.n, &H100, &ex.schedule, &trip, &round), 0);
   CHECK_EQ_INT(trip, 32);
   CHECK(round == 0);
-  sp_rank_options o;
-  memset(&o, 0, sizeof o);
-  CHECK_EQ_INT(sp_rank_one(&t.n, &H100, &o, 0, &ex), 0);
-  CHECK_EQ_INT(sp_rank_one(&t.n, &H100, &o, 60000, &sa), 0);
-  CHECK(sa.sampled && !ex.sampled);
-  double l2_hit = (double)sa.total.l2_read_hit_sectors / (double)ex.total.l2_read_hit_sectors - 1;
-  double l2 = (double)sa.total.l2_read_sectors / (double)ex.total.l2_read_sectors - 1;
-  double dram = (double)sa.total.dram_read_bytes / (double)ex.total.dram_read_bytes - 1;
+  rank_one_exact_and_sampled(&t.n, 60000, &ex, &sa);
+  double l2_hit = rel_error(sa.total.l2_read_hit_sectors, ex.total.l2_read_hit_sectors);
+  double l2 = rel_error(sa.total.l2_read_sectors, ex.total.l2_read_sectors);
+  double dram = rel_error(sa.total.dram_read_bytes, ex.total.dram_read_bytes);
   fprintf(stderr, "  7-point 256^3 on 127 x 8 blocks of 32 x 4 x 2: sampled L2 reads %+.2f %%, L2 hits "
                   "%+.2f %%, DRAM reads %+.2f %% of exact\n", 100 * l2, 100 * l2_hit, 100 * dram);
   CHECK(fabs(l2_hit) <= 0.005);
@@ -1295,17 +1305,13 @@ static void test_sampling_wave_strips(void)
 {
   tnest t;
   tn_stencil5(&t, 4096);
-  sp_rank_options o;
-  memset(&o, 0, sizeof o);
   sp_rank_candidate ex, sa;
   memset(&ex, 0, sizeof ex);
   ex.schedule = jacobi_strips(4096, 4);
   sa = ex;
-  CHECK_EQ_INT(sp_rank_one(&t.n, &H100, &o, 0, &ex), 0);
-  CHECK_EQ_INT(sp_rank_one(&t.n, &H100, &o, 40000, &sa), 0);
-  CHECK(sa.sampled && !ex.sampled);
-  double dram = (double)sa.total.dram_read_bytes / (double)ex.total.dram_read_bytes - 1;
-  double l2_hit = (double)sa.total.l2_read_hit_sectors / (double)ex.total.l2_read_hit_sectors - 1;
+  rank_one_exact_and_sampled(&t.n, 40000, &ex, &sa);
+  double dram = rel_error(sa.total.dram_read_bytes, ex.total.dram_read_bytes);
+  double l2_hit = rel_error(sa.total.l2_read_hit_sectors, ex.total.l2_read_hit_sectors);
   double time = sa.time.total_s / ex.time.total_s - 1;
   double writes = sp_rank_dram_write_bytes(&sa.total) / sp_rank_dram_write_bytes(&ex.total) - 1;
   fprintf(stderr, "  jacobi 4096^2 on 256 x 4 blocks: sampled DRAM reads %+.2f %%, writes %+.2f %%, L2 "
