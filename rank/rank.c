@@ -488,14 +488,11 @@ static double sp_footprint_bytes(const sp_nest *n, int unit_bytes, const double 
   return bytes;
 }
 
-/* The rounds band loop k runs: its trip over the threads along it in the block and grid (1 where
- * it is not on threads or blocks). */
-static double sp_loop_rounds(const sp_nest *n, const sp_schedule *s, int k) {
+/* The rounds band loop k runs on its threads and blocks (sp_trace_loop_rounds), 1 where it is
+ * on neither: a sequential band loop is no round loop of a pass. */
+static double sp_mapped_rounds(const sp_nest *n, const sp_schedule *s, int k) {
   const sp_loop_map *m = &s->map[k];
-  if (m->thread_dim < 0 && m->block_dim < 0) return 1;
-  double per_round = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
-                     (m->block_dim >= 0 ? (double)s->grid[m->block_dim] : 1);
-  return fmax(1, ceil((double)n->loops[k].trip_max / per_round));
+  return m->thread_dim < 0 && m->block_dim < 0 ? 1 : (double)sp_trace_loop_rounds(n, s, k);
 }
 
 /* The iterations of each loop that `blocks` blocks, the first of the grid, run in one pass of
@@ -525,7 +522,8 @@ static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks
     double threads = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
                      (m->block_dim >= 0 ? along[m->block_dim] : 1);
     if (s->collapse_count >= 2 && k == s->collapse_first) sp_collapsed_box(n, s, threads, extent);
-    else if (k > inside) extent[k] = fmin((double)n->loops[k].trip_max, threads * sp_loop_rounds(n, s, k));
+    else if (k > inside)
+      extent[k] = fmin((double)n->loops[k].trip_max, threads * sp_mapped_rounds(n, s, k));
     else extent[k] = threads;
   }
 }
@@ -549,8 +547,9 @@ static double sp_wave_blocks(const sp_arch *arch, const sp_schedule *s) {
 int sp_reread_level(const sp_nest *n, const sp_schedule *s, double seen) {
   int level = -1;
   double rounds = 1;
-  for (int k = 0; k < s->nband && k < n->nloops && s->collapse_count < 2; k++) {
-    double r = sp_loop_rounds(n, s, k);
+  if (s->collapse_count >= 2) return -1;
+  for (int k = 0; k < s->nband && k < n->nloops; k++) {
+    double r = sp_mapped_rounds(n, s, k);
     if (r <= 1) continue;
     rounds *= r;
     if (seen * rounds >= 1) break;
@@ -612,12 +611,10 @@ double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule 
   const double trip = (double)n->loops[level].trip_max;
   /* the wave's next round of a loop on blocks begins a grid's round later: next to this one
    * only where the wave spans the grid along it */
-  if (m->block_dim >= 0 &&
-      one[level] < (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) * (double)s->grid[m->block_dim])
-    return 0;
+  if (m->block_dim >= 0 && one[level] < (double)sp_trace_loop_spread(s, level)) return 0;
   const double next = fmin(1, (trip - one[level]) / one[level]); /* the next round's share of one */
-  double boundaries = (sp_loop_rounds(n, s, level) - 1) * fmax(1, waves);
-  for (int k = 0; k < level; k++) boundaries *= sp_loop_rounds(n, s, k);
+  double boundaries = (sp_mapped_rounds(n, s, level) - 1) * fmax(1, waves);
+  for (int k = 0; k < level; k++) boundaries *= sp_mapped_rounds(n, s, k);
   if (!(next > 0) || !(boundaries > 0)) return 0;
   two[level] = one[level] * (1 + next);
   double f1 = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one);
@@ -660,10 +657,7 @@ double sp_rank_l2_miss_share(const sp_arch *arch, double bytes) {
 static unsigned sp_slab_dims(const sp_nest *n, const sp_schedule *s, double span) {
   if (s->collapse_count >= 2) return 0;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
-    const sp_loop_map *m = &s->map[k];
-    double threads = m->thread_dim >= 0 ? s->block[m->thread_dim] : 1;
-    if (m->block_dim >= 0 && threads * (double)s->grid[m->block_dim] < (double)n->loops[k].trip_max)
-      return 0;
+    if (s->map[k].block_dim >= 0 && sp_trace_loop_rounds(n, s, k) > 1) return 0;
   }
   unsigned dims = 0;
   for (int d = 1; d < 3; d++)
@@ -856,7 +850,6 @@ static void sp_candidate_config(const sp_nest *nest, const sp_arch *arch,
   *cmo_out = cmo;
 }
 
-/* The cached model reset, or a new one for this configuration; NULL on allocation failure. */
 /* Frees a worker's model and trace recording; the cache is empty after. */
 static void sp_model_cache_free(sp_model_cache *mc) {
   sp_cm_memsys_free(mc->m);
@@ -864,6 +857,7 @@ static void sp_model_cache_free(sp_model_cache *mc) {
   memset(mc, 0, sizeof *mc);
 }
 
+/* The cached model reset, or a new one for this configuration; NULL on allocation failure. */
 static sp_cm_memsys *sp_model_get(sp_model_cache *mc, const sp_arch *arch, int narrays, int nsms,
                                   const sp_cm_options *cmo) {
   if (mc->m && mc->nsms == nsms && memcmp(&mc->cmo, cmo, sizeof *cmo) == 0) {
@@ -1090,10 +1084,11 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     if (beyond_prefix) {
       wave_pass = sp_wave_pass_bytes(nest, arch, sched, SP_PASS_ROUNDS, true);
       const double seen = fmax(1, waves) * sink.lanes / (32 * sp_estimate_warp_instructions(run));
-      const int inner = sp_nest_even_work(nest) ? sp_reread_level(nest, sched, seen) : -1;
+      const bool boxes = sp_nest_even_work(nest);
+      const int inner = boxes ? sp_reread_level(nest, sched, seen) : -1;
       for (int l = 0; l <= inner; l++)
-        if (sp_loop_rounds(nest, sched, l) > 1) levels[nlevels++] = l;
-      if (waves > 1 && seen < 1 && sp_nest_even_work(nest)) levels[nlevels++] = -1;
+        if (sp_mapped_rounds(nest, sched, l) > 1) levels[nlevels++] = l;
+      if (boxes && waves > 1 && seen < 1) levels[nlevels++] = -1;
       for (int q = 0; q < nlevels; q++)
         level_share[q] =
             sp_rank_l2_miss_share(arch, sp_wave_pass_bytes(nest, arch, sched, levels[q], false));
@@ -1149,9 +1144,9 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       for (int q = 0; q < nlevels; q++)
         rewrite += sp_pass_overlap(nest, arch, sched, levels[q], waves, a, arch->l2_sector_bytes,
                                    SP_FOOT_WRITES) * level_share[q];
-      double beyond = (double)c->l2_write_sectors * arch->l2_sector_bytes -
-                      (double)(c->dram_write_bytes + c->l2_dirty_bytes);
-      if (rewrite > 0 && beyond > 0) c->dram_write_bytes += llround(fmin(rewrite, beyond));
+      double room = (double)c->l2_write_sectors * arch->l2_sector_bytes -
+                    (double)(c->dram_write_bytes + c->l2_dirty_bytes);
+      if (rewrite > 0 && room > 0) c->dram_write_bytes += llround(fmin(rewrite, room));
     }
     free(cold_seen);
     free(ex);
@@ -1282,15 +1277,11 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
                        double *round_bytes) {
   if (!sp_nest_rectangular(n) || s->collapse_count >= 2) return -1;
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
-    const sp_loop *L = &n->loops[k];
     const int d = s->map[k].thread_dim, on = s->map[k].block_dim;
-    const double per_round = d >= 0 ? s->block[d] * (on >= 0 ? (double)s->grid[on] : 1) : 0;
-    if (d < 0 || (double)L->trip_max <= per_round) continue;
+    if (d < 0 || sp_trace_loop_rounds(n, s, k) <= 1) continue;
     bool inner = false; /* a lane loop inside it, whose passes its round holds */
-    for (int b = k + 1; b < s->nband && b < n->nloops; b++) {
-      int e = s->map[b].thread_dim;
-      inner |= e >= 0 && s->map[b].block_dim < 0 && n->loops[b].trip_max > s->block[e];
-    }
+    for (int b = k + 1; b < s->nband && b < n->nloops; b++)
+      inner |= s->map[b].thread_dim >= 0 && s->map[b].block_dim < 0 && sp_trace_loop_rounds(n, s, b) > 1;
     if (!inner) return -1;
     /* one block's bytes in one round of k and in two: the loops inside whole (on threads and
      * blocks: the block's share, its width times its grid-stride rounds), the loops outside
@@ -1316,7 +1307,7 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
     }
     /* a block's next round of a loop on blocks too comes a grid's round later */
     *round_bytes = two < 2 * one && (on < 0 || s->grid[on] == 1) ? one * sector : 0;
-    *trip = (int64_t)per_round;
+    *trip = sp_trace_loop_spread(s, k);
     return k;
   }
   return -1;

@@ -801,15 +801,23 @@ int sp_trace_working_warps(const sp_nest *nest, const sp_schedule *s) {
   return working > 0 ? working : 1;
 }
 
+int64_t sp_trace_loop_spread(const sp_schedule *s, int k) {
+  int64_t per = 1;
+  if (s->map[k].thread_dim >= 0) per *= s->block[s->map[k].thread_dim];
+  if (s->map[k].block_dim >= 0) per *= s->grid[s->map[k].block_dim];
+  return per;
+}
+
+int64_t sp_trace_loop_rounds(const sp_nest *nest, const sp_schedule *s, int k) {
+  if (sp_schedule_collapsed_away(s, k)) return 1;
+  int64_t trip = band_trip(nest, s, k, NULL), per = sp_trace_loop_spread(s, k);
+  return trip > 0 ? (trip + per - 1) / per : 1;
+}
+
 int64_t sp_trace_thread_rounds(const sp_nest *nest, const sp_schedule *s) {
   int64_t rounds = 1;
   for (int k = 0; k < s->nband; k++) {
-    if (sp_schedule_collapsed_away(s, k)) continue;
-    int64_t trip = band_trip(nest, s, k, NULL), per = 1;
-    if (trip <= 0) continue;
-    if (s->map[k].thread_dim >= 0) per *= s->block[s->map[k].thread_dim];
-    if (s->map[k].block_dim >= 0) per *= s->grid[s->map[k].block_dim];
-    int64_t r = (trip + per - 1) / per;
+    int64_t r = sp_trace_loop_rounds(nest, s, k);
     /* far beyond any measured count (the curves that read it stop at 64): no overflow */
     rounds = rounds > (INT64_C(1) << 40) / r ? INT64_C(1) << 40 : rounds * r;
   }

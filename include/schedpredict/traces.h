@@ -177,6 +177,13 @@ int64_t sp_trace_working_blocks(const sp_nest *nest, const sp_schedule *s);
  * block, which has the most work. At least 1. */
 int sp_trace_working_warps(const sp_nest *nest, const sp_schedule *s);
 
+/* The threads and blocks band loop k is spread over (its block's threads along it times the
+ * grid's blocks; 1 on no hardware dimension), and the rounds it runs: its trip (trip_max; a
+ * collapse group's product) over them, so a loop on no hardware dimension runs its whole trip;
+ * 1 where the trip is unknown or k is collapsed away. */
+int64_t sp_trace_loop_spread(const sp_schedule *s, int k);
+int64_t sp_trace_loop_rounds(const sp_nest *nest, const sp_schedule *s, int k);
+
 /* The band iterations a thread runs one after another, at most: over the band loops, the
  * rounds of each (its trip, trip_max, over the threads and blocks it is spread over; a loop on
  * no hardware dimension runs whole). 1 where every band loop covers its iterations in one
