@@ -1240,6 +1240,7 @@ typedef struct sp_l1_part {
   bool raw;
   bool census;          /* its L1 misses weighed by its class's keys (sp_l1_census) */
   bool first_touches;   /* its SMs' L2 share is simulated, for their first touches' mix */
+  bool drained;         /* its SMs' last waves stop before the drain's round (sp_drain_of) */
   int cls_first, cls_n; /* the SMs it stands for (with census) */
   double weight;
 } sp_l1_part;
@@ -1369,10 +1370,12 @@ static double sp_census_keys(const sp_census_wave *v, const sp_schedule *s, unsi
  * blocks, and in later waves, which start mid-row, 5 or 6; its L2 reads, the L1's misses, were
  * 4.8 % too few. A reference whose address moves with only some of the grid's dimensions is
  * read once a wave for each key (sp_census_keys) by whichever of its blocks comes first, and
- * hits for the others. Where the blocks' rounds differ waves do not stay in step (a block
- * that ends early lets the next start beside the others), and a collapse fuses the loops the
- * keys are made of, and in a nest whose blocks' work differs (a triangular one): every
- * factor is 1 there. Running the waves for their misses with the
+ * hits for the others. Where the rounds of a wave's blocks differ the waves do not stay in
+ * step (a block that ends early lets the next start beside the others), and a collapse fuses
+ * the loops the keys are made of, and in a nest whose blocks' work differs (a triangular
+ * one): every factor is 1 there. A drain's round (sp_drain_of), which a part of its own
+ * samples, is left out of the SMs' last waves: their blocks take the rounds before it
+ * together. Running the waves for their misses with the
  * longest loop shortened instead made the few sectors of each row's short window count
  * (2mm's 1024-thread candidates 14 % off). */
 int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_census_in *in,
@@ -1415,7 +1418,6 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
   const int64_t per_sm = blocks / S + 1;
   const int step = (int)fmax(1, ceil((double)in->cls_n * (double)per_sm / SP_CENSUS_MAX_BLOCKS));
   double work[2] = {0, 0};
-  int64_t rounds0[3] = {-1, -1, -1};
   for (int i = 0; ok && i < in->cls_n; i++) {
     const int sm = in->cls_first + i;
     const bool sampled = sm >= in->sm_first && sm < in->sm_first + in->nsms, counted = i % step == 0;
@@ -1432,9 +1434,15 @@ int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_cens
       v->n = 0;
       for (int64_t j = w * active; j < (w + 1) * active && j < nb; j++) wb[v->n++] = sm + S * (in->skip_blocks + j);
       ok = sp_trace_block_shares(nest, sched, wb, v->n, v->at, v->share, v->rounds) == 0;
+      const int dd = in->drain_dim;
+      if (in->drain_round > 0 && dd >= 0 && dd < 3 && w == (nb - 1) / active)
+        for (int j = 0; ok && j < v->n; j++)
+          if (v->rounds[j][dd] > in->drain_round) {
+            v->rounds[j][dd] = in->drain_round;
+            v->share[j][dd] = in->drain_round * in->drain_per;
+          }
       for (int j = 0; ok && j < v->n; j++) {
-        if (rounds0[0] < 0) memcpy(rounds0, v->rounds[j], sizeof rounds0);
-        ok = memcmp(rounds0, v->rounds[j], sizeof rounds0) == 0;
+        ok = memcmp(v->rounds[0], v->rounds[j], sizeof v->rounds[0]) == 0;
         wwork += (double)v->share[j][0] * (double)v->share[j][1] * (double)v->share[j][2];
       }
       work[0] += counted ? wwork : 0;
@@ -1548,6 +1556,8 @@ static void sp_round_tail_of(const sp_nest *nest, const sp_schedule *s, int S, i
  * runs the round with all of its blocks or none. */
 typedef struct sp_drain {
   int64_t round;
+  int dim;     /* the grid dimension of the loop, */
+  int64_t per; /* its threads along it (a round's iterations of a block) */
   int64_t skip[2];
   double share[2];
 } sp_drain;
@@ -1593,6 +1603,8 @@ static void sp_drain_of(const sp_nest *nest, const sp_schedule *s, int S, int ac
   }
   free(work);
   out->round = last;
+  out->dim = d;
+  out->per = per;
   for (int q = 0; q < ncls; q++)
     if (runs[q] > 0 && runs[q] < held[q] && cls_work[q] > 0) out->share[q] = drain[q] / cls_work[q];
 }
@@ -1917,9 +1929,13 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         p.topt.sample_waves = (nb - tail) / active;
         p.weight = f * (double)(nb - tail) / (double)nb;
       }
-      /* its later waves' keys (sp_l1_census), where no part of its own takes a last
-       * round that fewer blocks run (a drain, a round tail: the census would count it too) */
-      p.census = run == nest && drain.share[q] <= 0 && tail_round.round == 0;
+      /* its later waves' keys (sp_l1_census), where no part of its own takes a round tail (the
+       * census would count it too); a drain's round, taken by a part of its own, the census
+       * leaves out (2mm.c:17's i->by j->tx+bx on 29 x 291 blocks of 32: the blocks' rounds of
+       * i differed, the census gave no factor, and SM 0, which repeats only full columns of
+       * blocks in its waves, made the L1 hits 1.2 % too many) */
+      p.census = run == nest && tail_round.round == 0;
+      p.drained = drain.share[q] > 0;
       p.cls_first = cls_first[q], p.cls_n = cls_n[q];
       part[nparts++] = p;
       if (tail) {
@@ -1963,7 +1979,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
                               pi->topt.sample_sms, pi->topt.sample_skip_blocks,
                               pi->topt.sample_waves,
                               {(double)window[0] / per_block, (double)window[1] / per_block},
-                              l1_bytes, arch->l1_line_bytes};
+                              l1_bytes, arch->l1_line_bytes,
+                              pi->drained ? drain.round : 0, drain.per, drain.dim};
         if (pi->raw) in.window[0] = 0, in.window[1] = (double)blocks; /* whole SMs: all their blocks */
         rc = sp_l1_census(nest, sched, &in, census);
         if (rc == 0) sp_l1_scale_misses(nest, census, l1, ref);

@@ -54,6 +54,11 @@ typedef struct sp_l1_census_in {
   double window[2];
   int64_t l1_bytes; /* an array whose footprint fits stays in the L1 between waves: factor 1 */
   int l1_line_bytes; /* the unit of that footprint */
+  /* where an SM's last wave runs the grid-stride loop on grid dimension drain_dim only up to
+   * round drain_round (drain_per iterations of a block a round), its last round being sampled
+   * on its own: 0 none */
+  int64_t drain_round, drain_per;
+  int drain_dim;
 } sp_l1_census_in;
 int sp_l1_census(const sp_nest *nest, const sp_schedule *sched, const sp_l1_census_in *in,
                  double *factor);
