@@ -1240,6 +1240,7 @@ typedef struct sp_l1_part {
   bool raw;
   bool census;          /* its L1 misses weighed by its class's keys (sp_l1_census) */
   bool first_touches;   /* its SMs' L2 share is simulated, for their first touches' mix */
+  bool touch_only;      /* for that mix alone: its counts are not its class's */
   bool drained;         /* its SMs' last waves stop before the drain's round (sp_drain_of) */
   int cls_first, cls_n; /* the SMs it stands for (with census) */
   double weight;
@@ -1312,6 +1313,16 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
     return k;
   }
   return -1;
+}
+
+/* Whether a band loop on threads alone runs lane rounds (its trip over its threads), in a
+ * rectangular nest without a collapse. */
+static bool sp_lane_rounds_only(const sp_nest *n, const sp_schedule *s) {
+  if (!sp_nest_rectangular(n) || s->collapse_count >= 2) return false;
+  for (int k = 0; k < s->nband && k < n->nloops; k++)
+    if (s->map[k].thread_dim >= 0 && s->map[k].block_dim < 0 && sp_trace_loop_rounds(n, s, k) > 1)
+      return true;
+  return false;
 }
 
 /* The most blocks of a wave on an SM the census counts (the H100 and its kin hold 32), and of
@@ -1830,6 +1841,18 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
     }
     if (need <= 0 || need > cap) lanes = NULL;
   }
+  /* Without such a loop, where a loop on threads alone still runs lane rounds (laplacian's
+   * 64 x 127 blocks of 32 x 4 x 2: i in 8 rounds of 32 lanes is its only round loop), the
+   * prefixes' second parts hold middle rounds only: 36.5 bytes a first-touch miss where whole
+   * rows take 35.9, L2 hits 1.2 % over --exact. The first wave of one SM runs its blocks'
+   * passes whole, and its first touches give the mix (touch), where that wave costs at most a
+   * quarter of the budget and later waves follow (in a grid of one wave it is the SM's whole
+   * work). */
+  bool mix_wave = false;
+  if (!lanes && prefix && period == 1 && rt.round == 0 && by_work && sp_lane_rounds_only(nest, sched)) {
+    const double waves0 = ceil((double)sp_blocks_on_sm(blocks, S, cls_first[0]) / active);
+    mix_wave = waves0 > 1 && est_instr / S / waves0 <= (double)l1_budget / 4;
+  }
   /* Pass 1, only where a reference is still unreached (the whole-grid run was shortened and
    * cut, and these SMs' prefix stopped before it too: 2mm.c:17's store on 800 blocks of 1024
    * threads counted 0 sectors): the same SMs again on the nest with its longest loop at its
@@ -1956,6 +1979,10 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         part[nparts++] = p;
       }
     }
+    if (pass == 0 && mix_wave)
+      part[nparts++] = (sp_l1_part){.run = nest, .raw = true, .first_touches = true, .touch_only = true,
+                                    .topt = {.sample_sms = 1, .sample_sm_first = cls_first[0], .sample_waves = 1},
+                                    .weight = 1};
     for (int c = 0; c < tail_round.ncls; c++) /* one SM of each class of it */
       part[nparts++] = (sp_l1_part){.run = nest,
                                     .topt = {.sample_sms = 1, .sample_sm_first = tail_round.first[c],
@@ -1971,6 +1998,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         touch[2 * a] += pi->weight * (double)l1[a].l2_read_cold_sectors;
         touch[2 * a + 1] += pi->weight * (double)l1[a].dram_read_cold_bytes;
       }
+      if (pi->touch_only) continue;
       /* the part's window of instructions, in blocks' worth of one of its SMs' */
       const double per_block = est_instr / (double)(blocks > 0 ? blocks : 1) * pi->topt.sample_sms;
       if (rc == 0 && census && pi->census && per_block > 0 && !pi->topt.placement &&
