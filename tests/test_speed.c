@@ -1197,6 +1197,21 @@ static void test_sampling_lane_rounds(void)
   }
 }
 
+/* laplacian's k -> ty + by, j -> tz + bx, i -> tx on blocks of 32 x 4 x 2, 127 x gy of them */
+static sp_schedule laplacian_blocks(int64_t gy)
+{
+  sp_schedule s;
+  memset(&s, 0, sizeof s);
+  s.nband = 3;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) s.map[k] = (sp_loop_map){-1, -1};
+  s.map[0] = (sp_loop_map){1, 1}; /* k -> ty + by */
+  s.map[1] = (sp_loop_map){2, 0}; /* j -> tz + bx */
+  s.map[2] = (sp_loop_map){0, -1}; /* i -> tx */
+  s.block[0] = 32, s.block[1] = 4, s.block[2] = 2;
+  s.grid[0] = 127, s.grid[1] = gy, s.grid[2] = 1;
+  return s;
+}
+
 /* The outermost round loop on threads and blocks (laplacian's k on 4 x 8 of 32 x 4 x 2 threads,
  * here on a 7-point stencil of 256^3 floats: k and j over 254, k in 8 rounds of 32, j on 2 x
  * 127, i on 32 lanes in 8 rounds, the last of 30 lanes). One round of k holds whole passes of
@@ -1212,13 +1227,7 @@ static void test_sampling_lane_rounds_on_blocks(void)
   tn_stencil7(&t, 256, false);
   sp_rank_candidate ex, sa;
   memset(&ex, 0, sizeof ex);
-  ex.schedule.nband = 3;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) ex.schedule.map[k] = (sp_loop_map){-1, -1};
-  ex.schedule.map[0] = (sp_loop_map){1, 1}; /* k -> ty + by */
-  ex.schedule.map[1] = (sp_loop_map){2, 0}; /* j -> tz + bx */
-  ex.schedule.map[2] = (sp_loop_map){0, -1}; /* i -> tx */
-  ex.schedule.block[0] = 32, ex.schedule.block[1] = 4, ex.schedule.block[2] = 2;
-  ex.schedule.grid[0] = 127, ex.schedule.grid[1] = 8, ex.schedule.grid[2] = 1;
+  ex.schedule = laplacian_blocks(8);
   sa = ex;
   int64_t trip = 0;
   double round = -1;
@@ -1250,13 +1259,7 @@ static void test_sampling_lane_rounds_mix_wave(void)
   tn_stencil7(&t, 256, false);
   sp_rank_candidate ex, sa;
   memset(&ex, 0, sizeof ex);
-  ex.schedule.nband = 3;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) ex.schedule.map[k] = (sp_loop_map){-1, -1};
-  ex.schedule.map[0] = (sp_loop_map){1, 1}; /* k -> ty + by */
-  ex.schedule.map[1] = (sp_loop_map){2, 0}; /* j -> tz + bx */
-  ex.schedule.map[2] = (sp_loop_map){0, -1}; /* i -> tx */
-  ex.schedule.block[0] = 32, ex.schedule.block[1] = 4, ex.schedule.block[2] = 2;
-  ex.schedule.grid[0] = 127, ex.schedule.grid[1] = 64, ex.schedule.grid[2] = 1;
+  ex.schedule = laplacian_blocks(64);
   sa = ex;
   int64_t trip = 0;
   double round = -1;
