@@ -1494,7 +1494,9 @@ static void sp_l1_scale_misses(const sp_nest *nest, const double *factor, sp_cm_
 }
 
 /* The last round of the grid-stride loop on a grid's one dimension (of extent > 1), in a grid
- * of one wave, where it leaves blocks without work: blocks b < nbt run round `round` too, so
+ * of one wave, or of more whose blocks of that round lie in their SMs' first waves (on the
+ * grid's outermost dimension), where it leaves blocks without work: blocks b < nbt run round
+ * `round` too, so
  * their SMs run it with fewer blocks than the earlier rounds (446 columns of a 2mm-like nest on
  * 264 blocks of 1024 threads, two an SM: 182 blocks run a second round, on 50 SMs two of them,
  * on 82 one alone; A[i][k], which two blocks read together, had 15 % too few L2 reads). The
@@ -1520,28 +1522,57 @@ static int sp_loop_on_block_dim(const sp_schedule *s, int d) {
 static void sp_round_tail_of(const sp_nest *nest, const sp_schedule *s, int S, int active,
                              bool rectangular, sp_round_tail *t) {
   memset(t, 0, sizeof *t);
-  /* a 1-D grid, whose rounds stride over all its blocks (sp_drain_of takes the others) */
-  if ((s->grid[0] > 1) + (s->grid[1] > 1) + (s->grid[2] > 1) > 1) return;
-  int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2];
-  /* one block an SM runs alone in every round; a triangular nest's rounds differ in work */
-  if (s->collapse_count >= 2 || blocks > (int64_t)active * S || blocks <= S || !rectangular) return;
-  int k = sp_loop_on_block_dim(s, sp_trace_skip_dim(nest, s));
+  /* a triangular nest's rounds differ in work */
+  if (s->collapse_count >= 2 || !rectangular) return;
+  const int d = sp_trace_skip_dim(nest, s);
+  if (d < 0) return;
+  for (int o = d + 1; o < 3; o++) /* the grid's outermost dimension: its last round's blocks */
+    if (s->grid[o] > 1) return;    /* are the grid's first */
+  const int64_t blocks = s->grid[0] * s->grid[1] * s->grid[2], low = blocks / s->grid[d];
+  if (blocks <= S) return; /* one block an SM runs alone in every round */
+  /* in one wave, a 1-D grid, whose rounds stride over all its blocks (sp_drain_of takes the
+   * others' last waves) */
+  const bool one_wave = blocks <= (int64_t)active * S;
+  if (one_wave && low > 1) return;
+  int k = sp_loop_on_block_dim(s, d);
   if (k < 0) return;
   const sp_loop *L = &nest->loops[k];
   int64_t per = s->map[k].thread_dim >= 0 ? s->block[s->map[k].thread_dim] : 1;
-  int64_t trip = L->trip_max, stride = per * blocks;
+  int64_t trip = L->trip_max, stride = per * s->grid[d];
   if (trip < 1) return;
   int64_t rounds = trip / stride, rest = trip - rounds * stride;
   if (rounds < 1 || rest == 0) return;
-  int64_t nbt = (rest + per - 1) / per;
   /* SM i holds blocks i, i + S, ...: those below nbt run the last round, SMs 0 .. cut-1 one
-   * more of them than the others */
-  int64_t cut = nbt % S ? nbt % S : S;
-  double w[2] = {0, 0};
-  for (int64_t b = 0; b < nbt; b++) {
-    int64_t it = rest - per * b < per ? rest - per * b : per;
-    w[b % S < cut ? 0 : 1] += (double)it / (double)trip;
+   * more of them than the others. Where they all lie in their SMs' first waves and later
+   * waves follow, the SMs that hold one start a block of their next wave a round late, and end
+   * on a round of fewer blocks; the SM runs that many rounds with fewer blocks either way
+   * (2mm.c:26's i->by j->tx+bx on 2 x 264 blocks of 1024 threads: 800 rows leave 8 rows of
+   * blocks a fourth round, and SMs 0-15 hit 0.520 of their sectors in L1 where the others hit
+   * 0.554; the prefix of SM 0 took the others' rate for all, L2 reads 1.1 % too few). */
+  int64_t nbt = (rest + per - 1) / per * low;
+  if (nbt > (int64_t)active * S) return;
+  /* a block's share of the round: its iterations along d, times its share of the dimensions
+   * below (the blocks of the grid's first row or plane; a partial block takes less) */
+  int64_t(*at)[3] = malloc((size_t)low * sizeof *at), (*share)[3] = malloc((size_t)low * sizeof *share);
+  int64_t(*rd)[3] = malloc((size_t)low * sizeof *rd), *ids = malloc((size_t)low * sizeof *ids);
+  bool ok = at && share && rd && ids;
+  for (int64_t b = 0; ok && b < low; b++) ids[b] = b;
+  ok = ok && sp_trace_block_shares(nest, s, ids, (int)low, at, share, rd) == 0;
+  double sum = 0, *frac = ok ? malloc((size_t)low * sizeof *frac) : NULL;
+  ok = ok && frac;
+  for (int64_t b = 0; ok && b < low; b++) {
+    frac[b] = 1;
+    for (int o = 0; o < d; o++) frac[b] *= (double)share[b][o];
+    sum += frac[b];
   }
+  double w[2] = {0, 0};
+  const int64_t cut = nbt % S ? nbt % S : S;
+  for (int64_t b = 0; ok && sum > 0 && b < nbt; b++) {
+    int64_t c = b / low, it = rest - per * c < per ? rest - per * c : per;
+    w[b % S < cut ? 0 : 1] += (double)it / (double)trip * frac[b % low] / sum;
+  }
+  free(at), free(share), free(rd), free(ids), free(frac);
+  if (!ok || sum <= 0) return;
   t->round = rounds;
   t->loop = k;
   t->stride = stride;
