@@ -80,6 +80,17 @@ static void sp_collapsed_box(const sp_nest *n, const sp_schedule *s, double t, d
   }
 }
 
+/* t consecutive iterations of a collapsed group as the loops' extents it covers on average: the
+ * inner loops whole, the one it ends in in part (a strip of a wave's 135,168 iterations of
+ * heat3d's 254^3 is 2.1 planes of i, where a box that holds any such strip takes 4) */
+static void sp_collapsed_run(const sp_nest *n, const sp_schedule *s, double t, double *extent) {
+  for (int k = s->collapse_first + s->collapse_count - 1; k >= s->collapse_first; k--) {
+    double trip = n->loops[k].trip_max > 0 ? (double)n->loops[k].trip_max : 1;
+    extent[k] = fmin(trip, t);
+    t = fmax(1, t / trip);
+  }
+}
+
 /* The bytes one block touches in one pass of loop `loop` run for `trip` iterations: its threads'
  * share of the loops on thread dimensions, `trip` of the loop, one iteration of every other.
  * A lower bound of what an SM's L1 holds through the pass (its other blocks may share data);
@@ -502,7 +513,8 @@ static double sp_mapped_rounds(const sp_nest *n, const sp_schedule *s, int k) {
  * lane rounds of loops on threads only), but the loops inside band loop `inside` run all their
  * rounds (every loop where inside < 0: a wave's whole run; none where it is SP_PASS_ROUNDS).
  * Sequential loops run whole. A collapsed group holds the blocks' threads along it as a box
- * (sp_collapsed_box), one round of it. */
+ * (sp_collapsed_box), one round of it; where inside < 0 the whole group if it takes more
+ * than one round. */
 #define SP_PASS_ROUNDS SP_MAX_LOOPS
 static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks, int inside,
                            bool rows_whole, double extent[SP_MAX_LOOPS]) {
@@ -514,15 +526,17 @@ static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks
   if (rows_whole) along[1] = ceil(along[1]), along[2] = ceil(along[2]);
   along[1] = fmin((double)s->grid[1], fmax(1, along[1]));
   along[2] = fmin((double)s->grid[2], fmax(1, along[2]));
-  if (s->collapse_count >= 2) inside = SP_PASS_ROUNDS; /* a collapsed group's rounds are no one loop's */
+  /* a collapsed group's rounds are no one loop's */
+  if (s->collapse_count >= 2 && inside >= 0) inside = SP_PASS_ROUNDS;
   for (int k = 0; k < SP_MAX_LOOPS; k++) extent[k] = HUGE_VAL; /* every loop whole, but: */
   for (int k = 0; k < s->nband && k < n->nloops; k++) {
     const sp_loop_map *m = &s->map[k];
     if (sp_schedule_collapsed_away(s, k) || (m->thread_dim < 0 && m->block_dim < 0)) continue;
     double threads = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
                      (m->block_dim >= 0 ? along[m->block_dim] : 1);
-    if (s->collapse_count >= 2 && k == s->collapse_first) sp_collapsed_box(n, s, threads, extent);
-    else if (k > inside)
+    if (s->collapse_count >= 2 && k == s->collapse_first) {
+      if (inside >= 0 || sp_mapped_rounds(n, s, k) <= 1) sp_collapsed_box(n, s, threads, extent);
+    } else if (k > inside)
       extent[k] = fmin((double)n->loops[k].trip_max, threads * sp_mapped_rounds(n, s, k));
     else extent[k] = threads;
   }
@@ -575,7 +589,8 @@ static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp
  * again in every round: jacobi on 256 x 4 blocks of 32 x 16, whose two waves read alternate
  * strips of 64 columns, each with its neighbours' edges); every loop else runs whole. The
  * footprints of the strips that the loop's trip holds, summed, less the whole run's, in each
- * layer of the grid above. */
+ * layer of the grid above. A collapsed group's strip is a run of its iterations
+ * (sp_collapsed_run). */
 double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int level,
                        double waves, int a, int unit_bytes, unsigned accesses) {
   const double wave = sp_wave_blocks(arch, s);
@@ -590,20 +605,25 @@ double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule 
     int on = -1;
     for (int k = 0; k < s->nband && k < n->nloops; k++)
       if (s->map[k].block_dim == dp && !sp_schedule_collapsed_away(s, k)) on = k;
-    if (on < 0 || s->collapse_count >= 2) return 0;
+    if (on < 0) return 0;
+    const bool group = s->collapse_count >= 2 && on == s->collapse_first;
     const sp_loop_map *m = &s->map[on];
     const double strip_blocks = fmax(1, floor(wave / below)); /* whole rows of the grid */
     const double strip = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) * strip_blocks;
-    const double strips = (double)n->loops[on].trip_max / strip; /* over the loop's rounds */
+    const double trip = group ? (double)sp_trace_band_trip(n, s, on) : (double)n->loops[on].trip_max;
+    const double strips = trip / strip; /* over the loop's rounds */
     double layers = 1;
     for (int d = dp + 1; d < 3; d++) layers *= (double)s->grid[d];
-    one[on] = strip;
+    if (group) sp_collapsed_run(n, s, strip, one);
+    else one[on] = strip;
     double f1 = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one), f_rest = 0;
     if (strips - floor(strips) > 1e-9) {
-      one[on] = strip * (strips - floor(strips));
+      if (group) sp_collapsed_run(n, s, strip * (strips - floor(strips)), one);
+      else one[on] = strip * (strips - floor(strips));
       f_rest = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one);
     }
-    two[on] = HUGE_VAL;
+    if (group) sp_collapsed_run(n, s, trip, two);
+    else two[on] = HUGE_VAL;
     double f_all = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, two);
     return fmax(0, floor(strips) * f1 + f_rest - f_all) * layers * unit_bytes;
   }
