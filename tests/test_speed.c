@@ -1197,18 +1197,31 @@ static void test_sampling_lane_rounds(void)
   }
 }
 
-/* laplacian's k -> ty + by, j -> tz + bx, i -> tx on blocks of 32 x 4 x 2, 127 x gy of them */
-static sp_schedule laplacian_blocks(int64_t gy)
+/* nband band loops mapped as map[0..nband) on blocks of block[3] threads and a grid of grid[3] */
+static sp_schedule schedule_on(int nband, const sp_loop_map *map, const int *block, const int64_t *grid)
 {
   sp_schedule s;
   memset(&s, 0, sizeof s);
-  s.nband = 3;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) s.map[k] = (sp_loop_map){-1, -1};
-  s.map[0] = (sp_loop_map){1, 1}; /* k -> ty + by */
-  s.map[1] = (sp_loop_map){2, 0}; /* j -> tz + bx */
-  s.map[2] = (sp_loop_map){0, -1}; /* i -> tx */
-  s.block[0] = 32, s.block[1] = 4, s.block[2] = 2;
-  s.grid[0] = 127, s.grid[1] = gy, s.grid[2] = 1;
+  s.nband = nband;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) s.map[k] = k < nband ? map[k] : (sp_loop_map){-1, -1};
+  memcpy(s.block, block, sizeof s.block);
+  memcpy(s.grid, grid, sizeof s.grid);
+  return s;
+}
+
+/* laplacian's k -> ty + by, j -> tz + bx, i -> tx on blocks of 32 x 4 x 2, 127 x gy of them */
+static sp_schedule laplacian_blocks(int64_t gy)
+{
+  return schedule_on(3, (sp_loop_map[]){{1, 1}, {2, 0}, {0, -1}}, (int[]){32, 4, 2},
+                     (int64_t[]){127, gy, 1});
+}
+
+/* A 3-deep nest collapsed onto 32 threads of x and 8,448 blocks */
+static sp_schedule collapsed3_on_8448(void)
+{
+  sp_schedule s = schedule_on(3, (sp_loop_map[]){{0, 0}, {-1, -1}, {-1, -1}}, (int[]){32, 1, 1},
+                              (int64_t[]){8448, 1, 1});
+  s.collapse_first = 0, s.collapse_count = 3;
   return s;
 }
 
@@ -1295,13 +1308,9 @@ static void test_sampling_round_tail_waves(void)
   tn_gemm_rect(&t, 800, 1200, 256, true);
   sp_rank_candidate ex, sa;
   memset(&ex, 0, sizeof ex);
-  sp_schedule *s = &ex.schedule;
-  s->nband = 2;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) s->map[k] = (sp_loop_map){-1, -1};
-  s->map[0] = (sp_loop_map){-1, 1}; /* i -> by */
-  s->map[1] = (sp_loop_map){0, 0};  /* j -> tx + bx */
-  s->block[0] = 1024, s->block[1] = s->block[2] = 1;
-  s->grid[0] = 2, s->grid[1] = 264, s->grid[2] = 1;
+  /* i -> by, j -> tx + bx */
+  ex.schedule = schedule_on(2, (sp_loop_map[]){{-1, 1}, {0, 0}}, (int[]){1024, 1, 1},
+                            (int64_t[]){2, 264, 1});
   sa = ex;
   rank_one_exact_and_sampled(&t.n, 100000, &ex, &sa);
   double l1 = rel_error(sa.total.ld_l1_hit_sectors, ex.total.ld_l1_hit_sectors);
@@ -1321,15 +1330,7 @@ static void test_sampling_round_tail_waves(void)
  * 32 gy columns). */
 static sp_schedule jacobi_strips(int64_t n, int gy)
 {
-  sp_schedule s;
-  memset(&s, 0, sizeof s);
-  s.nband = 2;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) s.map[k] = (sp_loop_map){-1, -1};
-  s.map[0] = (sp_loop_map){1, 0}; /* i -> ty + bx */
-  s.map[1] = (sp_loop_map){0, 1}; /* j -> tx + by */
-  s.block[0] = 32, s.block[1] = 16, s.block[2] = 1;
-  s.grid[0] = (int)(n / 16), s.grid[1] = gy, s.grid[2] = 1;
-  return s;
+  return schedule_on(2, (sp_loop_map[]){{1, 0}, {0, 1}}, (int[]){32, 16, 1}, (int64_t[]){n / 16, gy, 1});
 }
 
 /* Re-reads beyond a prefix sample, by hand (sp_reread_level, sp_pass_overlap).
@@ -1386,14 +1387,7 @@ static void test_reread_overlap_collapsed(void)
 {
   tnest t;
   tn_stencil7(&t, 66, false);
-  sp_schedule s;
-  memset(&s, 0, sizeof s);
-  s.nband = 3;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) s.map[k] = (sp_loop_map){-1, -1};
-  s.collapse_first = 0, s.collapse_count = 3;
-  s.map[0] = (sp_loop_map){0, 0};
-  s.block[0] = 32, s.block[1] = s.block[2] = 1;
-  s.grid[0] = 8448, s.grid[1] = s.grid[2] = 1;
+  sp_schedule s = collapsed3_on_8448();
   CHECK_EQ_INT(sp_reread_level(&t.n, &s, 0.1), -1);
   double ov = sp_pass_overlap(&t.n, &H100, &s, -1, 8192.0 / 4224, 0, 4, SP_FOOT_READS);
   fprintf(stderr, "  7-point 66^3 collapsed on 8448 x 32 threads: in's reads shared by the waves %.0f B "
@@ -1413,13 +1407,7 @@ static void test_sampling_collapsed_waves(void)
   tn_stencil7(&t, 258, false);
   sp_rank_candidate ex, sa;
   memset(&ex, 0, sizeof ex);
-  sp_schedule *s = &ex.schedule;
-  s->nband = 3;
-  for (int k = 0; k < SP_MAX_LOOPS; k++) s->map[k] = (sp_loop_map){-1, -1};
-  s->collapse_first = 0, s->collapse_count = 3;
-  s->map[0] = (sp_loop_map){0, 0};
-  s->block[0] = 32, s->block[1] = s->block[2] = 1;
-  s->grid[0] = 8448, s->grid[1] = s->grid[2] = 1;
+  ex.schedule = collapsed3_on_8448();
   sa = ex;
   rank_one_exact_and_sampled(&t.n, 40000, &ex, &sa);
   double dram = rel_error(sa.total.dram_read_bytes, ex.total.dram_read_bytes);
