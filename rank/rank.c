@@ -1516,13 +1516,12 @@ static void sp_l1_scale_misses(const sp_nest *nest, const double *factor, sp_cm_
 /* The last round of the grid-stride loop on a grid's one dimension (of extent > 1), in a grid
  * of one wave, or of more whose blocks of that round lie in their SMs' first waves (on the
  * grid's outermost dimension), where it leaves blocks without work: blocks b < nbt run round
- * `round` too, so
- * their SMs run it with fewer blocks than the earlier rounds (446 columns of a 2mm-like nest on
- * 264 blocks of 1024 threads, two an SM: 182 blocks run a second round, on 50 SMs two of them,
- * on 82 one alone; A[i][k], which two blocks read together, had 15 % too few L2 reads). The
- * SMs that run that round fall into at most two classes by how many of its blocks they hold;
- * first[c]: an SM of class c, weight[c]: its SMs' share of the iterations of the loop. share:
- * the round's share. round 0: none. */
+ * `round` too, so their SMs run it with fewer blocks than the earlier rounds (446 columns of a
+ * 2mm-like nest on 264 blocks of 1024 threads, two an SM: 182 blocks run a second round, on 50
+ * SMs two of them, on 82 one alone; A[i][k], which two blocks read together, had 15 % too few
+ * L2 reads). The SMs that run that round fall into at most two classes by how many of its
+ * blocks they hold; first[c]: an SM of class c, weight[c]: its SMs' share of the iterations of
+ * the loop. share: the round's share. round 0: none. */
 typedef struct sp_round_tail {
   int64_t round;
   int loop; /* the grid-stride loop; the rounds before the last run round * stride of it */
@@ -2030,7 +2029,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
         part[nparts++] = p;
       }
     }
-    if (pass == 0 && mix_wave)
+    if (pass == 0 && mix_wave) /* its touches alone make the mix: any weight */
       part[nparts++] = (sp_l1_part){.run = nest, .raw = true, .first_touches = true, .touch_only = true,
                                     .topt = {.sample_sms = 1, .sample_sm_first = cls_first[0], .sample_waves = 1},
                                     .weight = 1};
