@@ -1997,10 +1997,11 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       double f = by_work ? work_cls / work_all : (double)cls_n[q] / (double)(blocks < S ? blocks : S);
       int64_t nb = sp_blocks_on_sm(blocks, S, cls_first[q]);
       int64_t tail = pass == 0 && prefix && nb > active && even ? nb % active : 0;
-      p.weight = f * (1 - tail_round.share);
+      const double keep = f * (1 - tail_round.share); /* a round tail's parts take the rest */
+      p.weight = keep;
       if (tail) {
         p.topt.sample_waves = (nb - tail) / active;
-        p.weight = f * (double)(nb - tail) / (double)nb;
+        p.weight = keep * (double)(nb - tail) / (double)nb;
       }
       /* its later waves' keys (sp_l1_census), where no part of its own takes a round tail (the
        * census would count it too); a drain's round, taken by a part of its own, the census
@@ -2014,7 +2015,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       if (tail) {
         p.topt.sample_waves = 0;
         p.topt.sample_skip_blocks = nb - tail;
-        p.weight = f * (double)tail / (double)nb;
+        p.weight = keep * (double)tail / (double)nb;
         part[nparts++] = p;
       }
       p.census = false;
