@@ -69,25 +69,17 @@ static int sp_blocks_per_sm(const sp_arch *arch, const sp_schedule *s) {
   return active > 1 ? active : 1;
 }
 
-/* The box that t consecutive indices of s's collapsed group take, into extent[] of its loops:
- * at most min(trip, t) values of the innermost loop and ceil((t - 1) / trip) + 1 rows of the
- * loop outside it, and so on outwards. */
-static void sp_collapsed_box(const sp_nest *n, const sp_schedule *s, double t, double *extent) {
+/* t consecutive indices of s's collapsed group as extent[] of its loops: at most min(trip, t)
+ * values of the innermost loop, and outwards, as a box (box: ceil((t - 1) / trip) + 1 rows of
+ * the loop outside, which holds such a run wherever it starts) or as the extents the run
+ * covers on average (t / trip rows: a strip of a wave's 135,168 iterations of heat3d's 254^3
+ * is 2.1 planes of i, the box 4). */
+static void sp_collapsed_extent(const sp_nest *n, const sp_schedule *s, double t, bool box,
+                                double *extent) {
   for (int k = s->collapse_first + s->collapse_count - 1; k >= s->collapse_first; k--) {
     double trip = n->loops[k].trip_max > 0 ? (double)n->loops[k].trip_max : 1;
     extent[k] = fmin(trip, t);
-    t = ceil((t - 1) / trip) + 1;
-  }
-}
-
-/* t consecutive iterations of a collapsed group as the loops' extents it covers on average: the
- * inner loops whole, the one it ends in in part (a strip of a wave's 135,168 iterations of
- * heat3d's 254^3 is 2.1 planes of i, where a box that holds any such strip takes 4) */
-static void sp_collapsed_run(const sp_nest *n, const sp_schedule *s, double t, double *extent) {
-  for (int k = s->collapse_first + s->collapse_count - 1; k >= s->collapse_first; k--) {
-    double trip = n->loops[k].trip_max > 0 ? (double)n->loops[k].trip_max : 1;
-    extent[k] = fmin(trip, t);
-    t = fmax(1, t / trip);
+    t = box ? ceil((t - 1) / trip) + 1 : fmax(1, t / trip);
   }
 }
 
@@ -107,9 +99,9 @@ static double sp_block_pass_bytes(const sp_nest *n, const sp_schedule *s, int lo
     if (d >= 0 && !collapsed) extent[k] = s->block[d];
   }
   /* a collapsed group: 1 (a lower bound), or the box of its threads' consecutive fused indices
-   * (an upper bound, sp_collapsed_box) */
+   * (an upper bound, sp_collapsed_extent) */
   if (upper && s->collapse_count >= 2 && s->map[s->collapse_first].thread_dim >= 0)
-    sp_collapsed_box(n, s, s->block[s->map[s->collapse_first].thread_dim], extent);
+    sp_collapsed_extent(n, s, s->block[s->map[s->collapse_first].thread_dim], true, extent);
   extent[loop] = trip;
   double bytes = 0;
   for (int a = 0; a < n->narrays; a++)
@@ -513,7 +505,7 @@ static double sp_mapped_rounds(const sp_nest *n, const sp_schedule *s, int k) {
  * lane rounds of loops on threads only), but the loops inside band loop `inside` run all their
  * rounds (every loop where inside < 0: a wave's whole run; none where it is SP_PASS_ROUNDS).
  * Sequential loops run whole. A collapsed group holds the blocks' threads along it as a box
- * (sp_collapsed_box), one round of it; where inside < 0 the whole group if it takes more
+ * (sp_collapsed_extent), one round of it; where inside < 0 the whole group if it takes more
  * than one round. */
 #define SP_PASS_ROUNDS SP_MAX_LOOPS
 static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks, int inside,
@@ -535,7 +527,7 @@ static void sp_pass_extent(const sp_nest *n, const sp_schedule *s, double blocks
     double threads = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) *
                      (m->block_dim >= 0 ? along[m->block_dim] : 1);
     if (s->collapse_count >= 2 && k == s->collapse_first) {
-      if (inside >= 0 || sp_mapped_rounds(n, s, k) <= 1) sp_collapsed_box(n, s, threads, extent);
+      if (inside >= 0 || sp_mapped_rounds(n, s, k) <= 1) sp_collapsed_extent(n, s, threads, true, extent);
     } else if (k > inside)
       extent[k] = fmin((double)n->loops[k].trip_max, threads * sp_mapped_rounds(n, s, k));
     else extent[k] = threads;
@@ -579,6 +571,12 @@ static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp
   return sp_pass_bytes(n, s, sp_wave_blocks(arch, s), inside, rows_whole, arch->l2_line_bytes);
 }
 
+/* t iterations of band loop k into extent[], or of the collapsed group k heads (a run of them) */
+static void sp_strip_extent(const sp_nest *n, const sp_schedule *s, int k, double t, double *extent) {
+  if (s->collapse_count >= 2 && k == s->collapse_first) sp_collapsed_extent(n, s, t, false, extent);
+  else extent[k] = t;
+}
+
 /* The bytes (in units of unit_bytes) of array a's accesses (SP_FOOT_READS, SP_FOOT_WRITES) that
  * the passes at `level` (sp_reread_level) share with the next, over the run.
  * A loop's round: one round's footprint and the next one's less that of both, at each boundary
@@ -590,7 +588,7 @@ static double sp_wave_pass_bytes(const sp_nest *n, const sp_arch *arch, const sp
  * strips of 64 columns, each with its neighbours' edges); every loop else runs whole. The
  * footprints of the strips that the loop's trip holds, summed, less the whole run's, in each
  * layer of the grid above. A collapsed group's strip is a run of its iterations
- * (sp_collapsed_run). */
+ * (sp_collapsed_extent). */
 double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule *s, int level,
                        double waves, int a, int unit_bytes, unsigned accesses) {
   const double wave = sp_wave_blocks(arch, s);
@@ -606,24 +604,20 @@ double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule 
     for (int k = 0; k < s->nband && k < n->nloops; k++)
       if (s->map[k].block_dim == dp && !sp_schedule_collapsed_away(s, k)) on = k;
     if (on < 0) return 0;
-    const bool group = s->collapse_count >= 2 && on == s->collapse_first;
     const sp_loop_map *m = &s->map[on];
     const double strip_blocks = fmax(1, floor(wave / below)); /* whole rows of the grid */
     const double strip = (m->thread_dim >= 0 ? s->block[m->thread_dim] : 1) * strip_blocks;
-    const double trip = group ? (double)sp_trace_band_trip(n, s, on) : (double)n->loops[on].trip_max;
+    const double trip = (double)sp_trace_band_trip(n, s, on); /* a collapsed group's product */
     const double strips = trip / strip; /* over the loop's rounds */
     double layers = 1;
     for (int d = dp + 1; d < 3; d++) layers *= (double)s->grid[d];
-    if (group) sp_collapsed_run(n, s, strip, one);
-    else one[on] = strip;
+    sp_strip_extent(n, s, on, strip, one);
     double f1 = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one), f_rest = 0;
     if (strips - floor(strips) > 1e-9) {
-      if (group) sp_collapsed_run(n, s, strip * (strips - floor(strips)), one);
-      else one[on] = strip * (strips - floor(strips));
+      sp_strip_extent(n, s, on, strip * (strips - floor(strips)), one);
       f_rest = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one);
     }
-    if (group) sp_collapsed_run(n, s, trip, two);
-    else two[on] = HUGE_VAL;
+    sp_strip_extent(n, s, on, trip, two);
     double f_all = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, two);
     return fmax(0, floor(strips) * f1 + f_rest - f_all) * layers * unit_bytes;
   }
@@ -1284,6 +1278,11 @@ static int sp_l1_part_run(const sp_nest *nest, const sp_arch *arch, const sp_sch
                      p->run != nest, false, false, false, mc, l1, ref, st, &sampled, &scale, NULL, window);
 }
 
+/* Whether band loop k is on threads alone and runs lane rounds (its trip over its threads). */
+static bool sp_lane_loop(const sp_nest *n, const sp_schedule *s, int k) {
+  return s->map[k].thread_dim >= 0 && s->map[k].block_dim < 0 && sp_trace_loop_rounds(n, s, k) > 1;
+}
+
 /* Declared in refine.h. A thread that runs band loops in rounds over its lanes (conv3d's GCC
  * default: j on 32 rows of threads, k on 32 columns, 8 rounds each over 254) starts and ends
  * each pass of the inner ones with edge rounds of their own: the first reads its halo sector
@@ -1302,8 +1301,7 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
     const int d = s->map[k].thread_dim, on = s->map[k].block_dim;
     if (d < 0 || sp_trace_loop_rounds(n, s, k) <= 1) continue;
     bool inner = false; /* a lane loop inside it, whose passes its round holds */
-    for (int b = k + 1; b < s->nband && b < n->nloops; b++)
-      inner |= s->map[b].thread_dim >= 0 && s->map[b].block_dim < 0 && sp_trace_loop_rounds(n, s, b) > 1;
+    for (int b = k + 1; b < s->nband && b < n->nloops; b++) inner |= sp_lane_loop(n, s, b);
     if (!inner) return -1;
     /* one block's bytes in one round of k and in two: the loops inside whole (on threads and
      * blocks: the block's share, its width times its grid-stride rounds), the loops outside
@@ -1335,13 +1333,12 @@ int sp_lane_round_loop(const sp_nest *n, const sp_arch *arch, const sp_schedule 
   return -1;
 }
 
-/* Whether a band loop on threads alone runs lane rounds (its trip over its threads), in a
- * rectangular nest without a collapse. */
+/* Whether a band loop runs lane rounds (sp_lane_loop), in a rectangular nest without a
+ * collapse. */
 static bool sp_lane_rounds_only(const sp_nest *n, const sp_schedule *s) {
   if (!sp_nest_rectangular(n) || s->collapse_count >= 2) return false;
   for (int k = 0; k < s->nband && k < n->nloops; k++)
-    if (s->map[k].thread_dim >= 0 && s->map[k].block_dim < 0 && sp_trace_loop_rounds(n, s, k) > 1)
-      return true;
+    if (sp_lane_loop(n, s, k)) return true;
   return false;
 }
 
