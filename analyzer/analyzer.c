@@ -536,24 +536,31 @@ static void sp_band_iterations(sp_nest *n) {
  * gives exactly), so only the blocks where a guard's face bends it are estimated. */
 #define SP_GUARD_POINTS (1L << 18)
 
+#define SP_GUARD_GROUPS 5 /* negated groups counted by inclusion-exclusion, 2^5 terms */
+
 typedef struct sp_guard_walk {
   const sp_nest *n;
   const sp_ref *r;
+  int group_bit[32]; /* per guard: its negated group's bit, -1 for a plain guard */
+  int ngroups;
   int64_t vals[SP_MAX_LOOPS];
   int64_t stride[SP_MAX_LOOPS]; /* per position in r->loops */
   double all, held;
   bool ok;
 } sp_guard_walk;
 
-/* Iterations m in [0, trip) of x = first + m * step at which every guard holds; vals holds the
- * outer indices (the innermost's own entry is set to 0 here). */
-static double sp_guard_inner(sp_guard_walk *w, int loop, int64_t first, int64_t step, int64_t trip) {
+/* Iterations m in [0, trip) of x = first + m * step at which every plain guard and every guard
+ * of the negated groups in `groups` (bits) holds; vals holds the outer indices (the innermost's
+ * own entry is set to 0 here). */
+static double sp_guard_inner_all(sp_guard_walk *w, int loop, int64_t first, int64_t step,
+                                 int64_t trip, unsigned groups) {
   __int128 lo = 0, hi = (__int128)trip - 1;
   __int128 eq = -1, ne[32];
   int nne = 0;
   w->vals[loop] = 0;
   for (int g = 0; g < w->r->nguards; g++) {
     const sp_guard *G = &w->r->guards[g];
+    if (w->group_bit[g] >= 0 && !(groups >> w->group_bit[g] & 1)) continue;
     int64_t base;
     if (!sp_affine_eval(&G->expr, w->vals, &base)) {
       w->ok = false;
@@ -603,6 +610,15 @@ static double sp_guard_inner(sp_guard_walk *w, int loop, int64_t first, int64_t 
   return count;
 }
 
+/* Iterations at which the reference runs: its plain guards hold and no negated group's all do,
+ * by inclusion-exclusion over the groups. */
+static double sp_guard_inner(sp_guard_walk *w, int loop, int64_t first, int64_t step, int64_t trip) {
+  double count = 0;
+  for (unsigned set = 0; set < 1u << w->ngroups && w->ok; set++)
+    count += (__builtin_popcount(set) % 2 ? -1 : 1) * sp_guard_inner_all(w, loop, first, step, trip, set);
+  return count;
+}
+
 static void sp_guard_walk_at(sp_guard_walk *w, int k, double weight) {
   const sp_ref *r = w->r;
   int loop = r->loops[k];
@@ -637,7 +653,17 @@ static void sp_guard_shares(sp_nest *n) {
     sp_ref *r = &n->refs[i];
     r->guard_excluded = 0;
     if (!r->nguards || r->nloops < 1) continue;
-    sp_guard_walk w = {.n = n, .r = r, .ok = true};
+    sp_guard_walk w = {.n = n, .r = r, .ok = r->nguards <= 32};
+    for (int g = 0; g < r->nguards && w.ok; g++) {
+      int id = r->guards[g].negated_group;
+      w.group_bit[g] = -1;
+      if (!id) continue;
+      for (int h = 0; h < g && w.group_bit[g] < 0; h++)
+        if (r->guards[h].negated_group == id) w.group_bit[g] = w.group_bit[h];
+      if (w.group_bit[g] < 0) w.group_bit[g] = w.ngroups++;
+      w.ok = w.ngroups <= SP_GUARD_GROUPS;
+    }
+    if (!w.ok) continue;
     double need = 1;
     for (int k = 0; k + 1 < r->nloops; k++) need *= (double)n->loops[r->loops[k]].trip_max;
     need /= (double)SP_GUARD_POINTS;

@@ -132,16 +132,29 @@ static json_t *sp_nest_json(const sp_nest *n, int id) {
       json_array_append_new(ls, json_string(n->loops[R->loops[i]].index));
     json_object_set_new(j, "loops", ls);
     if (R->nguards) {
-      json_t *gs = json_array();
+      /* the conjunction under "guards"; each negated group (the else branch of a conjunction) a
+       * list of its own under "unless_all" */
+      json_t *gs = json_array(), *unless = json_array(), *group = NULL;
       static const char *const cmp[] = {">= 0", "== 0", "!= 0"};
       for (int g = 0; g < R->nguards; g++) {
         char text[512];
         sp_affine_format(text, sizeof text, &R->guards[g].expr, n);
         char *s = sp_xasprintf("%s %s", text, cmp[R->guards[g].cmp]);
-        json_array_append_new(gs, json_string(s ? s : "?"));
+        json_t *str = json_string(s ? s : "?");
         free(s);
+        if (!R->guards[g].negated_group) {
+          json_array_append_new(gs, str);
+          continue;
+        }
+        if (!group || R->guards[g].negated_group != R->guards[g - 1].negated_group) {
+          group = json_array();
+          json_array_append_new(unless, group);
+        }
+        json_array_append_new(group, str);
       }
       json_object_set_new(j, "guards", gs);
+      if (json_array_size(unless)) json_object_set_new(j, "unless_all", unless);
+      else json_decref(unless);
       json_object_set_new(j, "guards_hold_share", json_real(1 - R->guard_excluded));
     }
     json_array_append_new(refs, j);

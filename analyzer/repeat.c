@@ -26,15 +26,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+static bool sp_same_guard(const sp_guard *x, const sp_guard *y, int nloops) {
+  return x->cmp == y->cmp && x->expr.constant == y->expr.constant &&
+         memcmp(x->expr.coef, y->expr.coef, sizeof x->expr.coef[0] * (size_t)nloops) == 0;
+}
+
 static bool sp_same_guards(const sp_ref *a, const sp_ref *b, int nloops) {
   if (a->nguards != b->nguards) return false;
-  for (int g = 0; g < a->nguards; g++) {
-    const sp_guard *x = &a->guards[g], *y = &b->guards[g];
-    if (x->cmp != y->cmp || x->expr.constant != y->expr.constant ||
-        memcmp(x->expr.coef, y->expr.coef, sizeof x->expr.coef[0] * (size_t)nloops) != 0)
+  for (int g = 0; g < a->nguards; g++)
+    if (!sp_same_guard(&a->guards[g], &b->guards[g], nloops) ||
+        a->guards[g].negated_group != b->guards[g].negated_group)
       return false;
-  }
   return true;
+}
+
+/* The guards two references share (a prefix of both) where the rest of one is a conjunction and
+ * the rest of the other that conjunction negated, as in the two branches of `if (c1 && c2)`:
+ * together they run where the shared guards hold. -1 where they are no such pair. */
+static int sp_branch_pair(const sp_ref *a, const sp_ref *b, int nloops) {
+  if (a->nguards != b->nguards) return -1;
+  int shared = 0;
+  while (shared < a->nguards && sp_same_guard(&a->guards[shared], &b->guards[shared], nloops) &&
+         a->guards[shared].negated_group == b->guards[shared].negated_group)
+    shared++;
+  if (shared == a->nguards) return -1;
+  const sp_ref *plain = a->guards[shared].negated_group ? b : a, *other = plain == a ? b : a;
+  const int group = other->guards[shared].negated_group;
+  for (int g = shared; g < a->nguards; g++)
+    if (plain->guards[g].negated_group || other->guards[g].negated_group != group || !group ||
+        !sp_same_guard(&plain->guards[g], &other->guards[g], nloops))
+      return -1;
+  return shared;
 }
 
 static bool sp_same_bytes(const sp_ref *a, const sp_ref *b, int nloops) {
@@ -116,19 +138,35 @@ static void sp_hoist_invariant_loads(sp_nest *n, sp_ref_list *moved) {
   }
 }
 
-/* Drops the loads that repeat an available value, listing them in `dropped`. */
+/* Drops the loads that repeat an available value, listing them in `dropped`. Two stores of the
+ * same bytes in the two branches of an if also make the value available where the if's own
+ * guards hold (both branches of `if (c) b[i] = x; else b[i] = 0;` before `b[i] += 1`). */
 static void sp_drop_repeats(sp_nest *n, sp_ref_list *dropped) {
   /* refs[avail .. i-1] hold the values still in registers: the last store, if any, and the
-   * loads kept after it */
-  int kept = 0, avail = 0;
+   * loads kept after it; `both` the store of two branches where they end in one */
+  int kept = 0, avail = 0, last_store = -1;
+  sp_ref both;
+  bool have_both = false;
   for (int i = 0; i < n->nrefs; i++) {
     sp_ref *r = &n->refs[i];
     if (r->access == SP_WRITE) {
+      int shared = -1;
+      if (last_store >= 0) {
+        sp_ref prev = n->refs[last_store], mine = *r;
+        prev.nguards = mine.nguards = 0;
+        prev.access = mine.access = SP_READ;
+        if (sp_same_bytes(&prev, &mine, n->nloops)) shared = sp_branch_pair(&n->refs[last_store], r, n->nloops);
+      }
+      have_both = shared >= 0;
+      if (have_both) {
+        both = *r;
+        both.nguards = shared;
+      }
       n->refs[kept] = *r;
-      avail = kept++;
+      avail = last_store = kept++;
       continue;
     }
-    bool repeat = false;
+    bool repeat = have_both && sp_same_bytes(&both, r, n->nloops);
     for (int j = avail; j < kept && !repeat; j++) repeat = sp_same_bytes(&n->refs[j], r, n->nloops);
     if (!repeat) {
       n->refs[kept++] = *r;

@@ -83,6 +83,7 @@ typedef struct sp_nb {
   int nstack;
   sp_guard guards[32];
   int nguards;
+  int negated_groups; /* negated guard groups numbered so far (sp_guard.negated_group) */
   CXCursor *array_decl; /* parallel to nest->arrays; null cursor for access-path roots */
   int cap_arrays, cap_refs, cap_notes;
   sp_scalar_event *events;

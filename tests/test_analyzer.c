@@ -296,73 +296,113 @@ static void test_guards(void) {
     CHECK_EQ_INT(r->guards[1].expr.constant, 62);
     CHECK_NEAR(1 - r->guard_excluded, 63.0 * 63.0 / (64.0 * 64.0), 1e-12); /* i >= 1, j <= 62 */
   }
-  /* the else branch of a conjunction is unguarded, with a note; so is the data-dependent if */
+  /* the else branch of a conjunction runs unless all of the if's guards hold (a negated
+   * group); the data-dependent if is unguarded, with a note */
+  const sp_ref *e = NULL;
+  for (int i = 0; i < n->nrefs; i++)
+    if (n->refs[i].access == SP_WRITE && n->refs[i].nguards == 2 && n->refs[i].guards[0].negated_group)
+      e = &n->refs[i];
+  CHECK(e != NULL);
+  if (e && r && r->nguards == 2) {
+    CHECK(e->guards[1].negated_group == e->guards[0].negated_group);
+    CHECK_EQ_INT(e->guards[0].expr.constant, r->guards[0].expr.constant);
+    CHECK_EQ_INT(e->guards[1].expr.coef[1], r->guards[1].expr.coef[1]);
+    CHECK_NEAR(e->guard_excluded, 1 - r->guard_excluded, 1e-12);
+  }
   int unguarded = 0;
   for (int i = 0; i < n->nrefs; i++) unguarded += n->refs[i].nguards == 0;
-  /* a, b | b | a (condition), b write: the read half of b[i][j] += 1 takes the value the
-   * unguarded else branch stored, with no store between (repeat.c), as a compiler that sees
-   * both branches store b[i][j] does */
+  /* a, b | b | a (condition), b write: the read half of b[i][j] += 1 takes the value that
+   * both branches stored, with no store between (repeat.c), as a compiler that sees both
+   * branches store b[i][j] does */
   CHECK_EQ_INT(n->nrefs, 5);
-  CHECK_EQ_INT(unguarded, 3);
-  CHECK_EQ_INT(n->nnotes, 3);
+  CHECK_EQ_INT(unguarded, 2);
+  CHECK_EQ_INT(n->nnotes, 2);
   sp_program_free(&prog);
 }
 
 /* The share of iterations a reference's guards let through (what the ranking's extrapolation
- * counts executions with) against brute force: random conjunctions of >= 0, == 0 and != 0
- * conditions over rectangular and triangular loops, written as C and analyzed. */
+ * counts executions with) against brute force: random conjunctions A and B of >= 0, == 0 and
+ * != 0 conditions over rectangular and triangular loops, written as C and analyzed, in
+ * `if (A) b = ..; else if (B) c = ..; else d = ..;`: b's guards are A, c's B and A negated,
+ * d's both negated (two negated groups, by inclusion-exclusion). */
+typedef struct tconj {
+  int ng, ca[3], cb[3], cc[3], op[3];
+} tconj;
+
+static void tconj_random(tconj *c, char *text, size_t cap) {
+  c->ng = 1 + rand() % 3;
+  text[0] = 0;
+  for (int g = 0; g < c->ng; g++) {
+    c->ca[g] = rand() % 7 - 3, c->cb[g] = rand() % 7 - 3, c->cc[g] = rand() % 41 - 20, c->op[g] = rand() % 3;
+    static const char *const ops[] = {">=", "==", "!="};
+    char part[96];
+    snprintf(part, sizeof part, "%s%d * i + %d * j + %d %s 0", g ? " && " : "", c->ca[g], c->cb[g],
+             c->cc[g], ops[c->op[g]]);
+    strncat(text, part, cap - strlen(text) - 1);
+  }
+}
+
+static bool tconj_holds(const tconj *c, int i, int j) {
+  bool ok = true;
+  for (int g = 0; g < c->ng; g++) {
+    int v = c->ca[g] * i + c->cb[g] * j + c->cc[g];
+    ok &= c->op[g] == 0 ? v >= 0 : c->op[g] == 1 ? v == 0 : v != 0;
+  }
+  return ok;
+}
+
 static void test_guard_shares_brute_force(void) {
   srand(7);
-  int cases = 0;
+  int cases = 0, negated = 0;
   for (int t = 0; t < 60; t++) {
     int n1 = 5 + rand() % 40, n2 = 5 + rand() % 40, tri = rand() % 2;
-    int ng = 1 + rand() % 3, ca[3], cb[3], cc[3], op[3];
-    char cond[256] = "", part[96];
-    for (int g = 0; g < ng; g++) {
-      ca[g] = rand() % 7 - 3, cb[g] = rand() % 7 - 3, cc[g] = rand() % 41 - 20, op[g] = rand() % 3;
-      static const char *const ops[] = {">=", "==", "!="};
-      snprintf(part, sizeof part, "%s%d * i + %d * j + %d %s 0", g ? " && " : "", ca[g], cb[g],
-               cc[g], ops[op[g]]);
-      strncat(cond, part, sizeof cond - strlen(cond) - 1);
-    }
+    tconj A, B;
+    char ca[256], cb[256];
+    tconj_random(&A, ca, sizeof ca);
+    tconj_random(&B, cb, sizeof cb);
     char src[1024];
     snprintf(src, sizeof src,
-             "double b[64][64];\n"
+             "double b[64][64], c[64][64], d[64][64];\n"
              "void f(void) {\n"
              "#pragma acc parallel loop\n"
              "  for (int i = 0; i < %d; i++)\n"
              "#pragma acc loop\n"
              "    for (int j = %s; j < %d; j++)\n"
              "      if (%s) b[i][j] = 1.0;\n"
+             "      else if (%s) c[i][j] = 1.0;\n"
+             "      else d[i][j] = 1.0;\n"
              "}\n",
-             n1, tri ? "i" : "0", n2, cond);
-    long all = 0, held = 0;
+             n1, tri ? "i" : "0", n2, ca, cb);
+    long all = 0, held[3] = {0};
     for (int i = 0; i < n1; i++)
       for (int j = tri ? i : 0; j < n2; j++) {
         all++;
-        bool ok = true;
-        for (int g = 0; g < ng; g++) {
-          int v = ca[g] * i + cb[g] * j + cc[g];
-          ok &= op[g] == 0 ? v >= 0 : op[g] == 1 ? v == 0 : v != 0;
-        }
-        held += ok;
+        bool a = tconj_holds(&A, i, j), b = tconj_holds(&B, i, j);
+        held[0] += a;
+        held[1] += !a && b;
+        held[2] += !a && !b;
       }
     if (all == 0) continue;
     sp_program prog;
     CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
-    const sp_ref *r = prog.nnests == 1 ? ref_named(&prog.nests[0], "b[i][j]", SP_WRITE) : NULL;
-    CHECK(r != NULL);
-    if (r && r->nguards > 0) {
-      CHECK_NEAR(1 - r->guard_excluded, (double)held / (double)all, 1e-12);
-      cases++;
-    } else if (r) {
-      CHECK(held == all); /* a guard folded away only when always true */
+    static const char *const names[] = {"b[i][j]", "c[i][j]", "d[i][j]"};
+    for (int k = 0; k < 3; k++) {
+      const sp_ref *r = prog.nnests == 1 ? ref_named(&prog.nests[0], names[k], SP_WRITE) : NULL;
+      CHECK(r != NULL);
+      double want = (double)held[k] / (double)all;
+      if (r && r->nguards > 0) {
+        CHECK_NEAR(1 - r->guard_excluded, want, 1e-12);
+        cases++;
+        for (int g = 0; g < r->nguards; g++) negated += r->guards[g].negated_group != 0;
+      } else if (r) {
+        CHECK(held[k] == all); /* a guard folded away only when always true */
+      }
+      if (r && fabs(1 - r->guard_excluded - want) > 1e-12) fprintf(stderr, "  case %d, %s: %s\n", t, names[k], src);
     }
-    if (r && fabs(1 - r->guard_excluded - (double)held / (double)all) > 1e-12)
-      fprintf(stderr, "  case %d: %s\n", t, src);
     sp_program_free(&prog);
   }
-  CHECK(cases >= 40);
+  CHECK(cases >= 120);
+  CHECK(negated >= 100);
 }
 
 /* Beyond 2^18 outer points the outer loops are taken in blocks by their middles: k <= i over

@@ -179,6 +179,86 @@ static void random_placement(int64_t nblk, int nsm, sp_block_placement *out) {
   *out = (sp_block_placement){nsm, first, block};
 }
 
+/* ---- property: a negated guard group (an else branch) ----
+ * b[i][j] = ... under i >= 1, i <= n-2, j >= 1, j <= m-2 (the if of guarded_stencil.c), c[i][j]
+ * in its else (the same guards, a negated group), and d[i][j] under j >= 3 and not 5 <= i <= 20:
+ * over a space of schedules, each reference's lanes touch exactly the points brute force gives
+ * it, once each. */
+typedef struct else_ctx {
+  uint64_t base[8];
+  int64_t n, m;
+  uint8_t *seen[3];
+  int64_t outside;
+} else_ctx;
+
+static int else_sink(void *vctx, const sp_warp_instr *wi) {
+  else_ctx *c = vctx;
+  for (int l = 0; l < SP_WARP; l++) {
+    if (!(wi->active >> l & 1)) continue;
+    uint64_t off = (wi->addr[l] - c->base[wi->array]) / 8;
+    if (wi->array > 2 || off >= (uint64_t)(c->n * c->m)) c->outside++;
+    else if (c->seen[wi->array][off] < 255) c->seen[wi->array][off]++;
+  }
+  return 0;
+}
+
+static void test_else_branch(void) {
+  sp_arch small = H100;
+  small.sm_count = 3;
+  const int64_t n = 37, m = 45;
+  tnest t;
+  tn_2d(&t, n, m);
+  int chain[2] = {0, 1};
+  int64_t c2[SP_MAX_LOOPS] = {m * 8, 8};
+  for (int a = 0; a < 3; a++) tn_array(&t, 8, n * m * 8);
+  const int64_t gi[SP_MAX_LOOPS] = {1, 0}, gim[SP_MAX_LOOPS] = {-1, 0};
+  const int64_t gj[SP_MAX_LOOPS] = {0, 1}, gjm[SP_MAX_LOOPS] = {0, -1};
+  for (int a = 0; a < 2; a++) {
+    int r = tn_ref(&t, a, true, 8, chain, 2, 0, c2);
+    int first = t.nguards;
+    tn_guard(&t, r, SP_CMP_GE0, -1, gi);
+    tn_guard(&t, r, SP_CMP_GE0, n - 2, gim);
+    tn_guard(&t, r, SP_CMP_GE0, -1, gj);
+    tn_guard(&t, r, SP_CMP_GE0, m - 2, gjm);
+    for (int g = first; a == 1 && g < t.nguards; g++) t.guards[g].negated_group = 1;
+  }
+  int r = tn_ref(&t, 2, true, 8, chain, 2, 0, c2);
+  tn_guard(&t, r, SP_CMP_GE0, -3, gj);
+  int first = t.nguards;
+  tn_guard(&t, r, SP_CMP_GE0, -5, gi);
+  tn_guard(&t, r, SP_CMP_GE0, 20, gim);
+  for (int g = first; g < t.nguards; g++) t.guards[g].negated_group = 2;
+  uint8_t want[3][37 * 45];
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < m; j++) {
+      bool inside = i >= 1 && i <= n - 2 && j >= 1 && j <= m - 2;
+      want[0][i * m + j] = inside;
+      want[1][i * m + j] = !inside;
+      want[2][i * m + j] = j >= 3 && !(i >= 5 && i <= 20);
+    }
+  sp_space sp;
+  char err[256];
+  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
+  CHECK_EQ_INT(sp_space_build(&t.n, &small, &o, &sp, err, sizeof err), 0);
+  int checked = 0, bad = 0;
+  uint8_t got[3][37 * 45];
+  for (int i = 0; i < sp.n; i++) {
+    else_ctx c = {.n = n, .m = m, .seen = {got[0], got[1], got[2]}};
+    sp_trace_array_bases(&t.n, c.base);
+    memset(got, 0, sizeof got);
+    sp_trace_options to = {.active_blocks_per_sm = 0};
+    sp_trace_stats st;
+    int rc = sp_trace_run(&t.n, &sp.items[i], &small, &to, else_sink, &c, &st);
+    bool ok = rc == 0 && c.outside == 0 && memcmp(got, want, sizeof want) == 0;
+    if (!ok && bad++ < 3) fprintf(stderr, "  schedule %s: rc %d, wrong lanes\n", sp.items[i].name, rc);
+    checked++;
+  }
+  fprintf(stderr, "  %d schedules, each reference's lanes as brute force gives them\n", checked);
+  CHECK(checked >= 20);
+  CHECK_EQ_INT(bad, 0);
+  sp_space_free(&sp);
+}
+
 static void test_every_iteration_once(void) {
   sp_arch small = H100;
   small.sm_count = 3;
@@ -1098,6 +1178,7 @@ int main(void) {
   SP_RUN(test_sm_work);
   SP_RUN(test_block_work);
   SP_RUN(test_every_iteration_once);
+  SP_RUN(test_else_branch);
   SP_RUN(test_same_trace);
   return SP_TEST_END();
 }

@@ -71,6 +71,7 @@ typedef struct refc {
 typedef struct guardc {
   affc e;
   sp_cmp cmp;
+  int negated_group; /* sp_guard's */
 } guardc;
 
 typedef struct collapse_info {
@@ -247,6 +248,7 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
     for (int g = 0; g < ref->nguards; g++, gi++) {
       affc_from(&T->guards[gi].e, &ref->guards[g].expr);
       T->guards[gi].cmp = ref->guards[g].cmp;
+      T->guards[gi].negated_group = ref->guards[g].negated_group;
     }
   }
   /* levels of the band */
@@ -440,9 +442,37 @@ static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
   return m & level_lanes(w, v, lv, ix, ub);
 }
 
+/* The lanes of m that pass a reference's guards, one guard's lanes (ok) at a time: a plain
+ * guard's must hold, a negated group's (contiguous) must not all hold. */
+typedef struct guard_acc {
+  uint32_t m, all;
+  int group;
+} guard_acc;
+
+static inline void guard_acc_add(guard_acc *a, const guardc *G, uint32_t ok) {
+  if (a->group && G->negated_group != a->group) {
+    a->m &= ~a->all;
+    a->group = 0;
+  }
+  if (!G->negated_group) {
+    a->m &= ok;
+    return;
+  }
+  if (!a->group) {
+    a->group = G->negated_group;
+    a->all = UINT32_MAX;
+  }
+  a->all &= ok;
+}
+
+static inline uint32_t guard_acc_end(const guard_acc *a) {
+  return a->group ? a->m & ~a->all : a->m;
+}
+
 static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t m) {
   int64_t v[SP_WARP];
-  for (int g = 0; g < R->nguards && m; g++) {
+  guard_acc acc = {.m = m};
+  for (int g = 0; g < R->nguards && acc.m; g++) {
     const guardc *G = &T->guards[R->guard0 + g];
     affc_eval_even(&G->e, w->idx, w->even, v);
     uint32_t ok = 0;
@@ -457,9 +487,9 @@ static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t 
       for (int l = 0; l < SP_WARP; l++) ok |= (uint32_t)(v[l] != 0) << l;
       break;
     }
-    m &= ok;
+    guard_acc_add(&acc, G, ok);
   }
-  return m;
+  return guard_acc_end(&acc);
 }
 
 /* Irregular references: each lane gets its own 128-byte line of the array, lanes of one
@@ -507,7 +537,8 @@ static uint32_t fast_begin(tr *T, warp *w, int lv, uint32_t pm) {
 }
 
 static uint32_t fast_guards(const tr *T, const refc *R, const warp *w, uint32_t m) {
-  for (int g = 0; g < R->nguards && m; g++) {
+  guard_acc acc = {.m = m};
+  for (int g = 0; g < R->nguards && acc.m; g++) {
     const guardc *G = &T->guards[R->guard0 + g];
     int64_t sc = affc_scalar(&G->e, w->s);
     const int64_t *gl =
@@ -517,9 +548,9 @@ static uint32_t fast_guards(const tr *T, const refc *R, const warp *w, uint32_t 
       int64_t x = sc + gl[l];
       ok |= (uint32_t)(G->cmp == SP_CMP_GE0 ? x >= 0 : G->cmp == SP_CMP_EQ0 ? x == 0 : x != 0) << l;
     }
-    m &= ok;
+    guard_acc_add(&acc, G, ok);
   }
-  return m;
+  return guard_acc_end(&acc);
 }
 
 /* the lane's own indices, for the irregular hash */

@@ -93,10 +93,13 @@ typedef struct sp_array {
 
 typedef enum sp_cmp { SP_CMP_GE0, SP_CMP_EQ0, SP_CMP_NE0 } sp_cmp;
 
-/* An affine guard on a reference: expr >= 0, == 0 or != 0. */
+/* An affine guard on a reference: expr >= 0, == 0 or != 0. A reference's guards are a
+ * conjunction, except those of a negated group (negated_group k > 0, contiguous in the list):
+ * the else branch of `if (a && b)`, which runs unless every guard of group k holds. */
 typedef struct sp_guard {
   sp_affine expr;
   sp_cmp cmp;
+  int negated_group; /* 0: the guard must hold; k > 0: a member of negated group k */
 } sp_guard;
 
 typedef enum sp_access { SP_READ, SP_WRITE } sp_access;
