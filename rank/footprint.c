@@ -16,6 +16,7 @@ typedef struct fp_box {
   double stride[SP_MAX_LOOPS], trip[SP_MAX_LOOPS];
   double q[SP_MAX_LOOPS]; /* its start in whole steps of each outer stride */
   double shift;           /* and the rest of its start, in bytes within the row */
+  bool empty;             /* its guards let no iteration of the window through */
 } fp_box;
 
 /* Whether the box's rows all start at one offset within a sector: every outer stride is whole
@@ -162,8 +163,30 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
   return total;
 }
 
-/* The box of one reference over the loops' trips (or extent iterations from iteration start);
- * clears *known where a bound of one of its loops depends on another index. */
+/* Narrows the iterations [*from, *from + *trip) of loop l (constant bounds) to those where the
+ * reference's plain guards on l alone hold (a * x + c >= 0: the edges an `if (j > 0 && j < N-1)`
+ * trims), so that a stencil's neighbours' boxes stay within the array. */
+static void fp_guarded_range(const sp_ref *ref, int l, const sp_loop *L, double *from, double *trip) {
+  for (int g = 0; g < ref->nguards; g++) {
+    const sp_guard *G = &ref->guards[g];
+    if (G->negated_group || G->cmp != SP_CMP_GE0 || !G->expr.coef[l]) continue;
+    bool alone = true;
+    for (int k = 0; k < SP_MAX_LOOPS && alone; k++) alone = k == l || !G->expr.coef[k];
+    if (!alone) continue;
+    /* at iteration t: A t + B >= 0 */
+    double A = (double)G->expr.coef[l] * (double)L->step;
+    double B = (double)G->expr.coef[l] * (double)L->lower.constant + (double)G->expr.constant;
+    double lo = *from, hi = *from + *trip - 1;
+    if (A > 0) lo = fmax(lo, ceil(-B / A));
+    else hi = fmin(hi, floor(B / -A));
+    *from = lo;
+    *trip = fmax(0, hi - lo + 1);
+  }
+}
+
+/* The box of one reference over the loops' trips (or extent iterations from iteration start),
+ * within its guards on single loops; clears *known where a bound of one of its loops depends
+ * on another index. */
 static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
                       const double *start, fp_box *b, bool *known) {
   double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
@@ -178,6 +201,10 @@ static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
     *known &= sp_loop_bounds_const(L);
     double from = start ? start[l] : 0, trip = (double)L->trip_max - from;
     if (extent) trip = fmin(trip, extent[l]);
+    if (ref->nguards && sp_loop_bounds_const(L) && trip > 0) {
+      fp_guarded_range(ref, l, L, &from, &trip);
+      b->empty |= trip <= 0;
+    }
     if (!a || trip <= 0) continue;
     double first = (double)a * ((double)L->lower.constant + from * (double)L->step);
     double last = (double)a * ((double)L->lower.constant + (from + trip - 1) * (double)L->step);
@@ -248,7 +275,10 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
     if (ref->array != array || !(accesses & kind) || (take && !take[r])) continue;
     if (ref->irregular)
       irregular_sectors = fmax(irregular_sectors, ceil((double)ref->size / sector_bytes));
-    else fp_box_of(n, ref, extent, start, &box[nb++], &known);
+    else {
+      fp_box_of(n, ref, extent, start, &box[nb], &known);
+      nb += !box[nb].empty;
+    }
   }
   double total = declared;
   if (box && cls && taken) {

@@ -611,11 +611,17 @@ double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule 
     const double strips = trip / strip; /* over the loop's rounds */
     double layers = 1;
     for (int d = dp + 1; d < 3; d++) layers *= (double)s->grid[d];
+    /* a strip in the middle of the loop stands for the whole ones (the first one's edges may
+     * be trimmed by guards), the last one cut short at its place */
+    const bool collapsed = s->collapse_count >= 2 && on == s->collapse_first;
+    double start[SP_MAX_LOOPS] = {0};
     sp_strip_extent(n, s, on, strip, one);
-    double f1 = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one), f_rest = 0;
+    if (!collapsed) start[on] = strip * floor(floor(strips) / 2);
+    double f1 = sp_rank_footprint_window(n, a, unit_bytes, accesses, one, start), f_rest = 0;
     if (strips - floor(strips) > 1e-9) {
       sp_strip_extent(n, s, on, strip * (strips - floor(strips)), one);
-      f_rest = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, one);
+      if (!collapsed) start[on] = strip * floor(strips);
+      f_rest = sp_rank_footprint_window(n, a, unit_bytes, accesses, one, start);
     }
     sp_strip_extent(n, s, on, trip, two);
     double f_all = sp_rank_footprint_sectors(n, a, unit_bytes, accesses, two);
@@ -985,11 +991,32 @@ static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch 
   return rc;
 }
 
-/* A rectangular nest without guarded references: every block's work, and the data its passes
- * touch, the same (the footprints' boxes are what runs). */
+/* A guard that trims at most this share of a reference's iterations (an edge: i > 0 && i < N-1
+ * on 4,096 rows trims 0.05 %) leaves its blocks' work the same within the sampling's 1 % target. */
+#define SP_EDGE_GUARD_SHARE 0.01
+
+/* Whether reference r runs alike in every block up to the edges: unguarded, its guards trim at
+ * most an edge, or another reference of the same bytes whose guards do runs them anyway (the else
+ * branch of an edge guard, which runs on the edges only: guarded_stencil's copy). */
+static bool sp_ref_even(const sp_nest *n, int r) {
+  const sp_ref *x = &n->refs[r];
+  if (x->nguards == 0 || x->guard_excluded <= SP_EDGE_GUARD_SHARE) return true;
+  for (int q = 0; q < n->nrefs; q++) {
+    const sp_ref *y = &n->refs[q];
+    if (q != r && y->array == x->array && y->size == x->size && !y->irregular && !x->irregular &&
+        y->guard_excluded <= SP_EDGE_GUARD_SHARE && y->offset.constant == x->offset.constant &&
+        memcmp(y->offset.coef, x->offset.coef, sizeof x->offset.coef) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* A rectangular nest whose references run alike in every block up to the edges (sp_ref_even):
+ * every block's work, and the data its passes touch, the same (the footprints' boxes, within
+ * the guards on single loops, are what runs). */
 static bool sp_nest_even_work(const sp_nest *n) {
   bool even = sp_nest_rectangular(n);
-  for (int r = 0; r < n->nrefs; r++) even &= n->refs[r].nguards == 0;
+  for (int r = 0; r < n->nrefs && even; r++) even = sp_ref_even(n, r);
   return even;
 }
 

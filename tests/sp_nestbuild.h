@@ -2,6 +2,7 @@
 #ifndef SP_NESTBUILD_H
 #define SP_NESTBUILD_H
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schedpredict/ir.h"
@@ -10,7 +11,7 @@ typedef struct tnest {
   sp_nest n;
   sp_array arr[8];
   sp_ref refs[16];
-  sp_guard guards[16];
+  sp_guard guards[32];
   int nguards;
   char names[SP_MAX_LOOPS][8];
 } tnest;
@@ -71,6 +72,7 @@ static inline int tn_ref(tnest *t, int array, bool write, int64_t size, const in
 }
 
 static inline void tn_guard(tnest *t, int r, sp_cmp cmp, int64_t c, const int64_t *coef) {
+  if (t->nguards >= (int)(sizeof t->guards / sizeof *t->guards)) abort();
   sp_guard *g = &t->guards[t->nguards++];
   memset(g, 0, sizeof *g);
   g->cmp = cmp;
@@ -78,6 +80,19 @@ static inline void tn_guard(tnest *t, int r, sp_cmp cmp, int64_t c, const int64_
   for (int k = 0; k < SP_MAX_LOOPS; k++) g->expr.coef[k] = coef[k];
   if (!t->refs[r].guards) t->refs[r].guards = g;
   t->refs[r].nguards++;
+}
+
+/* The guards of `if (i > 0 && i < n-1 && j > 0 && j < m-1)` on ref r of a nest whose loops 0
+ * and 1 are i and j; negated_group > 0: of its else branch (a negated group). */
+static inline void tn_edge_guards(tnest *t, int r, int64_t n, int64_t m, int negated_group) {
+  const int64_t gi[SP_MAX_LOOPS] = {1, 0}, gim[SP_MAX_LOOPS] = {-1, 0};
+  const int64_t gj[SP_MAX_LOOPS] = {0, 1}, gjm[SP_MAX_LOOPS] = {0, -1};
+  int first = t->nguards;
+  tn_guard(t, r, SP_CMP_GE0, -1, gi);
+  tn_guard(t, r, SP_CMP_GE0, n - 2, gim);
+  tn_guard(t, r, SP_CMP_GE0, -1, gj);
+  tn_guard(t, r, SP_CMP_GE0, m - 2, gjm);
+  for (int g = first; g < t->nguards; g++) t->guards[g].negated_group = negated_group;
 }
 
 /* 2-D nest i (outer) x j (inner), n x m doubles, refs given by the caller */

@@ -211,17 +211,8 @@ static void test_else_branch(void) {
   int chain[2] = {0, 1};
   int64_t c2[SP_MAX_LOOPS] = {m * 8, 8};
   for (int a = 0; a < 3; a++) tn_array(&t, 8, n * m * 8);
-  const int64_t gi[SP_MAX_LOOPS] = {1, 0}, gim[SP_MAX_LOOPS] = {-1, 0};
-  const int64_t gj[SP_MAX_LOOPS] = {0, 1}, gjm[SP_MAX_LOOPS] = {0, -1};
-  for (int a = 0; a < 2; a++) {
-    int r = tn_ref(&t, a, true, 8, chain, 2, 0, c2);
-    int first = t.nguards;
-    tn_guard(&t, r, SP_CMP_GE0, -1, gi);
-    tn_guard(&t, r, SP_CMP_GE0, n - 2, gim);
-    tn_guard(&t, r, SP_CMP_GE0, -1, gj);
-    tn_guard(&t, r, SP_CMP_GE0, m - 2, gjm);
-    for (int g = first; a == 1 && g < t.nguards; g++) t.guards[g].negated_group = 1;
-  }
+  const int64_t gi[SP_MAX_LOOPS] = {1, 0}, gim[SP_MAX_LOOPS] = {-1, 0}, gj[SP_MAX_LOOPS] = {0, 1};
+  for (int a = 0; a < 2; a++) tn_edge_guards(&t, tn_ref(&t, a, true, 8, chain, 2, 0, c2), n, m, a);
   int r = tn_ref(&t, 2, true, 8, chain, 2, 0, c2);
   tn_guard(&t, r, SP_CMP_GE0, -3, gj);
   int first = t.nguards;
