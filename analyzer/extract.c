@@ -538,28 +538,18 @@ static bool sp_cond_guards(sp_nb *nb, CXCursor c, bool negate, sp_guard *out, in
 
 static void sp_walk_stmt(sp_nb *nb, CXCursor s);
 
-/* A branch of an if or ?: : guarded when the condition is affine. A negated conjunction (the
- * else branch of `if (a && b)`, or `if (!(a && b))`) is kept as a negated group of guards: the
- * branch runs unless all of them hold. */
+/* A branch of an if or ?: : guarded when the condition is affine. Where the branch runs unless
+ * a conjunction holds (the else branch of `if (a && b)`, `if (!(a && b))`, the then branch of
+ * `if (a || b)`), the conjunction is kept as a negated group of guards. */
 static void sp_walk_guarded(sp_nb *nb, CXCursor cond, CXCursor body, bool negate, bool is_stmt,
                             bool single_cond) {
   sp_guard g[16];
   int ng = 0;
   int saved = nb->nguards;
-  CXCursor inner = sp_strip(cond), kid[1];
-  bool inner_negated = negate;
-  char op[8];
-  while (clang_getCursorKind(inner) == CXCursor_UnaryOperator && sp_children(inner, kid, 1) == 1) {
-    sp_operator(nb->az, inner, op, sizeof op);
-    if (strcmp(op, "!") != 0) break;
-    inner = sp_strip(kid[0]);
-    inner_negated = !inner_negated;
-  }
   if (sp_cond_guards(nb, cond, negate, g, &ng, 16) && nb->nguards + ng <= 32) {
     memcpy(nb->guards + nb->nguards, g, (size_t)ng * sizeof *g);
     nb->nguards += ng;
-  } else if (inner_negated && (ng = 0, sp_cond_guards(nb, inner, false, g, &ng, 16)) &&
-             nb->nguards + ng <= 32) {
+  } else if ((ng = 0, sp_cond_guards(nb, cond, !negate, g, &ng, 16)) && nb->nguards + ng <= 32) {
     int group = ++nb->negated_groups;
     for (int i = 0; i < ng; i++) g[i].negated_group = group;
     memcpy(nb->guards + nb->nguards, g, (size_t)ng * sizeof *g);

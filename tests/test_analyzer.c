@@ -324,13 +324,15 @@ static void test_guards(void) {
  * counts executions with) against brute force: random conjunctions A and B of >= 0, == 0 and
  * != 0 conditions over rectangular and triangular loops, written as C and analyzed, in
  * `if (A) b = ..; else if (B) c = ..; else d = ..;`: b's guards are A, c's B and A negated,
- * d's both negated (two negated groups, by inclusion-exclusion). */
+ * d's both negated (two negated groups, by inclusion-exclusion); and for single conditions p and
+ * q, `if (p || q) e = ..;`, whose guards are !p and !q negated. */
 typedef struct tconj {
   int ng, ca[3], cb[3], cc[3], op[3];
 } tconj;
 
-static void tconj_random(tconj *c, char *text, size_t cap) {
-  c->ng = 1 + rand() % 3;
+/* ng conditions, or 1 to 3 where ng is 0 */
+static void tconj_random(tconj *c, int ng, char *text, size_t cap) {
+  c->ng = ng ? ng : 1 + rand() % 3;
   text[0] = 0;
   for (int g = 0; g < c->ng; g++) {
     c->ca[g] = rand() % 7 - 3, c->cb[g] = rand() % 7 - 3, c->cc[g] = rand() % 41 - 20, c->op[g] = rand() % 3;
@@ -356,24 +358,28 @@ static void test_guard_shares_brute_force(void) {
   int cases = 0, negated = 0;
   for (int t = 0; t < 60; t++) {
     int n1 = 5 + rand() % 40, n2 = 5 + rand() % 40, tri = rand() % 2;
-    tconj A, B;
-    char ca[256], cb[256];
-    tconj_random(&A, ca, sizeof ca);
-    tconj_random(&B, cb, sizeof cb);
+    tconj A, B, P, Q;
+    char ca[256], cb[256], cp[96], cq[96];
+    tconj_random(&A, 0, ca, sizeof ca);
+    tconj_random(&B, 0, cb, sizeof cb);
+    tconj_random(&P, 1, cp, sizeof cp);
+    tconj_random(&Q, 1, cq, sizeof cq);
     char src[1024];
     snprintf(src, sizeof src,
-             "double b[64][64], c[64][64], d[64][64];\n"
+             "double b[64][64], c[64][64], d[64][64], e[64][64];\n"
              "void f(void) {\n"
              "#pragma acc parallel loop\n"
              "  for (int i = 0; i < %d; i++)\n"
              "#pragma acc loop\n"
-             "    for (int j = %s; j < %d; j++)\n"
+             "    for (int j = %s; j < %d; j++) {\n"
              "      if (%s) b[i][j] = 1.0;\n"
              "      else if (%s) c[i][j] = 1.0;\n"
              "      else d[i][j] = 1.0;\n"
+             "      if (%s || %s) e[i][j] = 1.0;\n"
+             "    }\n"
              "}\n",
-             n1, tri ? "i" : "0", n2, ca, cb);
-    long all = 0, held[3] = {0};
+             n1, tri ? "i" : "0", n2, ca, cb, cp, cq);
+    long all = 0, held[4] = {0};
     for (int i = 0; i < n1; i++)
       for (int j = tri ? i : 0; j < n2; j++) {
         all++;
@@ -381,12 +387,13 @@ static void test_guard_shares_brute_force(void) {
         held[0] += a;
         held[1] += !a && b;
         held[2] += !a && !b;
+        held[3] += tconj_holds(&P, i, j) || tconj_holds(&Q, i, j);
       }
     if (all == 0) continue;
     sp_program prog;
     CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
-    static const char *const names[] = {"b[i][j]", "c[i][j]", "d[i][j]"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const names[] = {"b[i][j]", "c[i][j]", "d[i][j]", "e[i][j]"};
+    for (int k = 0; k < 4; k++) {
       const sp_ref *r = prog.nnests == 1 ? ref_named(&prog.nests[0], names[k], SP_WRITE) : NULL;
       CHECK(r != NULL);
       double want = (double)held[k] / (double)all;
@@ -401,8 +408,8 @@ static void test_guard_shares_brute_force(void) {
     }
     sp_program_free(&prog);
   }
-  CHECK(cases >= 120);
-  CHECK(negated >= 100);
+  CHECK(cases >= 160);
+  CHECK(negated >= 150);
 }
 
 /* Beyond 2^18 outer points the outer loops are taken in blocks by their middles: k <= i over
