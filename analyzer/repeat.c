@@ -178,15 +178,71 @@ static void sp_drop_repeats(sp_nest *n, sp_ref_list *dropped) {
   n->nrefs = kept;
 }
 
+/* Whether load r of innermost sequential loop L reads, at each iteration, the bytes that store w
+ * of the same loop wrote the iteration before: same array, size, loops and guards, the same
+ * coefficients, and its start one step of L behind (x[i+1] read after x[i] was written, i
+ * counting down). */
+static bool sp_reads_last_store(const sp_nest *n, const sp_ref *r, const sp_ref *w, int L) {
+  if (w->access != SP_WRITE || w->irregular || r->irregular || w->array != r->array ||
+      w->size != r->size || w->nloops != r->nloops ||
+      memcmp(w->loops, r->loops, sizeof r->loops[0] * (size_t)r->nloops) != 0 ||
+      !sp_same_guards(r, w, n->nloops) ||
+      memcmp(w->offset.coef, r->offset.coef, sizeof r->offset.coef[0] * (size_t)n->nloops) != 0)
+    return false;
+  int64_t a = r->offset.coef[L], back;
+  return a != 0 && !__builtin_mul_overflow(a, -n->loops[L].step, &back) &&
+         r->offset.constant - w->offset.constant == back;
+}
+
+/* Moves each load of an inner sequential loop that reads what the loop's previous iteration
+ * stored (and no other store of the loop writes its array) before the loop, at the loop's first
+ * iteration: compilers keep the stored value in a register for the next iteration (scalar
+ * replacement), so only the first iteration loads. Lists them in `carried`. */
+static void sp_forward_carried_loads(sp_nest *n, sp_ref_list *carried) {
+  for (int i = 0; i < n->nrefs; i++) {
+    sp_ref *r = &n->refs[i];
+    if (r->access != SP_READ || r->nloops == 0) continue;
+    int L = r->loops[r->nloops - 1];
+    const sp_loop *loop = &n->loops[L];
+    if (loop->band || !sp_loop_bounds_const(loop)) continue;
+    int first = -1, stores = 0;
+    bool carries = false;
+    for (int j = 0; j < n->nrefs; j++) {
+      const sp_ref *w = &n->refs[j];
+      if (!sp_ref_in_loop(w, L)) continue;
+      if (first < 0) first = j;
+      if (w->access == SP_WRITE && w->array == r->array) {
+        stores++;
+        carries |= sp_reads_last_store(n, r, w, L);
+      }
+    }
+    if (!carries || stores != 1) continue;
+    sp_ref moving = *r;
+    int64_t at;
+    if (__builtin_mul_overflow(r->offset.coef[L], loop->lower.constant, &at) ||
+        __builtin_add_overflow(moving.offset.constant, at, &moving.offset.constant))
+      continue;
+    moving.offset.coef[L] = 0;
+    moving.nloops--;
+    sp_ref_list_add(carried, r);
+    memmove(&n->refs[first + 1], &n->refs[first], sizeof *n->refs * (size_t)(i - first));
+    n->refs[first] = moving;
+  }
+}
+
 void sp_nb_drop_repeated_loads(sp_nb *nb) {
   sp_nest *n = nb->nest;
-  sp_ref_list dropped = {0}, moved = {0};
+  sp_ref_list dropped = {0}, moved = {0}, carried = {0};
   sp_drop_repeats(n, &dropped);
+  sp_forward_carried_loads(n, &carried);
   sp_hoist_invariant_loads(n, &moved);
   sp_drop_repeats(n, &dropped); /* a moved load can repeat one before its loop */
   sp_ref_list_note(nb, &dropped,
                    "of bytes loaded or stored earlier in the iteration, with no store between, "
                    "counted as none (compilers reuse the value)");
+  sp_ref_list_note(nb, &carried,
+                   "of bytes that the previous iteration of their sequential loop stored, counted "
+                   "once before the loop (compilers keep the stored value in a register)");
   sp_ref_list_note(nb, &moved,
                    "that no iteration of an inner sequential loop changes, in a loop that stores "
                    "nothing, counted once before the loop (compilers hoist them)");

@@ -31,6 +31,13 @@ static const sp_ref *ref_named(const sp_nest *n, const char *text, sp_access acc
   return NULL;
 }
 
+/* src analyzed with params p (np of them) into *prog: its one nest, or NULL (checked). */
+static sp_nest *analyze_one(const char *src, const sp_param *p, int np, sp_program *prog) {
+  CHECK_EQ_INT(analyze(src, NULL, 0, p, np, false, prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog->nnests, 1);
+  return prog->nnests == 1 ? &prog->nests[0] : NULL;
+}
+
 static void test_linearized_and_column_major(void) {
   const char *src =
       "void f(int n, int m, double *restrict a, const double *restrict b) {\n"
@@ -42,10 +49,8 @@ static void test_linearized_and_column_major(void) {
       "}\n";
   sp_param p[] = {{"n", 1000}, {"m", 300}};
   sp_program prog;
-  CHECK_EQ_INT(analyze(src, NULL, 0, p, 2, false, &prog), SP_EXIT_OK);
-  CHECK_EQ_INT(prog.nnests, 1);
-  if (prog.nnests != 1) return;
-  sp_nest *n = &prog.nests[0];
+  sp_nest *n = analyze_one(src, p, 2, &prog);
+  if (!n) return;
   CHECK_EQ_INT(n->nloops, 2);
   CHECK_EQ_INT(n->loops[0].trip_max, 1000);
   CHECK_EQ_INT(n->loops[1].trip_max, 300);
@@ -599,6 +604,49 @@ static void test_repeated_and_hoisted_loads(void) {
   sp_program_free(&prog);
 }
 
+/* A load of what the previous iteration of its sequential loop stored is loaded once, before the
+ * loop, at the loop's first iteration (compilers keep the value in a register): Thomas's back
+ * substitution x[i] = d[i] - c[i] * x[i + 1] counting down, whose first x[i + 1] is the value
+ * stored before the loop (dropped too), and a running sum y[k] = y[k - 1] + a[k] counting up
+ * (y[0] loaded once). Not where the load reads two iterations back, or the loop stores the
+ * array twice. */
+static void test_carried_loads(void) {
+  const char *src =
+      "void f(int n, int m, const double *c, const double *d, double *x, double *y,\n"
+      "       double *z, double *w, const double *a) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int s = 0; s < n; s++) {\n"
+      "    x[(m - 1) * n + s] = d[(m - 1) * n + s];\n"
+      "    for (int i = m - 2; i >= 0; i--)\n"
+      "      x[i * n + s] = d[i * n + s] - c[i * n + s] * x[(i + 1) * n + s];\n"
+      "    for (int k = 1; k < m; k++)\n"
+      "      y[k * n + s] = y[(k - 1) * n + s] + a[k * n + s];\n"
+      "    for (int k = 2; k < m; k++)\n"
+      "      z[k * n + s] = z[(k - 2) * n + s] + a[k * n + s];\n"
+      "    for (int k = 1; k < m; k++) {\n"
+      "      w[k * n + s] = w[(k - 1) * n + s] + a[k * n + s];\n"
+      "      w[s] = 0.0;\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  sp_param p[] = {{"n", 1000}, {"m", 64}};
+  sp_program prog;
+  const sp_nest *n = analyze_one(src, p, 2, &prog);
+  if (!n) return;
+  CHECK_EQ_INT(count_refs(n, "x[(i + 1) * n + s]", SP_READ), 0); /* moved, then the store's */
+  const sp_ref *y = ref_named(n, "y[(k - 1) * n + s]", SP_READ);
+  CHECK(y && y->nloops == 1 && y->offset.constant == 0); /* y[0 * n + s], before the loop */
+  const sp_ref *z = ref_named(n, "z[(k - 2) * n + s]", SP_READ);
+  CHECK(z && z->nloops == 2);
+  const sp_ref *w = ref_named(n, "w[(k - 1) * n + s]", SP_READ);
+  CHECK(w && w->nloops == 2);
+  int notes = 0;
+  for (int i = 0; i < n->nnotes; i++)
+    notes += strstr(n->notes[i].message, "previous iteration of their sequential loop") != NULL;
+  CHECK_EQ_INT(notes, 1);
+  sp_program_free(&prog);
+}
+
 static const char *array_of(const sp_nest *n, const sp_ref *r) {
   return r ? n->arrays[r->array].name : "(none)";
 }
@@ -710,6 +758,7 @@ int main(void) {
   SP_RUN(test_all_loops_omp_host_loop);
   SP_RUN(test_errors);
   SP_RUN(test_repeated_and_hoisted_loads);
+  SP_RUN(test_carried_loads);
   SP_RUN(test_local_pointers);
   SP_RUN(test_pointer_not_an_integer);
   return SP_TEST_END();
