@@ -59,13 +59,17 @@ static int sp_branch_pair(const sp_ref *a, const sp_ref *b, int nloops) {
   return shared;
 }
 
-static bool sp_same_bytes(const sp_ref *a, const sp_ref *b, int nloops) {
+/* The same bytes at every iteration, guards aside. */
+static bool sp_same_place(const sp_ref *a, const sp_ref *b, int nloops) {
   return !a->irregular && !b->irregular && a->array == b->array && a->size == b->size &&
          a->offset.constant == b->offset.constant &&
          memcmp(a->offset.coef, b->offset.coef, sizeof a->offset.coef[0] * (size_t)nloops) == 0 &&
          a->nloops == b->nloops &&
-         memcmp(a->loops, b->loops, sizeof a->loops[0] * (size_t)a->nloops) == 0 &&
-         sp_same_guards(a, b, nloops);
+         memcmp(a->loops, b->loops, sizeof a->loops[0] * (size_t)a->nloops) == 0;
+}
+
+static bool sp_same_bytes(const sp_ref *a, const sp_ref *b, int nloops) {
+  return sp_same_place(a, b, nloops) && sp_same_guards(a, b, nloops);
 }
 
 static void sp_ref_release(sp_ref *r) {
@@ -150,13 +154,9 @@ static void sp_drop_repeats(sp_nest *n, sp_ref_list *dropped) {
   for (int i = 0; i < n->nrefs; i++) {
     sp_ref *r = &n->refs[i];
     if (r->access == SP_WRITE) {
-      int shared = -1;
-      if (last_store >= 0) {
-        sp_ref prev = n->refs[last_store], mine = *r;
-        prev.nguards = mine.nguards = 0;
-        prev.access = mine.access = SP_READ;
-        if (sp_same_bytes(&prev, &mine, n->nloops)) shared = sp_branch_pair(&n->refs[last_store], r, n->nloops);
-      }
+      int shared = last_store >= 0 && sp_same_place(&n->refs[last_store], r, n->nloops)
+                       ? sp_branch_pair(&n->refs[last_store], r, n->nloops)
+                       : -1;
       have_both = shared >= 0;
       if (have_both) {
         both = *r;
@@ -183,15 +183,11 @@ static void sp_drop_repeats(sp_nest *n, sp_ref_list *dropped) {
  * coefficients, and its start one step of L behind (x[i+1] read after x[i] was written, i
  * counting down). */
 static bool sp_reads_last_store(const sp_nest *n, const sp_ref *r, const sp_ref *w, int L) {
-  if (w->access != SP_WRITE || w->irregular || r->irregular || w->array != r->array ||
-      w->size != r->size || w->nloops != r->nloops ||
-      memcmp(w->loops, r->loops, sizeof r->loops[0] * (size_t)r->nloops) != 0 ||
-      !sp_same_guards(r, w, n->nloops) ||
-      memcmp(w->offset.coef, r->offset.coef, sizeof r->offset.coef[0] * (size_t)n->nloops) != 0)
-    return false;
   int64_t a = r->offset.coef[L], back;
-  return a != 0 && !__builtin_mul_overflow(a, -n->loops[L].step, &back) &&
-         r->offset.constant - w->offset.constant == back;
+  sp_ref behind = *w; /* where w wrote one iteration before */
+  return w->access == SP_WRITE && a != 0 && !__builtin_mul_overflow(a, -n->loops[L].step, &back) &&
+         !__builtin_add_overflow(w->offset.constant, back, &behind.offset.constant) &&
+         sp_same_bytes(r, &behind, n->nloops);
 }
 
 /* Moves each load of an inner sequential loop that reads what the loop's previous iteration
