@@ -538,23 +538,29 @@ static bool sp_cond_guards(sp_nb *nb, CXCursor c, bool negate, sp_guard *out, in
 
 static void sp_walk_stmt(sp_nb *nb, CXCursor s);
 
+/* Pushes the guards under which a branch runs (cond, or !cond where negate) onto nb's stack: a
+ * conjunction of affine conditions, or one negated group where the branch runs unless such a
+ * conjunction holds. false where neither is affine. */
+static bool sp_push_branch_guards(sp_nb *nb, CXCursor cond, bool negate) {
+  sp_guard g[16];
+  int ng = 0;
+  bool plain = sp_cond_guards(nb, cond, negate, g, &ng, 16);
+  if (!plain && (ng = 0, !sp_cond_guards(nb, cond, !negate, g, &ng, 16))) return false;
+  if (nb->nguards + ng > 32) return false;
+  int group = plain ? 0 : ++nb->negated_groups;
+  for (int i = 0; i < ng; i++) g[i].negated_group = group;
+  memcpy(nb->guards + nb->nguards, g, (size_t)ng * sizeof *g);
+  nb->nguards += ng;
+  return true;
+}
+
 /* A branch of an if or ?: : guarded when the condition is affine. Where the branch runs unless
  * a conjunction holds (the else branch of `if (a && b)`, `if (!(a && b))`, the then branch of
  * `if (a || b)`), the conjunction is kept as a negated group of guards. */
 static void sp_walk_guarded(sp_nb *nb, CXCursor cond, CXCursor body, bool negate, bool is_stmt,
                             bool single_cond) {
-  sp_guard g[16];
-  int ng = 0;
   int saved = nb->nguards;
-  if (sp_cond_guards(nb, cond, negate, g, &ng, 16) && nb->nguards + ng <= 32) {
-    memcpy(nb->guards + nb->nguards, g, (size_t)ng * sizeof *g);
-    nb->nguards += ng;
-  } else if ((ng = 0, sp_cond_guards(nb, cond, !negate, g, &ng, 16)) && nb->nguards + ng <= 32) {
-    int group = ++nb->negated_groups;
-    for (int i = 0; i < ng; i++) g[i].negated_group = group;
-    memcpy(nb->guards + nb->nguards, g, (size_t)ng * sizeof *g);
-    nb->nguards += ng;
-  } else {
+  if (!sp_push_branch_guards(nb, cond, negate)) {
     char *text = sp_cursor_text(nb->az, cond);
     if (negate && !single_cond)
       sp_nb_note(nb, cond, "the else branch of '%s' is not a conjunction of affine conditions: "
@@ -702,6 +708,30 @@ static void sp_walk_decl(sp_nb *nb, CXCursor decl_stmt) {
   }
 }
 
+/* `if (c) continue;` (no else): its condition in *cond. */
+static bool sp_continue_if(CXCursor s, CXCursor *cond) {
+  CXCursor kids[3], then[2];
+  if (clang_getCursorKind(s) != CXCursor_IfStmt || sp_children(s, kids, 3) != 2) return false;
+  CXCursor t = kids[1];
+  if (clang_getCursorKind(t) == CXCursor_CompoundStmt) {
+    if (sp_children(t, then, 2) != 1) return false;
+    t = then[0];
+  }
+  *cond = kids[0];
+  return clang_getCursorKind(t) == CXCursor_ContinueStmt;
+}
+
+/* `if (c) continue;` directly in a loop's body: the statements after it in the body run where c
+ * does not hold, as the else branch of c (sp_walk_guarded's guards, kept to the block's end). */
+static void sp_guard_rest(sp_nb *nb, CXCursor cond) {
+  sp_walk_expr(nb, cond);
+  if (sp_push_branch_guards(nb, cond, true)) return;
+  char *text = sp_cursor_text(nb->az, cond);
+  sp_nb_note(nb, cond, "continue under '%s', which is not affine in the loop indices: the "
+             "accesses after it are counted as always executed", text ? text : "?");
+  free(text);
+}
+
 static void sp_walk_stmt(sp_nb *nb, CXCursor s) {
   if (nb->skip) return;
   enum CXCursorKind k = clang_getCursorKind(s);
@@ -716,7 +746,14 @@ static void sp_walk_stmt(sp_nb *nb, CXCursor s) {
       if (!all) return;
       n = sp_children(s, all, 4096);
       if (n > 4096) sp_nb_skip(nb, s, "more than 4096 statements in one block: nest skipped");
-      for (int i = 0; i < n && i < 4096 && !nb->skip; i++) sp_walk_stmt(nb, all[i]);
+      const int saved = nb->nguards;
+      const bool loop_body = nb->nstack > 0 && clang_equalCursors(s, nb->loop_body[nb->stack[nb->nstack - 1]]);
+      for (int i = 0; i < n && i < 4096 && !nb->skip; i++) {
+        CXCursor cond;
+        if (loop_body && sp_continue_if(all[i], &cond)) sp_guard_rest(nb, cond);
+        else sp_walk_stmt(nb, all[i]);
+      }
+      nb->nguards = saved;
       free(all);
       break;
     }

@@ -164,24 +164,32 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
 }
 
 /* Narrows the iterations [*from, *from + *trip) of loop l (constant bounds) to those where the
- * reference's plain guards on l alone hold (a * x + c >= 0: the edges an `if (j > 0 && j < N-1)`
- * trims), so that a stencil's neighbours' boxes stay within the array. */
+ * reference's plain guards on l alone hold (a * x + c >= 0, or != 0 at either end: the edges an
+ * `if (j > 0 && j < N-1)` or a `continue` at j == 0 trims), so that a stencil's neighbours' boxes
+ * stay within the array. */
 static void fp_guarded_range(const sp_ref *ref, int l, const sp_loop *L, double *from, double *trip) {
-  for (int g = 0; g < ref->nguards; g++) {
-    const sp_guard *G = &ref->guards[g];
-    if (G->negated_group || G->cmp != SP_CMP_GE0 || !G->expr.coef[l]) continue;
-    bool alone = true;
-    for (int k = 0; k < SP_MAX_LOOPS && alone; k++) alone = k == l || !G->expr.coef[k];
-    if (!alone) continue;
-    /* at iteration t: A t + B >= 0 */
-    double A = (double)G->expr.coef[l] * (double)L->step;
-    double B = (double)G->expr.coef[l] * (double)L->lower.constant + (double)G->expr.constant;
-    double lo = *from, hi = *from + *trip - 1;
-    if (A > 0) lo = fmax(lo, ceil(-B / A));
-    else hi = fmin(hi, floor(B / -A));
-    *from = lo;
-    *trip = fmax(0, hi - lo + 1);
-  }
+  double lo = *from, hi = *from + *trip - 1;
+  for (int pass = 0; pass < 2; pass++) /* a != 0 trim can make another's end */
+    for (int g = 0; g < ref->nguards; g++) {
+      const sp_guard *G = &ref->guards[g];
+      if (G->negated_group || G->cmp == SP_CMP_EQ0 || !G->expr.coef[l]) continue;
+      bool alone = true;
+      for (int k = 0; k < SP_MAX_LOOPS && alone; k++) alone = k == l || !G->expr.coef[k];
+      if (!alone) continue;
+      /* at iteration t: A t + B */
+      double A = (double)G->expr.coef[l] * (double)L->step;
+      double B = (double)G->expr.coef[l] * (double)L->lower.constant + (double)G->expr.constant;
+      if (G->cmp == SP_CMP_GE0) {
+        if (A > 0) lo = fmax(lo, ceil(-B / A));
+        else hi = fmin(hi, floor(B / -A));
+      } else if (A * lo + B == 0) {
+        lo++;
+      } else if (A * hi + B == 0) {
+        hi--;
+      }
+    }
+  *from = lo;
+  *trip = fmax(0, hi - lo + 1);
 }
 
 /* The box of one reference over the loops' trips (or extent iterations from iteration start),

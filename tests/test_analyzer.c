@@ -647,6 +647,54 @@ static void test_carried_loads(void) {
   sp_program_free(&prog);
 }
 
+/* `if (c) continue;` directly in a loop's body guards the statements after it with !c: a
+ * disjunction of edges becomes a conjunction of != 0 guards, a conjunction a negated group; a
+ * data-dependent c, or a continue inside an inner block, leaves them unguarded with a note. */
+static void test_continue_guards(void) {
+  const char *src =
+      "void f(int n, const double *a, double *b, double *c, double *d, double *e) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < n; i++) {\n"
+      "#pragma acc loop\n"
+      "    for (int j = 0; j < n; j++) {\n"
+      "      c[i * n + j] = 1.0;\n"
+      "      if (i == 0 || j == n - 1) continue;\n"
+      "      b[i * n + j] = a[(i - 1) * n + j + 1];\n"
+      "      if (i > 5 && j < 3) { continue; }\n"
+      "      d[i * n + j] = 2.0;\n"
+      "      if (a[i * n + j] > 0.0) continue;\n"
+      "      e[i * n + j] = 3.0;\n"
+      "      { if (j == 7) continue; }\n"
+      "      e[j * n + i] = 4.0;\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  sp_param p[] = {{"n", 64}};
+  sp_program prog;
+  const sp_nest *n = analyze_one(src, p, 1, &prog);
+  if (!n) return;
+  const sp_ref *c = ref_named(n, "c[i * n + j]", SP_WRITE), *b = ref_named(n, "b[i * n + j]", SP_WRITE);
+  const sp_ref *d = ref_named(n, "d[i * n + j]", SP_WRITE), *e = ref_named(n, "e[i * n + j]", SP_WRITE);
+  const sp_ref *e2 = ref_named(n, "e[j * n + i]", SP_WRITE);
+  CHECK(c && b && d && e && e2);
+  if (!c || !b || !d || !e || !e2) return;
+  CHECK_EQ_INT(c->nguards, 0);
+  CHECK_EQ_INT(b->nguards, 2);
+  CHECK(b->nguards == 2 && b->guards[0].cmp == SP_CMP_NE0 && !b->guards[0].negated_group);
+  CHECK_NEAR(1 - b->guard_excluded, 63.0 * 63.0 / (64.0 * 64.0), 1e-12);
+  CHECK_EQ_INT(d->nguards, 4); /* b's two and the negated group i > 5 && j < 3 */
+  long held = 0;
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < 64; j++) held += i != 0 && j != 63 && !(i > 5 && j < 3);
+  CHECK_NEAR(1 - d->guard_excluded, (double)held / 4096.0, 1e-12);
+  CHECK_EQ_INT(e->nguards, 4); /* the data-dependent continue adds none */
+  CHECK_EQ_INT(e2->nguards, 4); /* nor the one in an inner block */
+  int notes = 0;
+  for (int i = 0; i < n->nnotes; i++) notes += strstr(n->notes[i].message, "continue") != NULL;
+  CHECK_EQ_INT(notes, 2);
+  sp_program_free(&prog);
+}
+
 static const char *array_of(const sp_nest *n, const sp_ref *r) {
   return r ? n->arrays[r->array].name : "(none)";
 }
@@ -759,6 +807,7 @@ int main(void) {
   SP_RUN(test_errors);
   SP_RUN(test_repeated_and_hoisted_loads);
   SP_RUN(test_carried_loads);
+  SP_RUN(test_continue_guards);
   SP_RUN(test_local_pointers);
   SP_RUN(test_pointer_not_an_integer);
   return SP_TEST_END();

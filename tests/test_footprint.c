@@ -14,15 +14,16 @@ static int64_t rnd(int64_t n) {
 }
 
 /* Whether a reference runs at the iteration idx (per position in its loops): its plain guards
- * hold (>= 0 only) and, of each negated group, not all. */
+ * hold and, of each negated group, not all. */
 static bool guards_hold(const sp_ref *ref, const int64_t *idx) {
   bool plain = true, group_all[8] = {true, true, true, true, true, true, true, true};
   for (int g = 0; g < ref->nguards; g++) {
     const sp_guard *G = &ref->guards[g];
     int64_t v = G->expr.constant;
     for (int k = 0; k < ref->nloops; k++) v += G->expr.coef[ref->loops[k]] * idx[k];
-    if (G->negated_group) group_all[G->negated_group % 8] &= v >= 0;
-    else plain &= v >= 0;
+    bool holds = G->cmp == SP_CMP_GE0 ? v >= 0 : G->cmp == SP_CMP_EQ0 ? v == 0 : v != 0;
+    if (G->negated_group) group_all[G->negated_group % 8] &= holds;
+    else plain &= holds;
   }
   bool runs = plain;
   for (int g = 0; g < ref->nguards; g++)
@@ -252,24 +253,15 @@ static void test_footprint_taps(void) {
   CHECK(ok == cases);
 }
 
-/* A stencil written over the whole array with an edge guard, `if (i > 0 && i < n-1 && j > 0 &&
- * j < n-1) b = a[i][j] + a[i-1][j] + ...; else b = a[i][j];` (examples/guarded_stencil.c): a
- * reference's box holds only the iterations its guards on single loops let through, so a[i][j-1]
- * starts at column 0, not at the previous row's last element. Over random windows of i and j in
- * several sector sizes, against brute force that runs the guards. */
-static void test_footprint_edge_guards(void) {
-  const int64_t n = 24, elem = 8;
-  tnest t;
-  tn_2d(&t, n, n);
-  int a = tn_array(&t, elem, n * n * elem);
-  int ch[2] = {0, 1};
-  int64_t c[SP_MAX_LOOPS] = {n * elem, elem};
-  const int64_t shift[6] = {0, -n * elem, n * elem, -elem, elem, 0};
-  for (int q = 0; q < 6; q++)
-    tn_edge_guards(&t, tn_ref(&t, a, false, elem, ch, 2, shift[q], c), n, n, q == 5); /* 5: else */
-  CHECK(sp_rank_footprint_sectors(&t.n, a, 8, SP_FOOT_READS, NULL) == (double)(n * n));
-  int cases = 0, ok = 0, framed = 0;
-  for (int iter = 0; iter < 300; iter++) {
+/* Random windows of i and j (loops 0 and 1 of n iterations each) in sector sizes elem..8 elem:
+ * how many of `cases` the footprint counts exactly; one_frame_short: those on the frame (a
+ * window at either end of a loop) may be short of the truth by at most its edges' elements,
+ * the others must be exact (checked here), else every window must be. */
+static int exact_windows(const sp_nest *nest, int a, int64_t n, int64_t elem, int cases,
+                         bool one_frame_short, int *framed) {
+  int ok = 0;
+  *framed = 0;
+  for (int iter = 0; iter < cases; iter++) {
     int sector = (int)(elem << rnd(4));
     double extent[SP_MAX_LOOPS], start[SP_MAX_LOOPS] = {0};
     for (int l = 0; l < SP_MAX_LOOPS; l++) extent[l] = HUGE_VAL;
@@ -277,27 +269,74 @@ static void test_footprint_edge_guards(void) {
       start[l] = (double)rnd(n);
       extent[l] = (double)(1 + rnd(n - (int64_t)start[l]));
     }
-    double w = sp_rank_footprint_window(&t.n, a, sector, SP_FOOT_READS, extent, start);
-    int64_t truth = brute_window(&t.n, a, sector, SP_FOOT_READS, extent, start);
-    /* a window on the frame mixes the stencil's narrowed boxes with the copy's whole one, which
-     * are no translates: the largest class counts there (fp_group_sectors), short of the union by
-     * at most the frame's elements in the window */
+    double w = sp_rank_footprint_window(nest, a, sector, SP_FOOT_READS, extent, start);
+    int64_t truth = brute_window(nest, a, sector, SP_FOOT_READS, extent, start);
     bool frame = start[0] == 0 || start[1] == 0 || start[0] + extent[0] == n || start[1] + extent[1] == n;
-    cases++;
     ok += w == (double)truth;
-    framed += frame;
-    if (frame) CHECK(fabs(w - (double)truth) <= extent[0] + extent[1]);
+    *framed += frame;
+    if (one_frame_short && frame) CHECK(fabs(w - (double)truth) <= extent[0] + extent[1]);
     else CHECK(w == (double)truth);
     if (w != (double)truth)
       fprintf(stderr, "  window i %.0f+%.0f j %.0f+%.0f (%s), sector %d: estimate %.0f, truth %lld\n",
-              start[0], extent[0], start[1], extent[1], frame ? "on the frame" : "inside", sector, w, (long long)truth);
+              start[0], extent[0], start[1], extent[1], frame ? "on the frame" : "inside", sector, w,
+              (long long)truth);
   }
-  fprintf(stderr, "  %d windows of an edge-guarded stencil (%d on the frame): %d exact\n", cases, framed, ok);
-  CHECK(cases - framed >= 100);
+  return ok;
+}
+
+/* The 5-point stencil over the whole n x n array (a returned), its edges left out as
+ * examples/guarded_stencil.c does, `if (i > 0 && i < n-1 && j > 0 && j < n-1) b = a[i][j] +
+ * a[i-1][j] + ...; else b = a[i][j];` (edge guards, and the copy's a[i][j] under them negated),
+ * or with `if (i == 0 || i == n-1 || j == 0 || j == n-1) continue;` (the analyzer's guards
+ * i != 0, i - (n-1) != 0, ...). */
+static int tn_stencil_on_edges(tnest *t, int64_t n, int64_t elem, bool with_continue) {
+  tn_2d(t, n, n);
+  int a = tn_array(t, elem, n * n * elem);
+  int ch[2] = {0, 1};
+  int64_t c[SP_MAX_LOOPS] = {n * elem, elem};
+  const int64_t shift[6] = {0, -n * elem, n * elem, -elem, elem, 0};
+  const int64_t gi[SP_MAX_LOOPS] = {1, 0}, gj[SP_MAX_LOOPS] = {0, 1};
+  for (int q = 0; q < (with_continue ? 5 : 6); q++) {
+    int r = tn_ref(t, a, false, elem, ch, 2, shift[q], c);
+    if (!with_continue) {
+      tn_edge_guards(t, r, n, n, q == 5); /* 5: the copy, in the else branch */
+      continue;
+    }
+    tn_guard(t, r, SP_CMP_NE0, 0, gi);
+    tn_guard(t, r, SP_CMP_NE0, -(n - 1), gi);
+    tn_guard(t, r, SP_CMP_NE0, 0, gj);
+    tn_guard(t, r, SP_CMP_NE0, -(n - 1), gj);
+  }
+  return a;
+}
+
+/* With the edge guards a reference's box holds only the iterations its guards on single loops
+ * let through, so a[i][j-1] starts at column 0, not at the previous row's last element. Over
+ * random windows of i and j in several sector sizes, against brute force that runs the guards. */
+static void test_footprint_edge_guards(void) {
+  const int64_t n = 24, elem = 8;
+  tnest t;
+  int a = tn_stencil_on_edges(&t, n, elem, false);
+  CHECK(sp_rank_footprint_sectors(&t.n, a, 8, SP_FOOT_READS, NULL) == (double)(n * n));
+  int framed, ok = exact_windows(&t.n, a, n, elem, 300, true, &framed);
+  fprintf(stderr, "  300 windows of an edge-guarded stencil (%d on the frame): %d exact\n", framed, ok);
+  CHECK(300 - framed >= 100);
+}
+
+/* With continue's guards: a != 0 guard at either end of a loop's range trims it. Every window
+ * exact. */
+static void test_footprint_continue_guards(void) {
+  const int64_t n = 24, elem = 8;
+  tnest t;
+  int a = tn_stencil_on_edges(&t, n, elem, true);
+  CHECK(sp_rank_footprint_sectors(&t.n, a, 8, SP_FOOT_READS, NULL) == (double)(n * n - 4));
+  int framed, ok = exact_windows(&t.n, a, n, elem, 300, false, &framed);
+  fprintf(stderr, "  300 windows of a stencil under continue's guards (%d on the frame): %d exact\n", framed, ok);
 }
 
 int main(void) {
   SP_RUN(test_footprint_stencil_hand);
+  SP_RUN(test_footprint_continue_guards);
   SP_RUN(test_footprint_edge_guards);
   SP_RUN(test_footprint_random);
   SP_RUN(test_footprint_random_wide);
