@@ -708,23 +708,51 @@ static void sp_walk_decl(sp_nb *nb, CXCursor decl_stmt) {
   }
 }
 
-/* `if (c) continue;` (no else): its condition in *cond. */
-static bool sp_continue_if(CXCursor s, CXCursor *cond) {
-  CXCursor kids[3], then[2];
+/* `if (c) continue;` or `if (c) { ...; continue; }` (no else): its condition in *cond and its
+ * then branch in *then, a block whose last statement is the continue, or the continue. */
+static bool sp_continue_if(CXCursor s, CXCursor *cond, CXCursor *then) {
+  CXCursor kids[3];
   if (clang_getCursorKind(s) != CXCursor_IfStmt || sp_children(s, kids, 3) != 2) return false;
   CXCursor t = kids[1];
   if (clang_getCursorKind(t) == CXCursor_CompoundStmt) {
-    if (sp_children(t, then, 2) != 1) return false;
-    t = then[0];
+    int n = sp_children(t, NULL, 0);
+    CXCursor *all = n > 0 ? malloc((size_t)n * sizeof *all) : NULL;
+    bool last_continue = all && sp_children(t, all, n) == n &&
+                         clang_getCursorKind(all[n - 1]) == CXCursor_ContinueStmt;
+    free(all);
+    if (!last_continue) return false;
+  } else if (clang_getCursorKind(t) != CXCursor_ContinueStmt) {
+    return false;
   }
   *cond = kids[0];
-  return clang_getCursorKind(t) == CXCursor_ContinueStmt;
+  *then = t;
+  return true;
+}
+
+/* The statements of a continue's then branch before the continue, under its condition. */
+static void sp_walk_before_continue(sp_nb *nb, CXCursor cond, CXCursor then) {
+  if (clang_getCursorKind(then) != CXCursor_CompoundStmt) return;
+  int n = sp_children(then, NULL, 0);
+  if (n < 2) return;
+  CXCursor *all = malloc((size_t)n * sizeof *all);
+  if (!all) return;
+  const int saved = nb->nguards;
+  if (sp_children(then, all, n) == n) {
+    if (!sp_push_branch_guards(nb, cond, false)) {
+      char *text = sp_cursor_text(nb->az, cond);
+      sp_nb_note(nb, cond, "condition '%s' is not affine in the loop indices (data-dependent): "
+                 "the accesses under it are counted as always executed", text ? text : "?");
+      free(text);
+    }
+    for (int i = 0; i + 1 < n && !nb->skip; i++) sp_walk_stmt(nb, all[i]);
+  }
+  nb->nguards = saved;
+  free(all);
 }
 
 /* `if (c) continue;` directly in a loop's body: the statements after it in the body run where c
  * does not hold, as the else branch of c (sp_walk_guarded's guards, kept to the block's end). */
 static void sp_guard_rest(sp_nb *nb, CXCursor cond) {
-  sp_walk_expr(nb, cond);
   if (sp_push_branch_guards(nb, cond, true)) return;
   char *text = sp_cursor_text(nb->az, cond);
   sp_nb_note(nb, cond, "continue under '%s', which is not affine in the loop indices: the "
@@ -749,9 +777,14 @@ static void sp_walk_stmt(sp_nb *nb, CXCursor s) {
       const int saved = nb->nguards;
       const bool loop_body = nb->nstack > 0 && clang_equalCursors(s, nb->loop_body[nb->stack[nb->nstack - 1]]);
       for (int i = 0; i < n && i < 4096 && !nb->skip; i++) {
-        CXCursor cond;
-        if (loop_body && sp_continue_if(all[i], &cond)) sp_guard_rest(nb, cond);
-        else sp_walk_stmt(nb, all[i]);
+        CXCursor cond, then;
+        if (loop_body && sp_continue_if(all[i], &cond, &then)) {
+          sp_walk_expr(nb, cond);
+          sp_walk_before_continue(nb, cond, then);
+          sp_guard_rest(nb, cond);
+        } else {
+          sp_walk_stmt(nb, all[i]);
+        }
       }
       nb->nguards = saved;
       free(all);

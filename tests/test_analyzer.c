@@ -649,7 +649,8 @@ static void test_carried_loads(void) {
 
 /* `if (c) continue;` directly in a loop's body guards the statements after it with !c: a
  * disjunction of edges becomes a conjunction of != 0 guards, a conjunction a negated group; a
- * data-dependent c, or a continue inside an inner block, leaves them unguarded with a note. */
+ * data-dependent c, or a continue inside an inner block, leaves them unguarded with a note.
+ * The statements of `if (c) { ...; continue; }` before the continue run under c. */
 static void test_continue_guards(void) {
   const char *src =
       "void f(int n, const double *a, double *b, double *c, double *d, double *e) {\n"
@@ -692,6 +693,34 @@ static void test_continue_guards(void) {
   int notes = 0;
   for (int i = 0; i < n->nnotes; i++) notes += strstr(n->notes[i].message, "continue") != NULL;
   CHECK_EQ_INT(notes, 2);
+  sp_program_free(&prog);
+
+  /* `if (c) { copy; continue; }`: the copy runs under c (a negated group of !c's conjunction),
+   * the rest under !c */
+  const char *src2 =
+      "void g(int n, const double *a, double *b) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < n; i++) {\n"
+      "#pragma acc loop\n"
+      "    for (int j = 0; j < n; j++) {\n"
+      "      if (i == 0 || j == n - 1) {\n"
+      "        b[i * n + j] = a[i * n + j];\n"
+      "        continue;\n"
+      "      }\n"
+      "      b[i * n + j] = a[(i - 1) * n + j + 1];\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  n = analyze_one(src2, p, 1, &prog);
+  if (!n) return;
+  const sp_ref *copy = ref_named(n, "a[i * n + j]", SP_READ), *st = ref_named(n, "a[(i - 1) * n + j + 1]", SP_READ);
+  CHECK(copy && st);
+  if (copy && st) {
+    CHECK(copy->nguards == 2 && copy->guards[0].negated_group && copy->guards[1].negated_group);
+    CHECK(st->nguards == 2 && !st->guards[0].negated_group);
+    CHECK_NEAR(copy->guard_excluded, 1 - st->guard_excluded, 1e-12);
+    CHECK_NEAR(1 - st->guard_excluded, 63.0 * 63.0 / 4096.0, 1e-12);
+  }
   sp_program_free(&prog);
 }
 
