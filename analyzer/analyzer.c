@@ -654,13 +654,10 @@ static void sp_guard_shares(sp_nest *n) {
     r->guard_excluded = 0;
     if (!r->nguards || r->nloops < 1) continue;
     sp_guard_walk w = {.n = n, .r = r, .ok = r->nguards <= 32};
-    for (int g = 0; g < r->nguards && w.ok; g++) {
+    for (int g = 0; g < r->nguards && w.ok; g++) { /* a group's guards are contiguous */
       int id = r->guards[g].negated_group;
-      w.group_bit[g] = -1;
-      if (!id) continue;
-      for (int h = 0; h < g && w.group_bit[g] < 0; h++)
-        if (r->guards[h].negated_group == id) w.group_bit[g] = w.group_bit[h];
-      if (w.group_bit[g] < 0) w.group_bit[g] = w.ngroups++;
+      w.group_bit[g] = !id ? -1 : g > 0 && r->guards[g - 1].negated_group == id ? w.group_bit[g - 1]
+                                                                                 : w.ngroups++;
       w.ok = w.ngroups <= SP_GUARD_GROUPS;
     }
     if (!w.ok) continue;

@@ -554,22 +554,26 @@ static bool sp_push_branch_guards(sp_nb *nb, CXCursor cond, bool negate) {
   return true;
 }
 
+/* The note for a branch whose condition gives no guards (else_of_conjunction: the else branch of
+ * a && b whose parts are not all affine). */
+static void sp_note_unguarded(sp_nb *nb, CXCursor cond, bool else_of_conjunction) {
+  char *text = sp_cursor_text(nb->az, cond);
+  if (else_of_conjunction)
+    sp_nb_note(nb, cond, "the else branch of '%s' is not a conjunction of affine conditions: "
+               "its accesses are counted as always executed", text ? text : "?");
+  else
+    sp_nb_note(nb, cond, "condition '%s' is not affine in the loop indices (data-dependent): "
+               "the accesses under it are counted as always executed", text ? text : "?");
+  free(text);
+}
+
 /* A branch of an if or ?: : guarded when the condition is affine. Where the branch runs unless
  * a conjunction holds (the else branch of `if (a && b)`, `if (!(a && b))`, the then branch of
  * `if (a || b)`), the conjunction is kept as a negated group of guards. */
 static void sp_walk_guarded(sp_nb *nb, CXCursor cond, CXCursor body, bool negate, bool is_stmt,
                             bool single_cond) {
   int saved = nb->nguards;
-  if (!sp_push_branch_guards(nb, cond, negate)) {
-    char *text = sp_cursor_text(nb->az, cond);
-    if (negate && !single_cond)
-      sp_nb_note(nb, cond, "the else branch of '%s' is not a conjunction of affine conditions: "
-                 "its accesses are counted as always executed", text ? text : "?");
-    else
-      sp_nb_note(nb, cond, "condition '%s' is not affine in the loop indices (data-dependent): "
-                 "the accesses under it are counted as always executed", text ? text : "?");
-    free(text);
-  }
+  if (!sp_push_branch_guards(nb, cond, negate)) sp_note_unguarded(nb, cond, negate && !single_cond);
   if (is_stmt) sp_walk_stmt(nb, body);
   else sp_walk_expr(nb, body);
   nb->nguards = saved;
@@ -738,12 +742,7 @@ static void sp_walk_before_continue(sp_nb *nb, CXCursor cond, CXCursor then) {
   if (!all) return;
   const int saved = nb->nguards;
   if (sp_children(then, all, n) == n) {
-    if (!sp_push_branch_guards(nb, cond, false)) {
-      char *text = sp_cursor_text(nb->az, cond);
-      sp_nb_note(nb, cond, "condition '%s' is not affine in the loop indices (data-dependent): "
-                 "the accesses under it are counted as always executed", text ? text : "?");
-      free(text);
-    }
+    if (!sp_push_branch_guards(nb, cond, false)) sp_note_unguarded(nb, cond, false);
     for (int i = 0; i + 1 < n && !nb->skip; i++) sp_walk_stmt(nb, all[i]);
   }
   nb->nguards = saved;

@@ -1126,11 +1126,10 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     if (beyond_prefix) {
       wave_pass = sp_wave_pass_bytes(nest, arch, sched, SP_PASS_ROUNDS, true);
       const double seen = fmax(1, waves) * sink.lanes / (32 * sp_estimate_warp_instructions(run));
-      const bool boxes = even_boxes;
-      const int inner = boxes ? sp_reread_level(nest, sched, seen) : -1;
+      const int inner = even_boxes ? sp_reread_level(nest, sched, seen) : -1;
       for (int l = 0; l <= inner; l++)
         if (sp_mapped_rounds(nest, sched, l) > 1) levels[nlevels++] = l;
-      if (boxes && waves > 1 && seen < 1) levels[nlevels++] = -1;
+      if (even_boxes && waves > 1 && seen < 1) levels[nlevels++] = -1;
       for (int q = 0; q < nlevels; q++)
         level_share[q] =
             sp_rank_l2_miss_share(arch, sp_wave_pass_bytes(nest, arch, sched, levels[q], false));
