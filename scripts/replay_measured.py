@@ -62,7 +62,9 @@ Metrics over nests: the pick is the measured best (regret 0) / within 10 % of it
 the counts of nests where the pick is more than 2 % faster (+) or slower (-), and the median over
 nests (of 3 or more matched candidates) of Spearman's rho (average ranks for ties) between the
 predicted time (time.total_us; plan: predicted.time_us) and the measured median time. Over
-candidates: the time error, mean |log(measured / predicted)|, and how many are within 20 %.
+candidates: the time error, mean |log(measured / predicted)|, and how many are within 20 %;
+for "merged", also per bound the binary's time model names (time.bound): the median of measured /
+predicted (above 1: the model is too fast there), the mean |log| and how many within 20 %.
 
 Read "pick is the ranking's #1" first: only where the binary's own first choice was measured is
 the row below it about the binary's real pick; elsewhere the pick is its best-ranked schedule
@@ -291,7 +293,7 @@ def run_example(binary, name, timeout):
             continue
         ranking = {}
         for i, c in enumerate(n["ranking"]):
-            ranking.setdefault(cand_key(c), (i + 1, c["time"]["total_us"]))
+            ranking.setdefault(cand_key(c), (i + 1, c["time"]["total_us"], c["time"].get("bound")))
         if len(n["ranking"]) < n.get("candidates_evaluated", 0):
             notes.append(f"{nest_str(nest)}: ranking holds {len(n['ranking'])} of "
                          f"{n['candidates_evaluated']} candidates")
@@ -379,15 +381,17 @@ def evaluate(d, ranker, runs):
         matched = []
         for key, c in cands.items():
             if key in ranking:
-                rank, pred = ranking[key]
-                matched.append((key, rank, pred, c["time"]))
+                rank, pred = ranking[key][:2]
+                bound = ranking[key][2] if len(ranking[key]) > 2 else None
+                matched.append((key, rank, pred, c["time"], bound))
             else:
                 unmatched.append({"nest": nest_str(nest), "key": key_str(key), "id": c["id"],
                                   "time_us": c["time"], "reason": why})
         row = {"nest": nest_str(nest), "example": d["example"][nest], "measured": len(cands),
                "matched": len(matched),
                "log_errors": [math.log(m[3] / m[2]) for m in matched if m[2] and m[2] > 0],
-               "candidates": [{"key": key_str(m[0]), "rank": m[1], "pred_us": m[2], "time_us": m[3]}
+               "candidates": [{"key": key_str(m[0]), "rank": m[1], "pred_us": m[2], "time_us": m[3],
+                               "bound": m[4]}
                               for m in sorted(matched, key=lambda m: m[1])]}
         base = {}
         for comp in ("nvc", "gcc"):
@@ -434,6 +438,30 @@ def summarize(nests, unmatched):
     s["within_20pct"] = sum(abs(e) <= math.log(1.2) for e in errs)
     s["time_errors"] = len(errs)
     return s
+
+
+def by_bound(nests):
+    """{bound: (n, median log(measured / predicted), mean |log|, within 20 %)} over the matched
+    candidates, by what the binary's time model says bounds each (its JSON time.bound)."""
+    errs = {}
+    for n in nests:
+        for c in n["candidates"]:
+            if c["bound"] and c["pred_us"] and c["pred_us"] > 0 and c["time_us"] > 0:
+                errs.setdefault(c["bound"], []).append(math.log(c["time_us"] / c["pred_us"]))
+    return {b: (len(v), statistics.median(v), statistics.mean(abs(e) for e in v),
+                sum(abs(e) <= math.log(1.2) for e in v)) for b, v in errs.items()}
+
+
+def print_by_bound(res, rankers):
+    """The time error per bound, one block per binary: where the time model is off, and which way."""
+    for r in rankers:
+        t = by_bound(res[r]["nests"])
+        if not t:
+            continue
+        print(f"time error by the bound {r}'s model names (measured / predicted: median; mean |log|; "
+              "within 20 %)")
+        for b, (n, med, mabs, w20) in sorted(t.items(), key=lambda kv: -kv[1][0]):
+            print(f"  {b:30s} n {n:5d}  {math.exp(med):6.3f}x  {mabs:.3f}  {w20}/{n}")
 
 
 # ---------------------------------------------------------------- output
@@ -562,6 +590,8 @@ def main():
         print_table(f"== {name}: {d['desc']}; not ok: {nok}"
                     + (f" ({', '.join(map(str, statuses))})" if nok else "") + " ==",
                     [(r, v["summary"]) for r, v in res.items()])
+        if name == "merged":
+            print_by_bound(res, rankers)
         if name == "merged" and d["twice"]:
             q = sorted(d["twice"])
             pct = lambda p: q[min(len(q) - 1, int(p * len(q)))]

@@ -31,6 +31,30 @@ for c in $cells; do
   [ "${c%/*}" -gt 0 ] || fail "nothing matched: $c"
 done
 grep -q "^replay: \[  *[0-9]*/4\] new  gemm" "$tmp/err" || fail "no progress on stderr"
+# the merged dataset's time error per bound, once per binary, its counts those of the candidates
+[ "$(grep -c "^time error by the bound" "$tmp/out")" -eq 2 ] || fail "no time error per bound for both binaries"
+python3 - "$tmp/r.json" "$tmp/out" <<'EOF' || fail "time error per bound"
+import json, math, re, sys
+r = json.load(open(sys.argv[1]))
+cands = [c for n in r["datasets"]["merged"]["rankings"]["new"]["nests"] for c in n["candidates"]]
+names = {"DRAM bandwidth", "L2 bandwidth", "L1 throughput", "memory latency",
+         "partly written store sectors", "reduction atomics", "blocks without work"}
+assert cands and all(c["bound"] in names for c in cands), {c["bound"] for c in cands}
+out = open(sys.argv[2]).read().split("time error by the bound new's")[1].split("\n")[1:]
+rows = {}
+for line in out:
+    m = re.match(r"  (\S.*?)\s+n\s+(\d+)\s+([\d.]+)x\s+([\d.]+)\s+(\d+)/(\d+)$", line)
+    if not m:
+        break
+    rows[m[1]] = (int(m[2]), float(m[3]), int(m[5]))
+for b in {c["bound"] for c in cands}:
+    errs = sorted(math.log(c["time_us"] / c["pred_us"]) for c in cands if c["bound"] == b)
+    n = len(errs)
+    med = errs[n // 2] if n % 2 else (errs[n // 2 - 1] + errs[n // 2]) / 2
+    assert rows[b][0] == n and abs(rows[b][1] - math.exp(med)) < 6e-4, (b, rows[b], n, math.exp(med))
+    assert rows[b][2] == sum(abs(e) <= math.log(1.2) for e in errs), (b, rows[b])
+assert sum(v[0] for v in rows.values()) == len(cands), rows
+EOF
 
 for r in run5 run6; do
   grep -qF "($r: " "$tmp/out" || fail "$r (reduction nests only) not said to be empty here"
