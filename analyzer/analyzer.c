@@ -537,6 +537,7 @@ static void sp_band_iterations(sp_nest *n) {
 #define SP_GUARD_POINTS (1L << 18)
 
 #define SP_GUARD_GROUPS 5 /* negated groups counted by inclusion-exclusion, 2^5 terms */
+#define SP_GUARD_PERIOD 4096 /* parity guards whose pattern repeats less often are not counted */
 
 typedef struct sp_guard_walk {
   const sp_nest *n;
@@ -545,9 +546,57 @@ typedef struct sp_guard_walk {
   int ngroups;
   int64_t vals[SP_MAX_LOOPS];
   int64_t stride[SP_MAX_LOOPS]; /* per position in r->loops */
+  int64_t period; /* the lcm of the parity guards' moduli (1: none) */
   double all, held;
   bool ok;
 } sp_guard_walk;
+
+/* A parity guard at the innermost loop's iteration m, x = a + b * m. */
+typedef struct sp_mod_term {
+  const sp_guard *g;
+  __int128 a, b;
+} sp_mod_term;
+
+static bool sp_mod_terms_hold(const sp_mod_term *t, int nt, __int128 m) {
+  for (int i = 0; i < nt; i++) {
+    __int128 x = t[i].a + t[i].b * m;
+    if (x < INT64_MIN || x > INT64_MAX) return false;
+    int64_t v = sp_guard_value(t[i].g->modulus, t[i].g->remainder, (int64_t)x);
+    if ((t[i].g->cmp == SP_CMP_EQ0) != (v == 0)) return false;
+  }
+  return true;
+}
+
+/* Iterations m in [lo, hi] at which the parity guards hold. Each repeats with `period` in m
+ * while its x keeps its sign (C's % follows the sign), so [lo, hi] is cut where an x changes
+ * sign and each piece counted by its first period. */
+static double sp_mod_count(const sp_mod_term *t, int nt, __int128 lo, __int128 hi, int64_t period) {
+  __int128 cut[SP_MAX_LOOPS * 4 + 2];
+  int nc = 0;
+  cut[nc++] = lo;
+  for (int i = 0; i < nt; i++) {
+    if (t[i].b == 0) continue;
+    /* the first m at which x >= 0 (b > 0: ceil(-a / b)), or x < 0 (b < 0: floor(a / -b) + 1) */
+    __int128 a = t[i].a, d = t[i].b > 0 ? t[i].b : -t[i].b;
+    __int128 floor_a = a >= 0 ? a / d : -((-a + d - 1) / d); /* floor(a / d) */
+    __int128 m = t[i].b > 0 ? (a <= 0 ? (-a + d - 1) / d : -(a / d)) : floor_a + 1;
+    if (m > lo && m <= hi && nc < (int)(sizeof cut / sizeof *cut) - 1) cut[nc++] = m;
+  }
+  for (int i = 1; i < nc; i++) /* sort the few cuts */
+    for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+      __int128 x = cut[j];
+      cut[j] = cut[j - 1];
+      cut[j - 1] = x;
+    }
+  cut[nc] = hi + 1;
+  double count = 0;
+  for (int c = 0; c < nc; c++) {
+    __int128 s0 = cut[c], s1 = cut[c + 1] - 1;
+    for (__int128 q = s0; q <= s1 && q < s0 + period; q++)
+      if (sp_mod_terms_hold(t, nt, q)) count += (double)((s1 - q) / period + 1);
+  }
+  return count;
+}
 
 /* Iterations m in [0, trip) of x = first + m * step at which every plain guard and every guard
  * of the negated groups in `groups` (bits) holds; vals holds the outer indices (the innermost's
@@ -556,7 +605,8 @@ static double sp_guard_inner_all(sp_guard_walk *w, int loop, int64_t first, int6
                                  int64_t trip, unsigned groups) {
   __int128 lo = 0, hi = (__int128)trip - 1;
   __int128 eq = -1, ne[32];
-  int nne = 0;
+  int nne = 0, nmod = 0;
+  sp_mod_term mod[32];
   w->vals[loop] = 0;
   for (int g = 0; g < w->r->nguards; g++) {
     const sp_guard *G = &w->r->guards[g];
@@ -568,6 +618,10 @@ static double sp_guard_inner_all(sp_guard_walk *w, int loop, int64_t first, int6
     }
     /* the guard's expression at iteration m: a + b * m */
     __int128 c = G->expr.coef[loop], a = (__int128)base + c * first, b = c * step;
+    if (G->modulus) {
+      mod[nmod++] = (sp_mod_term){G, a, b};
+      continue;
+    }
     if (G->cmp == SP_CMP_GE0) {
       if (b == 0) {
         if (a < 0) return 0;
@@ -601,11 +655,11 @@ static double sp_guard_inner_all(sp_guard_walk *w, int loop, int64_t first, int6
     lo = hi = eq;
   }
   if (hi < lo) return 0;
-  double count = (double)(hi - lo + 1);
+  double count = nmod ? sp_mod_count(mod, nmod, lo, hi, w->period) : (double)(hi - lo + 1);
   for (int i = 0; i < nne; i++) {
     bool seen = false;
     for (int j = 0; j < i; j++) seen |= ne[j] == ne[i];
-    if (!seen && ne[i] >= lo && ne[i] <= hi) count -= 1;
+    if (!seen && ne[i] >= lo && ne[i] <= hi && sp_mod_terms_hold(mod, nmod, ne[i])) count -= 1;
   }
   return count;
 }
@@ -640,10 +694,13 @@ static void sp_guard_walk_at(sp_guard_walk *w, int k, double weight) {
   int64_t s = w->stride[k];
   for (int64_t t = 0; t < trip && w->ok; t += s) {
     int64_t len = trip - t < s ? trip - t : s;
-    /* the middle, or the two middle iterations of an even block: exact for a linear count */
-    for (int64_t m = (len - 1) / 2; m <= len / 2 && w->ok; m++) {
+    /* the middle, or the two middle iterations of an even block: exact for a linear count;
+     * under parity guards a whole period of them around the middle */
+    int64_t take = len < 2 ? len : w->period > 1 ? (w->period < len ? w->period : len) : 2 - len % 2;
+    int64_t m0 = (len - take) / 2;
+    for (int64_t m = m0; m < m0 + take && w->ok; m++) {
       w->vals[loop] = first + (t + m) * L->step;
-      sp_guard_walk_at(w, k + 1, weight * (double)len / (len % 2 ? 1 : 2));
+      sp_guard_walk_at(w, k + 1, weight * (double)len / (double)take);
     }
   }
 }
@@ -653,7 +710,19 @@ static void sp_guard_shares(sp_nest *n) {
     sp_ref *r = &n->refs[i];
     r->guard_excluded = 0;
     if (!r->nguards || r->nloops < 1) continue;
-    sp_guard_walk w = {.n = n, .r = r, .ok = r->nguards <= 32};
+    sp_guard_walk w = {.n = n, .r = r, .ok = r->nguards <= 32, .period = 1};
+    for (int g = 0; g < r->nguards && w.ok; g++) {
+      int64_t M = r->guards[g].modulus;
+      if (!M) continue;
+      int64_t a = w.period, b = M;
+      while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+      }
+      w.ok = w.period / a <= SP_GUARD_PERIOD / M;
+      if (w.ok) w.period = w.period / a * M;
+    }
     for (int g = 0; g < r->nguards && w.ok; g++) { /* a group's guards are contiguous */
       int id = r->guards[g].negated_group;
       w.group_bit[g] = !id ? -1 : g > 0 && r->guards[g - 1].negated_group == id ? w.group_bit[g - 1]

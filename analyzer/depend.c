@@ -142,6 +142,106 @@ static bool sp_pair_may_depend(const sp_nest *n, const sp_ref *A, const sp_ref *
   return true;
 }
 
+/* A parity guard of r as `expr % modulus == remainder` with expr >= 0 over the ranges (so C's %
+ * is the residue); a `!=` one where the modulus is 2. NULL where r has none. */
+static const sp_guard *sp_parity_guard(const sp_nest *n, const sp_ref *r, const int64_t *lo,
+                                       const int64_t *hi, int64_t *remainder) {
+  for (int g = 0; g < r->nguards; g++) {
+    const sp_guard *G = &r->guards[g];
+    if (!G->modulus || G->negated_group || G->remainder < 0 || G->remainder >= G->modulus) continue;
+    sp_i128 mn, mx;
+    sp_affine_bounds(&G->expr, n->nloops, lo, hi, &mn, &mx);
+    if (mn < 0) continue;
+    if (G->cmp == SP_CMP_EQ0) *remainder = G->remainder;
+    else if (G->modulus == 2) *remainder = 1 - G->remainder;
+    else continue;
+    return G;
+  }
+  return NULL;
+}
+
+typedef struct sp_parity_search {
+  int nk, order[SP_MAX_LOOPS];
+  sp_i128 a[SP_MAX_LOOPS], range[SP_MAX_LOOPS], tail[SP_MAX_LOOPS + 1], g[SP_MAX_LOOPS];
+  sp_i128 modulus, want; /* g . d must be want (mod modulus) for the pair to run together */
+  int steps;
+} sp_parity_search;
+
+/* Whether some d with |d_k| <= range_k, sum a_k d_k = rem (the loops from position i on)
+ * also has sum g_k d_k = want (mod modulus); true where the search gives up. */
+static bool sp_parity_meets(sp_parity_search *p, int i, sp_i128 rem, sp_i128 gsum) {
+  if (++p->steps > 4096) return true;
+  if (i == p->nk) {
+    if (rem != 0) return false;
+    sp_i128 x = (gsum - p->want) % p->modulus;
+    return x == 0;
+  }
+  sp_i128 a = p->a[i], t = p->tail[i + 1];
+  /* d with |rem - a d| <= t, a > 0: ceil((rem - t) / a) .. floor((rem + t) / a) */
+  sp_i128 num_lo = rem - t, num_hi = rem + t;
+  sp_i128 dlo = num_lo >= 0 ? (num_lo + a - 1) / a : -((-num_lo) / a);
+  sp_i128 dhi = num_hi >= 0 ? num_hi / a : -((-num_hi + a - 1) / a);
+  if (dlo < -p->range[i]) dlo = -p->range[i];
+  if (dhi > p->range[i]) dhi = p->range[i];
+  if (dhi - dlo > 8) return true;
+  for (sp_i128 d = dlo; d <= dhi; d++)
+    if (sp_parity_meets(p, i + 1, rem - a * d, gsum + p->g[i] * d)) return true;
+  return false;
+}
+
+/* Whether parity guards keep A and B off each other's elements: both run under
+ * `e % M == r` with the same loop coefficients (a red-black sweep's (i + j) % 2 == color), and
+ * every way the pair's iterations x, y can touch one element (a . (x - y) = the offsets'
+ * difference, with a the common coefficients) gives (x - y) a parity that the guards exclude:
+ * u[i][j] and u[i - 1][j] under (i + j) % 2 == c never meet. */
+static bool sp_parity_excludes(const sp_nest *n, const sp_ref *A, const sp_ref *B,
+                               const int64_t *lo, const int64_t *hi) {
+  int64_t ra, rb;
+  const sp_guard *GA = sp_parity_guard(n, A, lo, hi, &ra), *GB = sp_parity_guard(n, B, lo, hi, &rb);
+  if (!GA || !GB || GA->modulus != GB->modulus || A->size != B->size || A->size <= 0 ||
+      A->irregular || B->irregular)
+    return false;
+  sp_parity_search p = {.modulus = GA->modulus};
+  sp_i128 diff = (sp_i128)B->offset.constant - A->offset.constant;
+  if (diff % A->size) return false;
+  for (int k = 0; k < n->nloops; k++) {
+    int64_t ak = A->offset.coef[k], gk = GA->expr.coef[k];
+    if (ak != B->offset.coef[k] || gk != GB->expr.coef[k]) return false;
+    if (ak % A->size) return false;
+    if (!ak) {
+      if (gk % GA->modulus) return false; /* d_k is free and moves the parity */
+      continue;
+    }
+    if (!sp_encloses(A, k) || !sp_encloses(B, k)) return false;
+    p.order[p.nk++] = k;
+  }
+  for (int i = 1; i < p.nk; i++) /* by |a| descending */
+    for (int j = i; j > 0; j--) {
+      int64_t x = A->offset.coef[p.order[j]], y = A->offset.coef[p.order[j - 1]];
+      if ((x < 0 ? -x : x) <= (y < 0 ? -y : y)) break;
+      int t = p.order[j];
+      p.order[j] = p.order[j - 1];
+      p.order[j - 1] = t;
+    }
+  sp_i128 sign_rem = diff;
+  for (int i = 0; i < p.nk; i++) {
+    int k = p.order[i];
+    sp_i128 a = A->offset.coef[k], g = GA->expr.coef[k];
+    if (a < 0) a = -a, g = -g; /* d_k -> -d_k */
+    p.a[i] = a / A->size;
+    p.g[i] = g;
+    p.range[i] = hi[k] - lo[k];
+  }
+  p.tail[p.nk] = 0;
+  for (int i = p.nk - 1; i >= 0; i--) p.tail[i] = p.tail[i + 1] + p.a[i] * p.range[i];
+  /* A at x, B at y on one element: a . (x - y) = diff; then g . (x - y) = (eB - eA) + (rA - rB)
+   * (mod M) is what both guards holding needs */
+  p.want = (sp_i128)GB->expr.constant - GA->expr.constant + ra - rb;
+  p.want %= p.modulus;
+  if (p.want < 0) p.want += p.modulus;
+  return !sp_parity_meets(&p, 0, sign_rem / A->size, 0);
+}
+
 /* Uniform pair: same coefficients everywhere; then the distance along L is exact. */
 static bool sp_pair_distance(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
                              const int64_t *lo, const int64_t *hi, int64_t *dist) {
@@ -187,7 +287,7 @@ sp_dep_info sp_dep_test_loop(const sp_nest *n, int L) {
       else
         dep = sp_pair_may_depend(n, A, B, L, SP_DIR_LT, lo, hi) ||
               sp_pair_may_depend(n, A, B, L, SP_DIR_GT, lo, hi);
-      if (!dep) continue;
+      if (!dep || sp_parity_excludes(n, A, B, lo, hi)) continue;
       int64_t d;
       if (!A->irregular && !B->irregular && sp_pair_distance(n, A, B, L, lo, hi, &d)) {
         info.result = SP_DEP_PROVEN;

@@ -489,7 +489,37 @@ static void sp_walk_call(sp_nb *nb, CXCursor e) {
     sp_nb_note(nb, e, "call to '%s': assumed to touch no global memory", name);
 }
 
-/* Condition -> guards (conjunction of affine comparisons). */
+/* `e % m == r` (or !=, per o) as a parity guard: e affine in the loop indices, m a constant of
+ * at least 2, r (`other`; NULL cursor: 0) a constant, or a scalar whose value is not known,
+ * taken as 0 (a red-black sweep's color: either value selects as many iterations alike). */
+static bool sp_mod_guard(sp_nb *nb, CXCursor mod, CXCursor other, const char *o, sp_guard *g) {
+  mod = sp_strip(mod);
+  CXCursor kids[2];
+  char op[8];
+  if (clang_getCursorKind(mod) != CXCursor_BinaryOperator || sp_children(mod, kids, 2) != 2) return false;
+  sp_operator(nb->az, mod, op, sizeof op);
+  sp_affine e, m, r;
+  if (strcmp(op, "%") != 0 || sp_expr_affine(nb->az, nb, kids[0], &e, NULL) != SP_AFF_OK ||
+      sp_affine_is_const(&e) || sp_expr_affine(nb->az, nb, kids[1], &m, NULL) != SP_AFF_OK ||
+      !sp_affine_is_const(&m) || m.constant < 2)
+    return false;
+  sp_aff_err err;
+  sp_aff_status st = clang_Cursor_isNull(other) ? (r = sp_affine_const(0), SP_AFF_OK)
+                                                : sp_expr_affine(nb->az, nb, other, &r, &err);
+  if (st == SP_AFF_UNKNOWN && clang_getCursorKind(sp_strip(other)) == CXCursor_DeclRefExpr) {
+    sp_nb_note(nb, other, "the value of '%s' is not known: the guard is modeled with it 0 (each "
+               "value selects as many iterations alike); give it with --param %s=VALUE",
+               err.why, err.why);
+    r = sp_affine_const(0);
+  } else if (st != SP_AFF_OK || !sp_affine_is_const(&r)) {
+    return false;
+  }
+  *g = (sp_guard){.expr = e, .cmp = strcmp(o, "==") == 0 ? SP_CMP_EQ0 : SP_CMP_NE0,
+                  .modulus = m.constant, .remainder = r.constant};
+  return true;
+}
+
+/* Condition -> guards (conjunction of affine comparisons and parity guards). */
 static bool sp_cond_guards(sp_nb *nb, CXCursor c, bool negate, sp_guard *out, int *n, int max) {
   c = sp_strip(c);
   enum CXCursorKind k = clang_getCursorKind(c);
@@ -501,24 +531,34 @@ static bool sp_cond_guards(sp_nb *nb, CXCursor c, bool negate, sp_guard *out, in
   }
   if (k != CXCursor_BinaryOperator || sp_children(c, kids, 2) != 2) return false;
   sp_operator(nb->az, c, op, sizeof op);
+  if (strcmp(op, "%") == 0) { /* `if ((i + j) % 2)`: != 0 */
+    sp_guard g = {.negated_group = 0};
+    if (*n >= max || !sp_mod_guard(nb, c, clang_getNullCursor(), negate ? "==" : "!=", &g)) return false;
+    out[(*n)++] = g;
+    return true;
+  }
   if (strcmp(op, "&&") == 0 && !negate)
     return sp_cond_guards(nb, kids[0], false, out, n, max) &&
            sp_cond_guards(nb, kids[1], false, out, n, max);
   if (strcmp(op, "||") == 0 && negate) /* !(a || b) = !a && !b */
     return sp_cond_guards(nb, kids[0], true, out, n, max) &&
            sp_cond_guards(nb, kids[1], true, out, n, max);
-  sp_affine l, r, d;
-  if (sp_expr_affine(nb->az, nb, kids[0], &l, NULL) != SP_AFF_OK ||
-      sp_expr_affine(nb->az, nb, kids[1], &r, NULL) != SP_AFF_OK)
-    return false;
-  if (*n >= max) return false;
   static const struct { const char *op, *neg; } flips[] = {
       {"<", ">="}, {"<=", ">"}, {">", "<="}, {">=", "<"}, {"==", "!="}, {"!=", "=="}};
   const char *o = NULL;
   for (size_t i = 0; i < sizeof flips / sizeof *flips; i++)
     if (strcmp(op, flips[i].op) == 0) o = negate ? flips[i].neg : flips[i].op;
-  if (!o) return false;
+  if (!o || *n >= max) return false;
   sp_guard g = {.negated_group = 0};
+  if ((strcmp(o, "==") == 0 || strcmp(o, "!=") == 0) &&
+      (sp_mod_guard(nb, kids[0], kids[1], o, &g) || sp_mod_guard(nb, kids[1], kids[0], o, &g))) {
+    out[(*n)++] = g;
+    return true;
+  }
+  sp_affine l, r, d;
+  if (sp_expr_affine(nb->az, nb, kids[0], &l, NULL) != SP_AFF_OK ||
+      sp_expr_affine(nb->az, nb, kids[1], &r, NULL) != SP_AFF_OK)
+    return false;
   bool ok;
   if (strcmp(o, "<") == 0 || strcmp(o, "<=") == 0) { /* r - l (- 1) >= 0 */
     ok = sp_affine_sub(&d, &r, &l) && (strcmp(o, "<=") == 0 || !__builtin_sub_overflow(d.constant, 1, &d.constant));

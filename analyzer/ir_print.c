@@ -139,7 +139,10 @@ static json_t *sp_nest_json(const sp_nest *n, int id) {
       for (int g = 0; g < R->nguards; g++) {
         char text[512];
         sp_affine_format(text, sizeof text, &R->guards[g].expr, n);
-        char *s = sp_xasprintf("%s %s", text, cmp[R->guards[g].cmp]);
+        const sp_guard *G = &R->guards[g];
+        char *s = G->modulus ? sp_xasprintf("(%s) %% %lld %s %lld", text, (long long)G->modulus,
+                                            G->cmp == SP_CMP_EQ0 ? "==" : "!=", (long long)G->remainder)
+                             : sp_xasprintf("%s %s", text, cmp[G->cmp]);
         json_t *str = json_string(s ? s : "?");
         free(s);
         if (!R->guards[g].negated_group) {

@@ -28,6 +28,7 @@
 
 static bool sp_same_guard(const sp_guard *x, const sp_guard *y, int nloops) {
   return x->cmp == y->cmp && x->expr.constant == y->expr.constant &&
+         x->modulus == y->modulus && x->remainder == y->remainder &&
          memcmp(x->expr.coef, y->expr.coef, sizeof x->expr.coef[0] * (size_t)nloops) == 0;
 }
 

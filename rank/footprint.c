@@ -164,7 +164,7 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
 }
 
 /* Narrows the iterations [*from, *from + *trip) of loop l (constant bounds) to those where the
- * reference's plain guards on l alone hold (a * x + c >= 0, or != 0 at either end: the edges an
+ * reference's plain guards (not parity guards, which leave the ends) on l alone hold (a * x + c >= 0, or != 0 at either end: the edges an
  * `if (j > 0 && j < N-1)` or a `continue` at j == 0 trims), so that a stencil's neighbours' boxes
  * stay within the array. */
 static void fp_guarded_range(const sp_ref *ref, int l, const sp_loop *L, double *from, double *trip) {
@@ -172,7 +172,7 @@ static void fp_guarded_range(const sp_ref *ref, int l, const sp_loop *L, double 
   for (int pass = 0; pass < 2; pass++) /* a != 0 trim can make another's end */
     for (int g = 0; g < ref->nguards; g++) {
       const sp_guard *G = &ref->guards[g];
-      if (G->negated_group || G->cmp == SP_CMP_EQ0 || !G->expr.coef[l]) continue;
+      if (G->negated_group || G->modulus || G->cmp == SP_CMP_EQ0 || !G->expr.coef[l]) continue;
       bool alone = true;
       for (int k = 0; k < SP_MAX_LOOPS && alone; k++) alone = k == l || !G->expr.coef[k];
       if (!alone) continue;

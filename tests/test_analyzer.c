@@ -332,19 +332,27 @@ static void test_guards(void) {
  * d's both negated (two negated groups, by inclusion-exclusion); and for single conditions p and
  * q, `if (p || q) e = ..;`, whose guards are !p and !q negated. */
 typedef struct tconj {
-  int ng, ca[3], cb[3], cc[3], op[3];
+  int ng, ca[3], cb[3], cc[3], op[3], mod[3], rem[3];
 } tconj;
 
-/* ng conditions, or 1 to 3 where ng is 0 */
-static void tconj_random(tconj *c, int ng, char *text, size_t cap) {
+/* ng conditions, or 1 to 3 where ng is 0; with parity, also `(..) % M == R` and `!=` with R of
+ * either sign (C's % follows the sign of the expression) */
+static void tconj_random(tconj *c, int ng, bool parity, char *text, size_t cap) {
   c->ng = ng ? ng : 1 + rand() % 3;
   text[0] = 0;
   for (int g = 0; g < c->ng; g++) {
-    c->ca[g] = rand() % 7 - 3, c->cb[g] = rand() % 7 - 3, c->cc[g] = rand() % 41 - 20, c->op[g] = rand() % 3;
+    c->ca[g] = rand() % 7 - 3, c->cb[g] = rand() % 7 - 3, c->cc[g] = rand() % 41 - 20;
+    c->op[g] = rand() % (parity ? 5 : 3);
+    c->mod[g] = 2 + rand() % 4;
+    c->rem[g] = rand() % (2 * c->mod[g] - 1) - (c->mod[g] - 1);
     static const char *const ops[] = {">=", "==", "!="};
     char part[96];
-    snprintf(part, sizeof part, "%s%d * i + %d * j + %d %s 0", g ? " && " : "", c->ca[g], c->cb[g],
-             c->cc[g], ops[c->op[g]]);
+    if (c->op[g] >= 3)
+      snprintf(part, sizeof part, "%s(%d * i + %d * j + %d) %% %d %s %d", g ? " && " : "", c->ca[g],
+               c->cb[g], c->cc[g], c->mod[g], c->op[g] == 3 ? "==" : "!=", c->rem[g]);
+    else
+      snprintf(part, sizeof part, "%s%d * i + %d * j + %d %s 0", g ? " && " : "", c->ca[g], c->cb[g],
+               c->cc[g], ops[c->op[g]]);
     strncat(text, part, cap - strlen(text) - 1);
   }
 }
@@ -353,22 +361,24 @@ static bool tconj_holds(const tconj *c, int i, int j) {
   bool ok = true;
   for (int g = 0; g < c->ng; g++) {
     int v = c->ca[g] * i + c->cb[g] * j + c->cc[g];
-    ok &= c->op[g] == 0 ? v >= 0 : c->op[g] == 1 ? v == 0 : v != 0;
+    if (c->op[g] >= 3) ok &= (v % c->mod[g] == c->rem[g]) == (c->op[g] == 3);
+    else ok &= c->op[g] == 0 ? v >= 0 : c->op[g] == 1 ? v == 0 : v != 0;
   }
   return ok;
 }
 
-static void test_guard_shares_brute_force(void) {
-  srand(7);
-  int cases = 0, negated = 0;
+/* The share of iterations each branch's reference runs against enumeration, for random nests
+ * under random conjunctions (with parity: also parity guards) in if / else if / else and a
+ * disjunction. */
+static void guard_shares_brute_force(bool parity, int *cases, int *negated, int *mods) {
   for (int t = 0; t < 60; t++) {
     int n1 = 5 + rand() % 40, n2 = 5 + rand() % 40, tri = rand() % 2;
     tconj A, B, P, Q;
     char ca[256], cb[256], cp[96], cq[96];
-    tconj_random(&A, 0, ca, sizeof ca);
-    tconj_random(&B, 0, cb, sizeof cb);
-    tconj_random(&P, 1, cp, sizeof cp);
-    tconj_random(&Q, 1, cq, sizeof cq);
+    tconj_random(&A, 0, parity, ca, sizeof ca);
+    tconj_random(&B, 0, parity, cb, sizeof cb);
+    tconj_random(&P, 1, parity, cp, sizeof cp);
+    tconj_random(&Q, 1, parity, cq, sizeof cq);
     char src[1024];
     snprintf(src, sizeof src,
              "double b[64][64], c[64][64], d[64][64], e[64][64];\n"
@@ -404,8 +414,11 @@ static void test_guard_shares_brute_force(void) {
       double want = (double)held[k] / (double)all;
       if (r && r->nguards > 0) {
         CHECK_NEAR(1 - r->guard_excluded, want, 1e-12);
-        cases++;
-        for (int g = 0; g < r->nguards; g++) negated += r->guards[g].negated_group != 0;
+        (*cases)++;
+        for (int g = 0; g < r->nguards; g++) {
+          *negated += r->guards[g].negated_group != 0;
+          *mods += r->guards[g].modulus != 0;
+        }
       } else if (r) {
         CHECK(held[k] == all); /* a guard folded away only when always true */
       }
@@ -413,8 +426,21 @@ static void test_guard_shares_brute_force(void) {
     }
     sp_program_free(&prog);
   }
+}
+
+static void test_guard_shares_brute_force(void) {
+  srand(7);
+  int cases = 0, negated = 0, mods = 0;
+  guard_shares_brute_force(false, &cases, &negated, &mods);
   CHECK(cases >= 160);
   CHECK(negated >= 150);
+  CHECK_EQ_INT(mods, 0);
+  /* parity guards of either sign of expression and remainder, negated in else branches */
+  srand(11);
+  cases = negated = 0;
+  guard_shares_brute_force(true, &cases, &negated, &mods);
+  CHECK(cases >= 160);
+  CHECK(mods >= 150);
 }
 
 /* Beyond 2^18 outer points the outer loops are taken in blocks by their middles: k <= i over
@@ -435,6 +461,160 @@ static void test_guard_share_sampled(void) {
   CHECK(r && r->nguards == 1);
   if (r) CHECK_NEAR(1 - r->guard_excluded, 2001.0 / 4000.0, 1e-4);
   sp_program_free(&prog);
+}
+
+static bool nest_has_note(const sp_nest *n, const char *part) {
+  for (int i = 0; i < n->nnotes; i++)
+    if (strstr(n->notes[i].message, part)) return true;
+  return false;
+}
+
+/* Red-black sweeps: `(i + j) % 2 == color` becomes a parity guard (the color 0 with a note where
+ * its value is not known, else the value given), and the guard keeps the stencil's neighbours,
+ * of the other color, off the written elements: both loops test parallel. Where the written and
+ * read elements are of one color (a diagonal neighbour), or the guard is on i alone while the
+ * neighbour moves along j, the dependence stays. */
+static void test_parity_guards(void) {
+  const char *src =
+      "#define N 300\n"
+      "double u[N][N], f[N][N];\n"
+      "void sweep(int color) {\n"
+      "#pragma acc kernels\n"
+      "  for (int i = 1; i < N - 1; i++)\n"
+      "    for (int j = 1; j < N - 1; j++)\n"
+      "      if ((i + j) % 2 == color)\n"
+      "        u[i][j] = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] + f[i][j];\n"
+      "}\n";
+  for (int given = 0; given < 2; given++) {
+    sp_param p[] = {{"color", 1}};
+    sp_program prog;
+    sp_nest *n = analyze_one(src, p, given, &prog);
+    if (!n) continue;
+    CHECK(n->loops[0].parallel && n->loops[1].parallel);
+    CHECK_EQ_INT(n->loops[0].parallel_reason, SP_PAR_TEST_PROVED);
+    const sp_ref *w = ref_named(n, "u[i][j]", SP_WRITE);
+    CHECK(w && w->nguards == 1);
+    if (w && w->nguards == 1) {
+      CHECK_EQ_INT(w->guards[0].modulus, 2);
+      CHECK_EQ_INT(w->guards[0].remainder, given);
+      CHECK_EQ_INT(w->guards[0].cmp, SP_CMP_EQ0);
+      CHECK_EQ_INT(w->guards[0].expr.coef[0], 1);
+      CHECK_EQ_INT(w->guards[0].expr.coef[1], 1);
+      CHECK_NEAR(w->guard_excluded, 0.5, 1e-12); /* 298 x 298: even */
+    }
+    CHECK(nest_has_note(n, "--param color=VALUE") == !given);
+    sp_program_free(&prog);
+  }
+  /* a bare remainder is its != 0; under ! its == 0; a constant one is no parity guard */
+  const char *bare =
+      "#define N 64\n"
+      "double u[N][N];\n"
+      "void g(void) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < N; i++)\n"
+      "    for (int j = 0; j < N; j++) {\n"
+      "      if ((i + j) % 2) u[i][j] = 1.0;\n"
+      "      if (!(i % 4)) u[i][j] = 2.0;\n"
+      "      if (N % 2 == 0) u[i][j] = 3.0;\n"
+      "    }\n"
+      "}\n";
+  sp_program bprog;
+  sp_nest *bn = analyze_one(bare, NULL, 0, &bprog);
+  int writes = 0;
+  for (int r = 0; bn && r < bn->nrefs; r++) {
+    const sp_ref *x = &bn->refs[r];
+    if (x->access != SP_WRITE) continue;
+    static const int64_t mod[3] = {2, 4, 0};
+    static const sp_cmp cmp[3] = {SP_CMP_NE0, SP_CMP_EQ0, SP_CMP_EQ0};
+    static const double share[3] = {0.5, 0.25, 1};
+    CHECK(writes < 3 && x->nguards == 1);
+    if (writes < 3 && x->nguards == 1) {
+      CHECK_EQ_INT(x->guards[0].modulus, mod[writes]);
+      CHECK_EQ_INT(x->guards[0].cmp, cmp[writes]);
+      CHECK_NEAR(1 - x->guard_excluded, share[writes], 1e-12);
+    }
+    writes++;
+  }
+  CHECK_EQ_INT(writes, 3);
+  if (bn) sp_program_free(&bprog);
+  static const char *const kept[] = {
+      /* one color: (i - 1) + (j - 1) has i + j's parity */
+      "u[i][j] = u[i - 1][j - 1]",
+      /* parity of i alone: the j neighbour shares it */
+      "u[i][j] = u[i][j - 1]"};
+  static const char *const conds[] = {"(i + j) % 2 == 0", "i % 2 != 1"};
+  for (int k = 0; k < 2; k++) {
+    char s2[512];
+    snprintf(s2, sizeof s2,
+             "#define N 300\n"
+             "double u[N][N];\n"
+             "void g(void) {\n"
+             "#pragma acc kernels\n"
+             "  for (int i = 1; i < N - 1; i++)\n"
+             "    for (int j = 1; j < N - 1; j++)\n"
+             "      if (%s) %s;\n"
+             "}\n",
+             conds[k], kept[k]);
+    sp_program prog;
+    sp_nest *n = analyze_one(s2, NULL, 0, &prog);
+    if (!n) continue;
+    /* the diagonal: i carries it; the j neighbour: j carries it */
+    CHECK(n->loops[k].dependence != NULL && !n->loops[k].parallel);
+    CHECK(n->loops[1 - k].parallel);
+    sp_program_free(&prog);
+  }
+}
+
+/* Soundness of the parity rule against enumeration: random pairs of a write and a read of one
+ * array under one random parity guard (of either sign where C's % then differs). Where some two
+ * iterations touch one element with the guard holding at both, differing first at loop L, loop
+ * L must not test parallel. The rule must also prove independent ones the plain test cannot. */
+static void test_parity_dependences_brute_force(void) {
+  srand(5);
+  int proven = 0, dependent = 0;
+  for (int t = 0; t < 300; t++) {
+    int n1 = 4 + rand() % 9, n2 = 4 + rand() % 9, M = 2 + rand() % 3, rem = rand() % M;
+    int a = rand() % 5 - 1, b = rand() % 5 - 1, c = rand() % 7 - 1;
+    int p[2] = {rand() % 5 - 2, rand() % 5 - 2}, q[2] = {rand() % 5 - 2, rand() % 5 - 2};
+    bool ne = rand() % 4 == 0 && M == 2;
+    char src[768];
+    snprintf(src, sizeof src,
+             "double u[20][20];\n"
+             "void g(void) {\n"
+             "#pragma acc kernels\n"
+             "  for (int i = 2; i < %d; i++)\n"
+             "    for (int j = 2; j < %d; j++)\n"
+             "      if ((%d * i + %d * j + %d) %% %d %s %d) u[i + %d][j + %d] = u[i + %d][j + %d];\n"
+             "}\n",
+             n1, n2, a, b, c, M, ne ? "!=" : "==", rem, p[0], p[1], q[0], q[1]);
+    bool dep[2] = {false, false};
+    for (int xi = 2; xi < n1; xi++)
+      for (int xj = 2; xj < n2; xj++)
+        for (int yi = 2; yi < n1; yi++)
+          for (int yj = 2; yj < n2; yj++) {
+            int vx = (a * xi + b * xj + c) % M, vy = (a * yi + b * yj + c) % M;
+            if ((vx == rem) == ne || (vy == rem) == ne) continue;
+            if (xi + p[0] != yi + q[0] || xj + p[1] != yj + q[1]) continue;
+            if (xi != yi) dep[0] = true;
+            else if (xj != yj) dep[1] = true;
+          }
+    sp_program prog;
+    sp_nest *n = analyze_one(src, NULL, 0, &prog);
+    if (!n) continue;
+    for (int L = 0; L < 2; L++) {
+      if (dep[L]) {
+        dependent++;
+        CHECK(!n->loops[L].parallel);
+        if (n->loops[L].parallel) fprintf(stderr, "  loop %d:\n%s", L, src);
+      } else {
+        proven += n->loops[L].parallel;
+      }
+    }
+    sp_program_free(&prog);
+  }
+  fprintf(stderr, "  %d loops carry a dependence, %d proven free\n", dependent, proven);
+  CHECK(dependent >= 70);
+  CHECK(proven >= 420); /* 339 without the parity rule */
 }
 
 static void test_dependences(void) {
@@ -832,6 +1012,8 @@ int main(void) {
   SP_RUN(test_guard_shares_brute_force);
   SP_RUN(test_guard_share_sampled);
   SP_RUN(test_dependences);
+  SP_RUN(test_parity_guards);
+  SP_RUN(test_parity_dependences_brute_force);
   SP_RUN(test_all_loops_omp_host_loop);
   SP_RUN(test_errors);
   SP_RUN(test_repeated_and_hoisted_loads);

@@ -202,18 +202,56 @@ static int else_sink(void *vctx, const sp_warp_instr *wi) {
   return 0;
 }
 
+/* Each of a nest's 3 references (arrays 0-2, n x m doubles) touches exactly the elements
+ * want[a][i * m + j] says, once each, under every schedule of a small space. */
+static void check_lanes(const tnest *t, const sp_arch *arch, int64_t n, int64_t m, const uint8_t *want) {
+  sp_space sp;
+  char err[256];
+  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
+  CHECK_EQ_INT(sp_space_build(&t->n, arch, &o, &sp, err, sizeof err), 0);
+  int checked = 0, bad = 0;
+  const size_t cells = (size_t)(n * m);
+  uint8_t *got = calloc(3 * cells, 1);
+  for (int i = 0; i < sp.n && got; i++) {
+    else_ctx c = {.n = n, .m = m, .seen = {got, got + cells, got + 2 * cells}};
+    sp_trace_array_bases(&t->n, c.base);
+    memset(got, 0, 3 * cells);
+    sp_trace_options to = {.active_blocks_per_sm = 0};
+    sp_trace_stats st;
+    int rc = sp_trace_run(&t->n, &sp.items[i], arch, &to, else_sink, &c, &st);
+    bool ok = rc == 0 && c.outside == 0 && memcmp(got, want, 3 * cells) == 0;
+    if (!ok && bad++ < 3) fprintf(stderr, "  schedule %s: rc %d, wrong lanes\n", sp.items[i].name, rc);
+    checked++;
+  }
+  free(got);
+  fprintf(stderr, "  %d schedules, each reference's lanes as brute force gives them\n", checked);
+  CHECK(checked >= 20);
+  CHECK_EQ_INT(bad, 0);
+  sp_space_free(&sp);
+}
+
+/* An n x m nest (loops i, j) over three n x m arrays of doubles. */
+static void tn_three_grids(tnest *t, int64_t n, int64_t m) {
+  tn_2d(t, n, m);
+  for (int a = 0; a < 3; a++) tn_array(t, 8, n * m * 8);
+}
+
+/* A store of element [i][j] of array a of tn_three_grids (m columns). */
+static int tn_grid_store(tnest *t, int a, int64_t m) {
+  int chain[2] = {0, 1};
+  int64_t c2[SP_MAX_LOOPS] = {m * 8, 8};
+  return tn_ref(t, a, true, 8, chain, 2, 0, c2);
+}
+
 static void test_else_branch(void) {
   sp_arch small = H100;
   small.sm_count = 3;
   const int64_t n = 37, m = 45;
   tnest t;
-  tn_2d(&t, n, m);
-  int chain[2] = {0, 1};
-  int64_t c2[SP_MAX_LOOPS] = {m * 8, 8};
-  for (int a = 0; a < 3; a++) tn_array(&t, 8, n * m * 8);
+  tn_three_grids(&t, n, m);
   const int64_t gi[SP_MAX_LOOPS] = {1, 0}, gim[SP_MAX_LOOPS] = {-1, 0}, gj[SP_MAX_LOOPS] = {0, 1};
-  for (int a = 0; a < 2; a++) tn_edge_guards(&t, tn_ref(&t, a, true, 8, chain, 2, 0, c2), n, m, a);
-  int r = tn_ref(&t, 2, true, 8, chain, 2, 0, c2);
+  for (int a = 0; a < 2; a++) tn_edge_guards(&t, tn_grid_store(&t, a, m), n, m, a);
+  int r = tn_grid_store(&t, 2, m);
   tn_guard(&t, r, SP_CMP_GE0, -3, gj);
   int first = t.nguards;
   tn_guard(&t, r, SP_CMP_GE0, -5, gi);
@@ -227,27 +265,35 @@ static void test_else_branch(void) {
       want[1][i * m + j] = !inside;
       want[2][i * m + j] = j >= 3 && !(i >= 5 && i <= 20);
     }
-  sp_space sp;
-  char err[256];
-  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
-  CHECK_EQ_INT(sp_space_build(&t.n, &small, &o, &sp, err, sizeof err), 0);
-  int checked = 0, bad = 0;
-  uint8_t got[3][37 * 45];
-  for (int i = 0; i < sp.n; i++) {
-    else_ctx c = {.n = n, .m = m, .seen = {got[0], got[1], got[2]}};
-    sp_trace_array_bases(&t.n, c.base);
-    memset(got, 0, sizeof got);
-    sp_trace_options to = {.active_blocks_per_sm = 0};
-    sp_trace_stats st;
-    int rc = sp_trace_run(&t.n, &sp.items[i], &small, &to, else_sink, &c, &st);
-    bool ok = rc == 0 && c.outside == 0 && memcmp(got, want, sizeof want) == 0;
-    if (!ok && bad++ < 3) fprintf(stderr, "  schedule %s: rc %d, wrong lanes\n", sp.items[i].name, rc);
-    checked++;
+  check_lanes(&t, &small, n, m, want[0]);
+}
+
+/* Parity guards: red-black's (i + j) % 2 == 0 and its else, and a remainder of an expression
+ * that is negative at some iterations (C's % follows its sign) under a plain guard. */
+static void test_parity_guards(void) {
+  sp_arch small = H100;
+  small.sm_count = 3;
+  const int64_t n = 37, m = 45;
+  tnest t;
+  tn_three_grids(&t, n, m);
+  const int64_t gij[SP_MAX_LOOPS] = {1, 1}, g2[SP_MAX_LOOPS] = {2, -1}, gj[SP_MAX_LOOPS] = {0, 1};
+  for (int a = 0; a < 2; a++) {
+    tn_guard(&t, tn_grid_store(&t, a, m), a ? SP_CMP_NE0 : SP_CMP_EQ0, 0, gij);
+    t.guards[t.nguards - 1].modulus = 2;
   }
-  fprintf(stderr, "  %d schedules, each reference's lanes as brute force gives them\n", checked);
-  CHECK(checked >= 20);
-  CHECK_EQ_INT(bad, 0);
-  sp_space_free(&sp);
+  int r = tn_grid_store(&t, 2, m);
+  tn_guard(&t, r, SP_CMP_GE0, -3, gj);
+  tn_guard(&t, r, SP_CMP_EQ0, -7, g2);
+  t.guards[t.nguards - 1].modulus = 3;
+  t.guards[t.nguards - 1].remainder = -1;
+  uint8_t want[3][37 * 45];
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < m; j++) {
+      want[0][i * m + j] = (i + j) % 2 == 0;
+      want[1][i * m + j] = (i + j) % 2 != 0;
+      want[2][i * m + j] = j >= 3 && (2 * i - j - 7) % 3 == -1;
+    }
+  check_lanes(&t, &small, n, m, want[0]);
 }
 
 static void test_every_iteration_once(void) {
@@ -1170,6 +1216,7 @@ int main(void) {
   SP_RUN(test_block_work);
   SP_RUN(test_every_iteration_once);
   SP_RUN(test_else_branch);
+  SP_RUN(test_parity_guards);
   SP_RUN(test_same_trace);
   return SP_TEST_END();
 }

@@ -91,6 +91,9 @@ int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *
         FAIL("reference %d: loop list is not a nesting chain", r);
     }
     if (ref->nguards < 0 || (ref->nguards > 0 && !ref->guards)) FAIL("reference %d: bad guards", r);
+    for (int g = 0; g < ref->nguards; g++)
+      if (ref->guards[g].modulus < 0 || (ref->guards[g].modulus && ref->guards[g].cmp == SP_CMP_GE0))
+        FAIL("reference %d: guard %d has a bad modulus", r, g);
     unsigned encl = 0;
     for (int k = 0; k < ref->nloops; k++) encl |= 1u << ref->loops[k];
     for (int j = 0; j < SP_MAX_LOOPS; j++) {

@@ -72,6 +72,7 @@ typedef struct guardc {
   affc e;
   sp_cmp cmp;
   int negated_group; /* sp_guard's */
+  int64_t modulus, remainder; /* sp_guard's */
 } guardc;
 
 typedef struct collapse_info {
@@ -249,6 +250,8 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
       affc_from(&T->guards[gi].e, &ref->guards[g].expr);
       T->guards[gi].cmp = ref->guards[g].cmp;
       T->guards[gi].negated_group = ref->guards[g].negated_group;
+      T->guards[gi].modulus = ref->guards[g].modulus;
+      T->guards[gi].remainder = ref->guards[g].remainder;
     }
   }
   /* levels of the band */
@@ -475,6 +478,8 @@ static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   for (int g = 0; g < R->nguards && acc.m; g++) {
     const guardc *G = &T->guards[R->guard0 + g];
     affc_eval_even(&G->e, w->idx, w->even, v);
+    if (G->modulus)
+      for (int l = 0; l < SP_WARP; l++) v[l] = sp_guard_value(G->modulus, G->remainder, v[l]);
     uint32_t ok = 0;
     switch (G->cmp) {
     case SP_CMP_GE0:
@@ -545,7 +550,7 @@ static uint32_t fast_guards(const tr *T, const refc *R, const warp *w, uint32_t 
         T->grd_lane + ((size_t)(R->guard0 + g) * (size_t)T->wpb + (size_t)w->widx) * SP_WARP;
     uint32_t ok = 0;
     for (int l = 0; l < SP_WARP; l++) {
-      int64_t x = sc + gl[l];
+      int64_t x = G->modulus ? sp_guard_value(G->modulus, G->remainder, sc + gl[l]) : sc + gl[l];
       ok |= (uint32_t)(G->cmp == SP_CMP_GE0 ? x >= 0 : G->cmp == SP_CMP_EQ0 ? x == 0 : x != 0) << l;
     }
     guard_acc_add(&acc, G, ok);

@@ -93,14 +93,23 @@ typedef struct sp_array {
 
 typedef enum sp_cmp { SP_CMP_GE0, SP_CMP_EQ0, SP_CMP_NE0 } sp_cmp;
 
-/* An affine guard on a reference: expr >= 0, == 0 or != 0. A reference's guards are a
- * conjunction, except those of a negated group (negated_group k > 0, contiguous in the list):
- * the else branch of `if (a && b)`, which runs unless every guard of group k holds. */
+/* An affine guard on a reference: expr >= 0, == 0 or != 0; or, with a modulus (> 0), a parity
+ * guard `expr % modulus == remainder` (EQ0) or `!=` (NE0), the remainder as C computes it
+ * (red-black sweeps' (i + j) % 2 == color). A reference's guards are a conjunction, except those
+ * of a negated group (negated_group k > 0, contiguous in the list): the else branch of
+ * `if (a && b)`, which runs unless every guard of group k holds. */
 typedef struct sp_guard {
   sp_affine expr;
   sp_cmp cmp;
   int negated_group; /* 0: the guard must hold; k > 0: a member of negated group k */
+  int64_t modulus;   /* 0: a plain guard */
+  int64_t remainder; /* with a modulus: in (-modulus, modulus) */
 } sp_guard;
+
+/* The value a guard compares with 0 where its expression is x. */
+static inline int64_t sp_guard_value(int64_t modulus, int64_t remainder, int64_t x) {
+  return modulus > 0 ? x % modulus - remainder : x;
+}
 
 typedef enum sp_access { SP_READ, SP_WRITE } sp_access;
 
