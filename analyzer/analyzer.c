@@ -537,7 +537,9 @@ static void sp_band_iterations(sp_nest *n) {
 #define SP_GUARD_POINTS (1L << 18)
 
 #define SP_GUARD_GROUPS 5 /* negated groups counted by inclusion-exclusion, 2^5 terms */
-#define SP_GUARD_PERIOD 4096 /* parity guards whose pattern repeats less often are not counted */
+/* parity guards whose pattern repeats less often are not counted; the outer points then take a
+ * whole period each, so their number is divided by it */
+#define SP_GUARD_PERIOD 64
 
 typedef struct sp_guard_walk {
   const sp_nest *n;
@@ -695,12 +697,15 @@ static void sp_guard_walk_at(sp_guard_walk *w, int k, double weight) {
   for (int64_t t = 0; t < trip && w->ok; t += s) {
     int64_t len = trip - t < s ? trip - t : s;
     /* the middle, or the two middle iterations of an even block: exact for a linear count;
-     * under parity guards a whole period of them around the middle */
+     * under parity guards a whole period of them centred on the middle (where it cannot be,
+     * one more with the two ends at half weight: still a period, and centred) */
     int64_t take = len < 2 ? len : w->period > 1 ? (w->period < len ? w->period : len) : 2 - len % 2;
-    int64_t m0 = (len - take) / 2;
-    for (int64_t m = m0; m < m0 + take && w->ok; m++) {
+    bool halves = w->period > 1 && take < len && (len - take) % 2;
+    int64_t m0 = (len - take - halves) / 2, m1 = m0 + take + halves;
+    for (int64_t m = m0; m < m1 && w->ok; m++) {
       w->vals[loop] = first + (t + m) * L->step;
-      sp_guard_walk_at(w, k + 1, weight * (double)len / (double)take);
+      double end = halves && (m == m0 || m == m1 - 1) ? 0.5 : 1;
+      sp_guard_walk_at(w, k + 1, weight * end * (double)len / (double)take);
     }
   }
 }
@@ -732,7 +737,7 @@ static void sp_guard_shares(sp_nest *n) {
     if (!w.ok) continue;
     double need = 1;
     for (int k = 0; k + 1 < r->nloops; k++) need *= (double)n->loops[r->loops[k]].trip_max;
-    need /= (double)SP_GUARD_POINTS;
+    need /= (double)SP_GUARD_POINTS / (double)w.period;
     for (int k = 0; k < r->nloops; k++) {
       int64_t trip = n->loops[r->loops[k]].trip_max;
       int64_t s = need > 1 && k + 1 < r->nloops ? (int64_t)ceil(need) : 1;

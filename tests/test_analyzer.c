@@ -446,21 +446,30 @@ static void test_guard_shares_brute_force(void) {
 /* Beyond 2^18 outer points the outer loops are taken in blocks by their middles: k <= i over
  * 2000^3 iterations lets (2000 + 1) / 2 of every 2000 through. */
 static void test_guard_share_sampled(void) {
-  const char *src = "#define N 2000\n"
-                    "float a[N][N][N];\n"
-                    "void f(void) {\n"
-                    "#pragma acc parallel loop collapse(3)\n"
-                    "  for (int i = 0; i < N; i++)\n"
-                    "    for (int j = 0; j < N; j++)\n"
-                    "      for (int k = 0; k < N; k++)\n"
-                    "        if (k <= i) a[i][j][k] = 0;\n"
-                    "}\n";
-  sp_program prog;
-  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
-  const sp_ref *r = prog.nnests == 1 ? ref_named(&prog.nests[0], "a[i][j][k]", SP_WRITE) : NULL;
-  CHECK(r && r->nguards == 1);
-  if (r) CHECK_NEAR(1 - r->guard_excluded, 2001.0 / 4000.0, 1e-4);
-  sp_program_free(&prog);
+  /* with a parity guard on all three indices as well, half of those: (N + 1) / 4N, the outer
+   * blocks taken a period (2) of iterations each */
+  static const char *const conds[] = {"k <= i", "k <= i && (i + j + k) % 2 == 0"};
+  static const double want[] = {2001.0 / 4000.0, 2001.0 / 8000.0};
+  for (int c = 0; c < 2; c++) {
+    char src[512];
+    snprintf(src, sizeof src,
+             "#define N 2000\n"
+             "float a[N][N][N];\n"
+             "void f(void) {\n"
+             "#pragma acc parallel loop collapse(3)\n"
+             "  for (int i = 0; i < N; i++)\n"
+             "    for (int j = 0; j < N; j++)\n"
+             "      for (int k = 0; k < N; k++)\n"
+             "        if (%s) a[i][j][k] = 0;\n"
+             "}\n",
+             conds[c]);
+    sp_program prog;
+    CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+    const sp_ref *r = prog.nnests == 1 ? ref_named(&prog.nests[0], "a[i][j][k]", SP_WRITE) : NULL;
+    CHECK(r && r->nguards == c + 1);
+    if (r) CHECK_NEAR(1 - r->guard_excluded, want[c], 1e-6);
+    sp_program_free(&prog);
+  }
 }
 
 static bool nest_has_note(const sp_nest *n, const char *part) {
