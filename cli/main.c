@@ -98,7 +98,8 @@ static const struct {
      "--exact              simulate every candidate in full (no sampling)\n"
      "--l1-model base|modeled  the dissertation's L1 variant (default base)\n"},
     {"analyzer",
-     "--param NAME=VALUE   value of a run-time variable (function parameter, global)\n"
+     "--param NAME=VALUE   value of a run-time variable (function parameter, global), in a\n"
+     "                     bound, a subscript or a parity guard's remainder\n"
      "-p DIR               read compiler arguments from DIR/compile_commands.json\n"
      "--all-loops          also analyze every outermost loop nest without a directive\n"
      "--dump-ir            print the loop-nest IR as JSON (schema 'schedpredict-ir')\n"
