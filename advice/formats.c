@@ -208,9 +208,9 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
    * 2026-11-23-partial-gap-probe, the same guarded kernel both ways) */
   for (int k = 0; c && arch->l2_partial_write_ns > 0 && k < nest->narrays && n < max; k++) {
     const sp_cm_counters *x = &c->per_array[k];
-    double cost_s = sp_rank_partial_write_seconds((double)x->st_partial_sectors, arch);
-    if (x->st_partial_sectors <= 0 || 10 * x->st_partial_sectors < x->st_sectors ||
-        cost_s < 0.05 * c->time.total_s)
+    double charged = sp_rank_partial_charged_sectors(x);
+    double cost_s = sp_rank_partial_write_seconds(charged, arch);
+    if (charged <= 0 || 10 * charged < (double)x->st_sectors || cost_s < 0.05 * c->time.total_s)
       continue;
     const sp_ref *store = sp_adv_first_ref(nest, k, true);
     sp_srcloc loc = store ? store->loc : nest->loc;

@@ -501,7 +501,7 @@ static void cover(uint64_t *mask, uint32_t from, uint32_t to)
  * access (<= 16 bytes), so every sector touched is partial; otherwise the bytes are one run
  * and only its end sectors can be. -1 when the lanes are not such a run. */
 static int affine_partial(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, uint64_t bytes,
-                          const sp_cm_warp_access *wa)
+                          const sp_cm_warp_access *wa, uint64_t *which)
 {
   if (bytes >= c->sector_bytes) return -1; /* an access may cover a sector by itself */
   uint64_t s = n > 1 ? a[1] - a[0] : 0;
@@ -510,11 +510,16 @@ static int affine_partial(const sp_cm_coalescer *c, const uint64_t *a, uint32_t 
     if (a[l] - a[l - 1] != s || (ss > 0 && a[l] < a[l - 1]) || (ss < 0 && a[l] > a[l - 1]))
       return -1;
   const uint64_t mag_s = ss < 0 ? (uint64_t)0 - s : s;
-  if (n > 1 && mag_s > bytes) return (int)wa->n_sectors;
+  const uint64_t all = wa->n_sectors >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << wa->n_sectors) - 1;
+  if (n > 1 && mag_s > bytes) {
+    *which = all;
+    return (int)wa->n_sectors;
+  }
   uint64_t lo = ss < 0 ? a[n - 1] : a[0], hi = ss < 0 ? a[0] : a[n - 1];
   if (hi > UINT64_MAX - bytes) return -1; /* the top of the space: the general path */
   const uint64_t m = c->sector_bytes - 1, end = hi + bytes; /* one past the last byte */
   int first = (lo & m) != 0, last = (end & m) != 0;
+  *which = (first ? UINT64_C(1) : 0) | (last ? UINT64_C(1) << (wa->n_sectors - 1) : 0);
   return wa->n_sectors == 1 ? (first || last) : first + last;
 }
 
@@ -522,12 +527,22 @@ uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_ad
                                uint32_t active_mask, uint32_t access_bytes,
                                const sp_cm_warp_access *wa)
 {
+  uint64_t which;
+  return sp_cm_partial_sectors_which(c, lane_addr, active_mask, access_bytes, wa, &which);
+}
+
+uint32_t sp_cm_partial_sectors_which(const sp_cm_coalescer *c, const uint64_t *lane_addr,
+                                     uint32_t active_mask, uint32_t access_bytes,
+                                     const sp_cm_warp_access *wa, uint64_t *which)
+{
   const uint32_t sb = c->sector_bytes;
+  *which = 0;
   if (sb > 128 || wa->n_sectors == 0 || access_bytes < 1 || access_bytes > 16) return 0;
   uint32_t first_lane, n_lanes;
   if (lane_run(active_mask, &first_lane, &n_lanes)) {
-    int p = affine_partial(c, lane_addr + first_lane, n_lanes, access_bytes, wa);
+    int p = affine_partial(c, lane_addr + first_lane, n_lanes, access_bytes, wa, which);
     if (p >= 0) return (uint32_t)p;
+    *which = 0;
   }
   uint64_t mask[SP_CM_MAX_UNITS][2];
   memset(mask, 0, sizeof mask[0] * wa->n_sectors);
@@ -546,6 +561,10 @@ uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_ad
   uint64_t full0 = sb >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << sb) - 1;
   uint64_t full1 = sb > 64 ? (sb == 128 ? ~UINT64_C(0) : (UINT64_C(1) << (sb - 64)) - 1) : 0;
   uint32_t partial = 0;
-  for (uint32_t i = 0; i < wa->n_sectors; i++) partial += mask[i][0] != full0 || mask[i][1] != full1;
+  for (uint32_t i = 0; i < wa->n_sectors; i++)
+    if (mask[i][0] != full0 || mask[i][1] != full1) {
+      partial++;
+      *which |= UINT64_C(1) << i;
+    }
   return partial;
 }

@@ -298,6 +298,7 @@ enum { SP_CM_MAX_SUB_SHIFT = 3 };
 typedef struct pipe_ent {
   int sm, array, group, write, l2_split;
   uint32_t partial;      /* a store's sectors written in part (sp_cm_partial_sectors) */
+  uint64_t partial_which; /* which of its L2 sectors (bit i: the i-th) */
   sp_cm_warp_access wa;  /* at the L1 transaction size */
   sp_cm_warp_access wa2; /* at the L2 sector size, when l2_split */
 } pipe_ent;
@@ -309,8 +310,12 @@ typedef struct l2_op {
   uint8_t n;      /* how many */
   uint8_t write;
   uint8_t last;   /* a load's last line: its first touches outside the sample fill next */
+  uint32_t partial; /* a store's sectors it writes in part (of mask) */
   int32_t group, array;
 } l2_op;
+
+/* counter groups at most: an L2 line keeps its last writer's in 24 bits (L2_OWNER) */
+enum { L2_MAX_GROUPS = 0xFFFFFF };
 
 /* Depth of the pipeline: an instruction's table slots are prefetched this many instructions
  * before it is simulated, long enough to hide the host's memory latency behind the work of the
@@ -433,6 +438,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
   m->nsms = nsms;
   m->narrays = narrays;
   m->ngroups = o.nrefs > 0 ? o.nrefs : narrays;
+  if (m->ngroups > L2_MAX_GROUPS) goto fail;
   m->l1_on = arch->l1_caches_global_loads != 0;
   m->l1_store = arch->l1_store_policy;
   m->l2_store = arch->l2_store_policy;
@@ -628,11 +634,14 @@ static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array
   return (cm_mix64(sector >> m->l2_line_shift) & m->l2_sample_mask) == 0;
 }
 
-/* An L2 line's payload: its valid sectors (bits 0-15), its dirty ones (bits 16-31), and the
- * counter group its dirty sectors are charged to, the line's last writer (bits 32-63). */
+/* An L2 line's payload: its valid sectors (bits 0-15), its dirty ones (bits 16-31), the counter
+ * group its dirty sectors are charged to, the line's last writer (bits 32-55), and, for lines of
+ * up to 4 sectors, those that one store wrote in part into clean valid data and no other write
+ * has touched since (bits 56-59: st_partial_alone_sectors). */
 #define L2_VALID(p) ((uint32_t)(p) & 0xFFFFu)
 #define L2_DIRTY(p) ((uint32_t)((p) >> 16) & 0xFFFFu)
-#define L2_OWNER(p) ((int)((p) >> 32))
+#define L2_OWNER(p) ((int)((p) >> 32) & 0xFFFFFF)
+#define L2_ALONE(p) ((uint32_t)((p) >> 56) & 0xFu)
 
 /* The sectors in a line's mask (16 bits). Not __builtin_popcount: without -mpopcnt that is a
  * libgcc call, 6.7 % of bench_memsys's strided-store row when it was made once a line. */
@@ -659,6 +668,13 @@ static inline void l2_write_back(sp_cm_memsys *m, const sp_cm_lookup *r)
   sp_cm_counters *v = &m->ctr[L2_OWNER(r->victim_payload)];
   v->dram_write_bytes += bytes;
   v->l2_dirty_bytes -= bytes;
+}
+
+/* k lone partial writes of the line whose payload is p shared after all: taken back from its
+ * last writer's group (the writer of the line's other sectors since then, at times) */
+static inline void ctr_alone_sub(sp_cm_memsys *m, int64_t k, uint64_t p)
+{
+  if (k) m->ctr[L2_OWNER(p)].st_partial_alone_sectors -= k;
 }
 
 /* One lookup of a line for n of its sectors (the work counted in sectors, as the L1's). */
@@ -809,7 +825,7 @@ static inline CM_ALWAYS_INLINE void l2_read_line(sp_cm_memsys *m, uint64_t line,
  * for WRITE_BACK_NO_ALLOCATE only when resident, else straight to DRAM), valid and dirty; the
  * line's dirty sectors are then charged to this group. */
 static inline CM_ALWAYS_INLINE void l2_write_line(sp_cm_memsys *m, uint64_t line, uint32_t mask,
-                                                  uint32_t n, int group, int array)
+                                                  uint32_t n, uint32_t partial, int group, int array)
 {
   sp_cm_counters *c = &m->ctr[group];
   const uint64_t first = line << m->l2_line_shift;
@@ -838,7 +854,18 @@ static inline CM_ALWAYS_INLINE void l2_write_line(sp_cm_memsys *m, uint64_t line
   const uint32_t hits = L2_VALID(*p) & mask, fresh = mask & ~dirty;
   if (hits) c->l2_write_hit_sectors += (int64_t)l2_mask_count(hits);
   if (fresh) c->l2_dirty_bytes += l2_mask_bytes(m, fresh);
-  *p = (uint64_t)(L2_VALID(*p) | mask) | (uint64_t)(dirty | mask) << 16 | (uint64_t)group << 32;
+  /* A store that writes part of a sector whose data is valid and clean (read, not written)
+   * merges into it alone; another write to the sector while it stays makes both writers pay
+   * (rank/time.c charges partial writes: validation/results/h100/2026-11-23-partial-probe/). */
+  uint32_t alone = L2_ALONE(*p);
+  if (m->l2_line_shift <= 2 && (alone & mask || partial)) {
+    const uint32_t shared = alone & mask, lone = partial & hits & ~dirty;
+    ctr_alone_sub(m, (int64_t)l2_mask_count(shared), *p);
+    c->st_partial_alone_sectors += (int64_t)l2_mask_count(lone);
+    alone = (alone & ~mask) | lone;
+  }
+  *p = (uint64_t)(L2_VALID(*p) | mask) | (uint64_t)(dirty | mask) << 16 | (uint64_t)group << 32 |
+       (uint64_t)alone << 56;
 }
 
 /* (fully associative caches only: see SP_CM_PIPE; always inlined, see cm_lru_prefetch) */
@@ -865,7 +892,7 @@ static void l2_queue_pop(sp_cm_memsys *m)
 {
   const l2_op *op = &m->l2q[m->l2q_head];
   if (op->write) {
-    l2_write_line(m, op->line, op->mask, op->n, op->group, op->array);
+    l2_write_line(m, op->line, op->mask, op->n, op->partial, op->group, op->array);
   } else {
     l2_read_line(m, op->line, op->mask, op->n, op->group, op->array, NULL);
     if (op->last && m->ncold_out) l2_cold_outside_fills(m, op->group, op->array);
@@ -894,8 +921,8 @@ static void l2_queue_push(sp_cm_memsys *m, const l2_op *op)
 /* The L2 sectors secs[0..n) (ascending) of one instruction, line by line: queued (l2_queue_push)
  * where the queue is on, else at once (then hit: as l2_read_line's, for all n), a load's lines
  * prefetched first (a store's were on its arrival, sp_cm_memsys_access). */
-static void l2_access(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int write, int group,
-                      int array, uint8_t *hit)
+static void l2_access(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int write,
+                      uint64_t partial_which, int group, int array, uint8_t *hit)
 {
   const unsigned sh = m->l2_line_shift;
   const uint64_t in_line = (UINT64_C(1) << sh) - 1;
@@ -904,13 +931,16 @@ static void l2_access(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int wri
   for (uint32_t i = 0; i < n;) {
     const uint32_t i0 = i;
     const uint64_t line = secs[i] >> sh;
-    uint32_t mask = 0;
-    for (; i < n && secs[i] >> sh == line; i++) mask |= UINT32_C(1) << (secs[i] & in_line);
+    uint32_t mask = 0, partial = 0;
+    for (; i < n && secs[i] >> sh == line; i++) {
+      mask |= UINT32_C(1) << (secs[i] & in_line);
+      if (i < 64 && (partial_which >> i & 1)) partial |= UINT32_C(1) << (secs[i] & in_line);
+    }
     if (queue) {
-      l2_op op = {line, mask, (uint8_t)(i - i0), (uint8_t)write, i == n, group, array};
+      l2_op op = {line, mask, (uint8_t)(i - i0), (uint8_t)write, i == n, partial, group, array};
       l2_queue_push(m, &op);
     } else if (write) {
-      l2_write_line(m, line, mask, i - i0, group, array);
+      l2_write_line(m, line, mask, i - i0, partial, group, array);
     } else {
       l2_read_line(m, line, mask, i - i0, group, array, hit ? hit + i0 : NULL);
     }
@@ -970,7 +1000,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   uint8_t hit[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
   const uint32_t n2 = nt << sub;
   for (uint32_t k = 0; k < n2; k++) l2sec[k] = (todo[k >> sub] << sub) + (k & ((1u << sub) - 1));
-  l2_access(m, l2sec, n2, 0, group, array, modeled ? hit : NULL);
+  l2_access(m, l2sec, n2, 0, 0, group, array, modeled ? hit : NULL);
   if (!modeled) return;
   for (uint32_t k = 0; k < nt; k++) {
     int all = 1;
@@ -1014,7 +1044,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     if (m->l1_on) {
       load_l1(m, s, wa, e->group, e->array);
     } else if (l2wa->n_sectors) {
-      l2_access(m, l2wa->sectors, l2wa->n_sectors, 0, e->group, e->array, NULL);
+      l2_access(m, l2wa->sectors, l2wa->n_sectors, 0, 0, e->group, e->array, NULL);
     }
   } else {
     c->st_requests += wa->requests;
@@ -1022,7 +1052,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->st_lines += wa->n_lines;
     c->st_partial_sectors += e->partial;
     if (m->l1_on) store_l1(m, s, wa);
-    l2_access(m, l2wa->sectors, l2wa->n_sectors, 1, e->group, e->array, NULL);
+    l2_access(m, l2wa->sectors, l2wa->n_sectors, 1, e->partial_which, e->group, e->array, NULL);
   }
 }
 
@@ -1073,8 +1103,10 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
     return -1;
   const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
   m->sectors_accessed += e->wa.n_sectors;
-  e->partial = wi->write ? sp_cm_partial_sectors(e->l2_split ? &m->co_l2 : &m->co, wi->addr,
-                                                 wi->active, wi->access_bytes, l2wa)
+  e->partial_which = 0;
+  e->partial = wi->write ? sp_cm_partial_sectors_which(e->l2_split ? &m->co_l2 : &m->co, wi->addr,
+                                                       wi->active, wi->access_bytes, l2wa,
+                                                       &e->partial_which)
                          : 0;
   m->pipe_count++;
   if (m->opt.assoc != SP_CM_FULLY_ASSOCIATIVE) return 0;
@@ -1258,6 +1290,7 @@ static sp_cm_counters group_counters(const sp_cm_memsys *m, int g, l2_scale f)
   c.l2_write_hit_sectors = c.l2_write_sectors - wmiss;
   c.l2_read_fill_sectors = llround((double)c.l2_read_fill_sectors * fr);
   c.l2_dirty_bytes = llround((double)c.l2_dirty_bytes * fw);
+  c.st_partial_alone_sectors = llround((double)c.st_partial_alone_sectors * fw);
   c.dram_write_bytes = llround((double)c.dram_write_bytes * fw);
   return c;
 }
@@ -1296,6 +1329,7 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
     out->dram_read_cold_bytes += c->dram_read_cold_bytes;
     out->l2_read_fill_sectors += c->l2_read_fill_sectors;
     out->st_partial_sectors += c->st_partial_sectors;
+    out->st_partial_alone_sectors += c->st_partial_alone_sectors;
   }
 }
 

@@ -2300,6 +2300,37 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
   return 0;
 }
 
+/* Whether array a's partly written store sectors can be written alone (the rest of each left to
+ * data the L2 holds, st_partial_alone_sectors): every store of a runs under a parity guard that
+ * alternates along the loop its elements are contiguous in, and that loop runs on the lanes of
+ * whole warps, so the sector's other elements of the store's residue are the same instruction's
+ * (a red-black sweep's u[i][j] with j on threadIdx.x). Elsewhere the other writers may run in
+ * blocks a sample leaves out (a column store's neighbours), and the sample's count is not
+ * trusted. */
+static bool sp_parity_stores_alone(const sp_nest *n, const sp_schedule *s, int a) {
+  bool any = false;
+  for (int r = 0; r < n->nrefs; r++) {
+    const sp_ref *x = &n->refs[r];
+    if (x->array != a || x->access != SP_WRITE) continue;
+    if (x->irregular) return false;
+    int c = -1;
+    for (int k = 0; k < n->nloops; k++)
+      if (x->offset.coef[k] == x->size || x->offset.coef[k] == -x->size) c = k;
+    bool collapsed = s->collapse_count >= 2 && c >= s->collapse_first &&
+                     c < s->collapse_first + s->collapse_count;
+    if (c < 0 || c >= s->nband || collapsed || s->map[c].thread_dim != 0 || s->block[0] < 32)
+      return false;
+    bool alternates = false;
+    for (int g = 0; g < x->nguards; g++) {
+      const sp_guard *G = &x->guards[g];
+      alternates |= G->modulus >= 2 && !G->negated_group && G->expr.coef[c] % G->modulus != 0;
+    }
+    if (!alternates) return false;
+    any = true;
+  }
+  return any;
+}
+
 static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
                             double est_instr, int64_t budget, bool all_sms, sp_model_cache *mc,
                             sp_rank_candidate *c) {
@@ -2329,6 +2360,16 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   int rc = sp_simulate(nest, run, arch, &c->schedule, &topt, nsms, &cmo, est_instr, budget,
                        !all_sms, short_loop >= 0, distorted, replaced_if_cut, false, &mc[0],
                        c->per_array, main_ref, &c->stats, &c->sampled, &c->scale, &cut, NULL);
+  /* the share of an array's partly written sectors written alone into valid data is the
+   * whole-grid run's, which simulates the L2 (the L1 refinement below replaces the counts) */
+  double *alone_share = calloc((size_t)(nest->narrays ? nest->narrays : 1), sizeof *alone_share);
+  if (!alone_share) rc = -1;
+  for (int a = 0; a < nest->narrays && rc == 0; a++) {
+    const sp_cm_counters *x = &c->per_array[a];
+    alone_share[a] = x->st_partial_sectors > 0 && sp_parity_stores_alone(nest, &c->schedule, a)
+                         ? fmin(1.0, fmax(0.0, (double)x->st_partial_alone_sectors / (double)x->st_partial_sectors))
+                         : 0;
+  }
   if (rc == 0 && refine_short) { /* a cut run saw only the head of the threads' passes */
     bool rough = distorted || cut;
     rc = sp_refine_l1(nest, arch, &c->schedule, &cmo, est_instr, budget, rough, rough, &mc[1],
@@ -2359,7 +2400,11 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     rc = sp_apply_counted_l1(nest, &c->schedule, arch, &cmo, c->per_array);
   if (rc == 0) {
     memset(&c->total, 0, sizeof c->total);
-    for (int a = 0; a < nest->narrays; a++) sp_counters_add(&c->total, &c->per_array[a]);
+    for (int a = 0; a < nest->narrays; a++) {
+      sp_cm_counters *x = &c->per_array[a];
+      x->st_partial_alone_sectors = llround(alone_share[a] * (double)x->st_partial_sectors);
+      sp_counters_add(&c->total, x);
+    }
     c->cost_xu = sp_cm_cost_xu(&c->total, arch);
     sp_rank_combine comb = sp_rank_combine_of(nest);
     sp_rank_uneven u;
@@ -2371,6 +2416,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
                                   sp_loads_per_iteration(nest, arch), &comb, &u, dram_order, &c->time);
     sp_rank_uneven_free(&u);
   }
+  free(alone_share);
   return rc;
 }
 

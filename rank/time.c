@@ -53,6 +53,15 @@ double sp_rank_partial_write_seconds(double sectors, const sp_arch *a) {
   return sectors * a->l2_partial_write_ns * 1e-9;
 }
 
+/* The partly written store sectors that cost: those whose rest another write supplies, or the
+ * L2 does not hold. One store writing part of a sector it has just read, which nothing else
+ * writes (a red-black sweep's u[i][j] beside u[i][j - 1]), merges into valid data: on the H200
+ * that sweep ran 114 us where charging all of its partial sectors predicted 178
+ * (validation/results/h200/2026-11-29-redblack/). */
+double sp_rank_partial_charged_sectors(const sp_cm_counters *c) {
+  return fmax(0.0, (double)(c->st_partial_sectors - c->st_partial_alone_sectors));
+}
+
 /* The L2 bandwidth `sms` SMs draw: what they drew alone on the probe (sm_bandwidth_probe.cu), up
  * to the chip's; without a curve, their share of the chip's. One H100 SM drew 156 GB/s from the
  * L2, 4.2x its 1/132 share of the chip's 4,860; candidates of 1-4 blocks of 1,024 threads ran
@@ -225,7 +234,7 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
   parts[3] = loads_per_sm / loads_per_iter * lat_cycles / g->warps / clock; /* iterations x latency */
   /* a GPU-wide rate, not scaled to the SMs in use: single-block candidates on the H100 (one
    * SM storing) were slower by 0-0.4x what a per-SM cost would add */
-  parts[4] = sp_rank_partial_write_seconds((double)c->st_partial_sectors * f, a);
+  parts[4] = sp_rank_partial_write_seconds(sp_rank_partial_charged_sectors(c) * f, a);
   static const sp_rank_bound part_bound[5] = {SP_BOUND_DRAM, SP_BOUND_L2, SP_BOUND_L1,
                                                SP_BOUND_LATENCY, SP_BOUND_PARTIAL};
   int worst = 0;

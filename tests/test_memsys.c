@@ -380,10 +380,11 @@ static void test_l1_only_random(void)
     CHECK(a.l2_read_sectors > 0 && a.l2_read_hit_sectors < a.l2_read_sectors && a.dram_read_bytes > 0);
     CHECK(b.l2_read_hit_sectors == 0 && b.l2_write_hit_sectors == 0 && b.dram_read_bytes == 0 &&
           b.dram_write_bytes == 0 && b.l2_dirty_bytes == 0 && b.l2_read_fill_sectors == 0 &&
-          b.l2_read_cold_sectors == 0);
+          b.l2_read_cold_sectors == 0 && b.st_partial_alone_sectors == 0);
     /* everything else is the full model's */
     a.l2_read_hit_sectors = a.l2_write_hit_sectors = a.dram_read_bytes = a.dram_write_bytes = 0;
     a.l2_dirty_bytes = a.l2_read_fill_sectors = a.l2_read_cold_sectors = a.dram_read_cold_bytes = 0;
+    a.st_partial_alone_sectors = 0;
     CHECK(memcmp(&a, &b, sizeof a) == 0);
     sp_cm_memsys_free(m);
     sp_cm_memsys_free(o);
@@ -577,6 +578,42 @@ static void test_l1_capacity_and_sharing(void)
   sp_cm_options bad = {0};
   bad.l2_fraction = 1.5;
   CHECK(sp_cm_memsys_create(&h100, 1, 1, &bad) == NULL);
+}
+
+/* Partly written store sectors written alone into valid clean data (st_partial_alone_sectors),
+ * by hand: 32 lanes storing every other double (a red-black row) write 16 sectors in part. */
+static void test_partial_alone(void)
+{
+  sp_arch h100 = load_arch("h100");
+  sp_cm_memsys *m = sp_cm_memsys_create(&h100, 2, 2, NULL);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  /* into sectors nothing holds: they cost (the L2 has no data to merge into) */
+  emit(m, 0, 0, 1, 0, 16, 8, 32);
+  sp_cm_counters c = total(m);
+  CHECK_EQ_INT(c.st_partial_sectors, 16);
+  CHECK_EQ_INT(c.st_partial_alone_sectors, 0);
+  /* read first (another SM's load brings the 16 sectors), then stored every other double: alone */
+  emit(m, 1, 1, 0, 1 << 20, 8, 8, 32);
+  emit(m, 1, 1, 0, (1 << 20) + 256, 8, 8, 32);
+  emit(m, 0, 1, 1, 1 << 20, 16, 8, 32);
+  c = total(m);
+  CHECK_EQ_INT(c.st_partial_sectors, 32);
+  CHECK_EQ_INT(c.st_partial_alone_sectors, 16);
+  /* the other doubles of the first 8 sectors written afterwards: those 8 lose it, and the second
+   * store's own 8 are written into dirty sectors: charged */
+  emit(m, 1, 1, 1, (1 << 20) + 8, 16, 8, 16);
+  c = total(m);
+  CHECK_EQ_INT(c.st_partial_sectors, 40);
+  CHECK_EQ_INT(c.st_partial_alone_sectors, 8);
+  /* whole doubles over 4 of the 8 sectors still alone take it from them */
+  emit(m, 0, 1, 1, (1 << 20) + 256, 8, 8, 16);
+  c = total(m);
+  CHECK_EQ_INT(c.st_partial_sectors, 40);
+  CHECK_EQ_INT(c.st_partial_alone_sectors, 4);
+  sp_cm_memsys_free(m);
 }
 
 static void test_stores(void)
@@ -1238,6 +1275,7 @@ int main(void)
   SP_RUN(test_kepler);
   SP_RUN(test_l1_capacity_and_sharing);
   SP_RUN(test_stores);
+  SP_RUN(test_partial_alone);
   SP_RUN(test_base_vs_modeled);
   SP_RUN(test_time_fills_constructed);
   SP_RUN(test_time_fills_random);

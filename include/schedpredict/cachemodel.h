@@ -82,6 +82,10 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
 uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_addr,
                                uint32_t active_mask, uint32_t access_bytes,
                                const sp_cm_warp_access *wa);
+/* The same, and which: bit i set where wa->sectors[i] is one of them. */
+uint32_t sp_cm_partial_sectors_which(const sp_cm_coalescer *c, const uint64_t *lane_addr,
+                                     uint32_t active_mask, uint32_t access_bytes,
+                                     const sp_cm_warp_access *wa, uint64_t *which);
 
 /* ---- reuse distance --------------------------------------------------------------------------- */
 

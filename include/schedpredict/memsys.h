@@ -77,6 +77,14 @@ typedef struct sp_cm_counters {
                            if they all hit, summed: each the larger of its bank cycles
                            (sp_cm_warp_access) and its lines over the tag stage's lines a
                            cycle (cachemodel/memsys.c) */
+  int64_t st_partial_alone_sectors; /* no counter: the part of st_partial_sectors that wrote
+                                      into a sector valid and clean in the L2 (read, not written)
+                                      and that no other write touched while the L2 kept it (a
+                                      red-black sweep's); a sample that leaves out other
+                                      writers' blocks overcounts them, so the ranking takes
+                                      them only where the nest shows the other writers are the
+                                      same instruction (rank.c sp_parity_stores_alone), and
+                                      rank/time.c does not charge those */
 } sp_cm_counters;
 
 typedef struct sp_cm_options {

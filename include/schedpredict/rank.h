@@ -226,6 +226,8 @@ double sp_rank_dram_write_bytes(const sp_cm_counters *c);
 /* The time the L2 takes to merge `sectors` partly written store sectors, seconds, a rate of the
  * whole GPU (arch->l2_partial_write_ns; 0 where absent). */
 double sp_rank_partial_write_seconds(double sectors, const sp_arch *a);
+/* st_partial_sectors less those written alone into valid data (rank/time.c) */
+double sp_rank_partial_charged_sectors(const sp_cm_counters *c);
 /* The L2 bandwidth (GB/s) and the share of the DRAM bandwidth that `sms` SMs draw (rank/time.c). */
 double sp_rank_l2_bw_gbs(const sp_arch *a, int sms);
 double sp_rank_dram_share(const sp_arch *a, int sms);
