@@ -376,6 +376,49 @@ static void test_partial_count(void) {
   }
 }
 
+/* A red-black row, through the ranking: u[i][j] read, then stored under (i + j) % 2 == 0. With j
+ * on whole warps of threadIdx.x each warp's store writes every other double of 8 sectors it has
+ * just read, which nothing else writes: all its partly written sectors are alone, and cost no
+ * time; on narrower blocks they are charged. Second, u[i][2j] read and stored under i % 2 == 0:
+ * the simulation finds the same sectors alone, but the guard does not alternate along the
+ * store's elements (no loop is contiguous for it), so the ranking charges them. */
+static void test_partial_alone(void) {
+  for (int redblack = 1; redblack >= 0; redblack--) {
+    tnest t;
+    tn_init(&t);
+    int i = tn_loop(&t, -1, true, true, 0, 0, 63, 0, 1);
+    int j = tn_loop(&t, i, true, true, 0, 0, redblack ? 255 : 127, 0, 1);
+    int u = tn_array(&t, 8, 64 * 256 * 8);
+    int chain[2] = {i, j};
+    int64_t cu[SP_MAX_LOOPS] = {256 * 8, redblack ? 8 : 16}, g[SP_MAX_LOOPS] = {1, redblack};
+    tn_ref(&t, u, false, 8, chain, 2, 0, cu);
+    int w = tn_ref(&t, u, true, 8, chain, 2, 0, cu);
+    tn_guard(&t, w, SP_CMP_EQ0, 0, g);
+    t.guards[t.nguards - 1].modulus = 2;
+    sp_rank_result r;
+    rank_exact(&t.n, &h100, &r);
+    int alone = 0, charged = 0;
+    for (int x = 0; x < r.n; x++) {
+      const sp_rank_candidate *c = &r.candidates[x];
+      char map[160];
+      sp_report_cuda_mapping(&t.n, &c->schedule, map, sizeof map);
+      bool lanes_j = strstr(map, "j->tx") && c->schedule.block[0] >= 32 && !c->schedule.collapse_count;
+      if (!c->total.st_partial_sectors) continue;
+      if (lanes_j && redblack) {
+        CHECK_EQ_INT(c->total.st_partial_alone_sectors, c->total.st_partial_sectors);
+        CHECK_NEAR(c->time.partial_s, 0, 1e-15);
+        alone++;
+      } else {
+        CHECK_EQ_INT(c->total.st_partial_alone_sectors, 0);
+        CHECK(c->time.partial_s > 0);
+        charged++;
+      }
+    }
+    CHECK(charged > 3 && (alone > 3) == (redblack == 1));
+    sp_rank_result_free(&r);
+  }
+}
+
 /* Unequal blocks that all run at once: the slowest SM sets the time. By hand: 132 blocks, one an
  * SM, 131 of work 1 and one of work 3 (mean 134/132): that SM's L1 time grows by 3/mean, its
  * latency chain too, over the same launch's with every block equal. */
@@ -642,6 +685,7 @@ int main(void) {
   SP_RUN(test_unrolled_loads);
   SP_RUN(test_partial_writes);
   SP_RUN(test_partial_count);
+  SP_RUN(test_partial_alone);
   SP_RUN(test_uneven_blocks);
   SP_RUN(test_dram_drift);
   SP_RUN(test_dram_walk);
