@@ -5,7 +5,7 @@
 // 64 bytes is gridDim.x = 128 blocks later. piece_drift_probe.cu measured the same loss when a
 // block's own warps drift apart over grid-stride rounds; here the pieces are in different
 // blocks, one round each. Built and run on the GPU machine:
-//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|rot|pitch|copy]
+//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|ww|rot|pitch|copy]
 //
 // stream: b = alpha a + beta b on 4096^2 doubles (the drift probe's stream). A block of 256
 // threads covers W doubles of 256/W rows (W = 4, 8, 16: pieces of 32, 64, 128 bytes; a warp
@@ -187,7 +187,18 @@ int main(int argc, char **argv) {
     double *x;
     if (cudaMalloc(&x, n * 8)) return 1;
     cudaMemset(x, 0, n * 8);
-    if (argv[1][1] == '4') { /* "w4": 32-byte pieces */
+    if (argv[1][1] == 'w') { /* "ww": blocks of 16, 32 and 64 doubles a row (128-512 bytes) */
+      for (int rep = 0; rep < 2; rep++) {
+        run_walk<16, false>(b, a, x, flush);
+        run_walk<32, false>(b, a, x, flush);
+        run_walk<64, false>(b, a, x, flush);
+        run_walk<16, false, true>(b, a, x, flush);
+        run_walk<32, false, true>(b, a, x, flush);
+        run_walk<64, false, true>(b, a, x, flush);
+        run_walk<32, true>(b, a, x, flush);
+        run_walk<8, false>(b, a, x, flush); /* the 64-byte stream beside them, for the hour */
+      }
+    } else if (argv[1][1] == '4') { /* "w4": 32-byte pieces */
       run_walk<4, false>(b, a, x, flush);
       run_walk<4, true>(b, a, x, flush);
     } else {
