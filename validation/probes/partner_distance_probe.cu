@@ -5,7 +5,7 @@
 // 64 bytes is gridDim.x = 128 blocks later. piece_drift_probe.cu measured the same loss when a
 // block's own warps drift apart over grid-stride rounds; here the pieces are in different
 // blocks, one round each. Built and run on the GPU machine:
-//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|ww|rot|pitch|copy]
+//   nvcc -O3 -arch=sm_90 -o /tmp/pdist validation/probes/partner_distance_probe.cu && /tmp/pdist [walk|w4|ww|ws|rot|pitch|copy]
 //
 // stream: b = alpha a + beta b on 4096^2 doubles (the drift probe's stream). A block of 256
 // threads covers W doubles of 256/W rows (W = 4, 8, 16: pieces of 32, 64, 128 bytes; a warp
@@ -79,6 +79,34 @@ __global__ void walk(double *b, const double *a, const double *x, int along, int
   }
   const size_t p = (size_t)i * cols + j;
   b[p] = COPY ? a[p] : 1.5 * a[p] + 0.5 * (MIX ? x[(size_t)j * N + i] : b[p]); /* MIX: square */
+}
+
+/* a 5-point stencil in the walk kernel's orders (interior points only): three rows of a a block */
+template <int W>
+__global__ void walk_stencil(double *b, const double *a, int along) {
+  constexpr int ROWS = 256 / W;
+  int i, j;
+  if (along) {
+    i = threadIdx.y + ROWS * blockIdx.y;
+    j = threadIdx.x + W * blockIdx.x;
+  } else {
+    i = threadIdx.y + ROWS * (blockIdx.x + gridDim.x * blockIdx.z);
+    j = threadIdx.x + W * blockIdx.y;
+  }
+  if (i < 1 || i >= N - 1 || j < 1 || j >= N - 1) return;
+  const size_t p = (size_t)i * N + j;
+  b[p] = 0.25 * (a[p - N] + a[p + N] + a[p - 1] + a[p + 1]);
+}
+
+template <int W>
+static void run_walk_stencil(double *b, const double *a, const probe_flusher &flush) {
+  constexpr int ROWS = 256 / W;
+  const int walks[] = {0, 2, 8, 32, N / ROWS};
+  for (int L : walks) {
+    const dim3 block(W, ROWS), grid = L ? dim3(L, N / W, N / ROWS / L) : dim3(N / W, N / ROWS);
+    float us = probe_time_us_each("walk", 7, 2, flush, [&] { walk_stencil<W><<<grid, block>>>(b, a, L == 0); });
+    printf("walk_stencil,%d,%d,%s,%d,%d,%.2f\n", W, W * 8, L ? "walk" : "along", L ? L : 1, (N / W) * (N / ROWS), us);
+  }
 }
 
 template <bool REVERSED>
@@ -187,7 +215,15 @@ int main(int argc, char **argv) {
     double *x;
     if (cudaMalloc(&x, n * 8)) return 1;
     cudaMemset(x, 0, n * 8);
-    if (argv[1][1] == 'w') { /* "ww": blocks of 16, 32 and 64 doubles a row (128-512 bytes) */
+    if (argv[1][1] == 's') { /* "ws": a 5-point stencil's walks, blocks of 8 to 64 doubles a row */
+      for (int rep = 0; rep < 2; rep++) {
+        run_walk_stencil<8>(b, a, flush);
+        run_walk_stencil<16>(b, a, flush);
+        run_walk_stencil<32>(b, a, flush);
+        run_walk_stencil<64>(b, a, flush);
+        run_walk<32, false>(b, a, x, flush); /* the 256-byte stream beside them */
+      }
+    } else if (argv[1][1] == 'w') { /* "ww": blocks of 16, 32 and 64 doubles a row (128-512 bytes) */
       for (int rep = 0; rep < 2; rep++) {
         run_walk<16, false>(b, a, x, flush);
         run_walk<32, false>(b, a, x, flush);
