@@ -143,10 +143,19 @@ static bool sp_read_back(const sp_nest *nest, int a) {
   return false;
 }
 
-/* sp_rank_walk_blocks for threads that run `rounds` rounds */
+static bool sp_has_wide_walks(const sp_arch *a) {
+  return a->dram_walk_wide[0].n || a->dram_walk_copy_wide[0].n;
+}
+
+/* sp_rank_walk_blocks for threads that run `rounds` rounds; width (NULL: blocks narrower than a
+ * line only) takes, per entry of out, the bytes a block's row reads where that is a line or more
+ * (then the walk is charged at sp_wide_walk_slowdown) and 0 elsewhere */
 static int sp_walk_blocks_at(const sp_nest *nest, const sp_schedule *s, const sp_arch *a, int64_t rounds,
-                             double *out) {
-  for (int i = 0; i < 2 * nest->narrays; i++) out[i] = 0;
+                             double *out, double *width) {
+  for (int i = 0; i < 2 * nest->narrays; i++) {
+    out[i] = 0;
+    if (width) width[i] = 0;
+  }
   if ((!a->dram_walk_32b.n && !a->dram_walk_64b.n) || rounds > 1) return 0;
   for (int r = 0; r < nest->nrefs; r++) {
     const sp_ref *ref = &nest->refs[r];
@@ -163,9 +172,12 @@ static int sp_walk_blocks_at(const sp_nest *nest, const sp_schedule *s, const sp
         contiguous < s->collapse_first + s->collapse_count)
       continue;
     const sp_loop_map m = s->map[contiguous];
-    if (m.thread_dim != 0 || m.block_dim < 1 || (double)s->block[0] * (double)ref->size >= a->l1_line_bytes)
+    const double row = (double)s->block[0] * (double)ref->size;
+    const bool wide = row >= a->l1_line_bytes;
+    if (m.thread_dim != 0 || m.block_dim < 1 || (wide && !(width && sp_has_wide_walks(a))))
       continue;
     *walk = m.block_dim == 1 ? (double)s->grid[0] : (double)s->grid[0] * (double)s->grid[1];
+    if (wide) width[walk - out] = row;
   }
   int read_back = 0;
   for (int i = 0; i < nest->narrays; i++)
@@ -174,24 +186,51 @@ static int sp_walk_blocks_at(const sp_nest *nest, const sp_schedule *s, const sp
 }
 
 int sp_rank_walk_blocks(const sp_nest *nest, const sp_schedule *s, const sp_arch *a, double *out) {
-  return sp_walk_blocks_at(nest, s, a, sp_trace_thread_rounds(nest, s), out);
+  return sp_walk_blocks_at(nest, s, a, sp_trace_thread_rounds(nest, s), out, NULL);
 }
 
-double sp_rank_dram_walk(const sp_cm_counters *per_array, int narrays, const double *walk,
-                         int read_back, const sp_arch *a) {
+/* The slowdown of DRAM traffic walked x blocks down the rows by blocks `row` bytes wide (a line
+ * or more): the curves of 128, 256 and 512-byte rows, between them in proportion to the width;
+ * none beyond 512 bytes, which was not measured (validation/results/h200/
+ * 2026-11-29-wide-walk-probe/: a 5-point stencil lost 1.14-1.19x walking the whole column, a
+ * stream 1.05x). */
+static double sp_wide_walk_slowdown(const sp_arch_curve *c, double row, double x) {
+  static const double at[3] = {128, 256, 512};
+  if (row > at[2]) return 1.0;
+  if (row <= at[0]) return sp_drift_at(&c[0], x);
+  int k = row <= at[1] ? 0 : 1;
+  const double f = (row - at[k]) / (at[k + 1] - at[k]);
+  return sp_drift_at(&c[k], x) + (sp_drift_at(&c[k + 1], x) - sp_drift_at(&c[k], x)) * f;
+}
+
+/* sp_rank_dram_walk with the rows' widths of wide blocks (width NULL: none) */
+static double sp_dram_walk_at(const sp_cm_counters *per_array, int narrays, const double *walk,
+                              const double *width, int read_back, const sp_arch *a) {
   if (!walk || (!a->dram_walk_32b.n && !a->dram_walk_64b.n)) return 1.0;
   const bool copy = !read_back && (a->dram_walk_copy_32b.n || a->dram_walk_copy_64b.n);
   const sp_arch_curve *c32 = copy ? &a->dram_walk_copy_32b : &a->dram_walk_32b;
   const sp_arch_curve *c64 = copy ? &a->dram_walk_copy_64b : &a->dram_walk_64b;
+  const bool copy_wide = !read_back && a->dram_walk_copy_wide[0].n;
+  const sp_arch_curve *wide = copy_wide ? a->dram_walk_copy_wide : a->dram_walk_wide;
   double bytes = 0, walked = 0;
   for (int i = 0; i < narrays; i++) {
     const sp_cm_counters *c = &per_array[i];
     const double rd = (double)c->dram_read_bytes, wr = sp_rank_dram_write_bytes(c);
     bytes += rd + wr;
-    if (walk[2 * i] > 1) walked += sp_slowed_bytes(a, c32, c64, rd, c->ld_sectors, c->ld_lines, walk[2 * i]);
-    if (walk[2 * i + 1] > 1) walked += sp_slowed_bytes(a, c32, c64, wr, c->st_sectors, c->st_lines, walk[2 * i + 1]);
+    for (int st = 0; st < 2; st++) {
+      const double x = walk[2 * i + st], b = st ? wr : rd, row = width ? width[2 * i + st] : 0;
+      if (x <= 1) continue;
+      if (row > 0) walked += wide[0].n ? b * sp_wide_walk_slowdown(wide, row, x) : b;
+      else if (st) walked += sp_slowed_bytes(a, c32, c64, b, c->st_sectors, c->st_lines, x);
+      else walked += sp_slowed_bytes(a, c32, c64, b, c->ld_sectors, c->ld_lines, x);
+    }
   }
   return bytes > 0 ? fmax(1.0, walked / bytes) : 1.0;
+}
+
+double sp_rank_dram_walk(const sp_cm_counters *per_array, int narrays, const double *walk,
+                         int read_back, const sp_arch *a) {
+  return sp_dram_walk_at(per_array, narrays, walk, NULL, read_back, a);
 }
 
 int sp_rank_dram_order(const sp_nest *nest, const sp_schedule *s, const sp_cm_counters *per_array,
@@ -201,10 +240,11 @@ int sp_rank_dram_order(const sp_nest *nest, const sp_schedule *s, const sp_cm_co
     *factor = sp_rank_dram_drift(per_array, nest->narrays, rounds, a);
     return 0;
   }
-  double *walk = calloc(2 * (size_t)(nest->narrays ? nest->narrays : 1), sizeof *walk);
+  const size_t n = 2 * (size_t)(nest->narrays ? nest->narrays : 1);
+  double *walk = calloc(2 * n, sizeof *walk), *width = walk + n;
   if (!walk) return -1;
-  const int read_back = sp_walk_blocks_at(nest, s, a, rounds, walk);
-  *factor = sp_rank_dram_walk(per_array, nest->narrays, walk, read_back, a);
+  const int read_back = sp_walk_blocks_at(nest, s, a, rounds, walk, width);
+  *factor = sp_dram_walk_at(per_array, nest->narrays, walk, width, read_back, a);
   free(walk);
   return 0;
 }

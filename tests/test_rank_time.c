@@ -574,6 +574,50 @@ static void test_dram_walk(void) {
   CHECK_NEAR(sp_rank_dram_walk(a, 2, NULL, 1, &h100), 1.0, 0);
 }
 
+/* Blocks a line or more wide walking down the rows (sp_rank_dram_order), by hand on
+ * B[j][i] = A[i][j] over 4096^2 doubles with i on ty + bx and j on tx + by: A's loads walk
+ * gridDim.x blocks at the width of a block's row, B's stores do not; B's bytes are left out so
+ * that A's slowdown is the factor. A copy: the copy's wide curves (a 5-point stencil's, H200). */
+static void test_wide_walk(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_cm_counters pa[2];
+  memset(pa, 0, sizeof pa);
+  pa[0].ld_sectors = 4, pa[0].ld_lines = 1, pa[0].dram_read_bytes = 3000;
+  static const struct { int bx, by; double want; } cases[] = {
+      {64, 4, 1.141},  /* 512-byte rows walking 1,024 blocks: the curve's last point */
+      {32, 8, 1.168},  /* 256 bytes, 512 blocks */
+      {16, 16, 1.186}, /* 128 bytes, 256 blocks */
+      {128, 2, 1.0},   /* 1 KiB rows: not measured, not charged */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    sp_schedule sc = {.nband = 2, .block = {cases[k].bx, cases[k].by, 1},
+                      .grid = {4096 / cases[k].by, 4096 / cases[k].bx, 1}};
+    sc.map[0] = (sp_loop_map){1, 0};
+    sc.map[1] = (sp_loop_map){0, 1};
+    double f = 0;
+    CHECK_EQ_INT(sp_rank_dram_order(&t.n, &sc, pa, &h100, &f), 0);
+    CHECK_NEAR(f, cases[k].want, 1e-12);
+    /* the public walk (narrow blocks only) leaves them out */
+    double w[4];
+    sp_rank_walk_blocks(&t.n, &sc, &h100, w);
+    CHECK(w[0] == 0);
+  }
+  /* between widths in proportion: 384-byte rows walking 1,024 blocks, half way from the 256-byte
+   * curve's last point (1.168 at 512) to the 512-byte one's (1.141 at 1,024) */
+  sp_schedule sc = {.nband = 2, .block = {48, 4, 1}, .grid = {1024, 4096 / 48 + 1, 1}};
+  sc.map[0] = (sp_loop_map){1, 0};
+  sc.map[1] = (sp_loop_map){0, 1};
+  double f = 0;
+  CHECK_EQ_INT(sp_rank_dram_order(&t.n, &sc, pa, &h100, &f), 0);
+  CHECK_NEAR(f, (1.168 + 1.141) / 2, 1e-12);
+  /* without wide curves: no charge */
+  sp_arch bare = h100;
+  for (int k = 0; k < 3; k++) bare.dram_walk_wide[k].n = bare.dram_walk_copy_wide[k].n = 0;
+  CHECK_EQ_INT(sp_rank_dram_order(&t.n, &sc, pa, &bare, &f), 0);
+  CHECK_NEAR(f, 1.0, 0);
+}
+
 /* Which arrays' loads and stores walk (sp_rank_walk_blocks), on B[j][i] = A[i][j] over 4096^2
  * doubles (A: loads, its contiguous j is loop 1; B: stores, contiguous i is loop 0), and on a
  * window a[i][j + k] whose sequential k has the element stride too. */
@@ -690,6 +734,7 @@ int main(void) {
   SP_RUN(test_dram_drift);
   SP_RUN(test_dram_walk);
   SP_RUN(test_walk_blocks);
+  SP_RUN(test_wide_walk);
   SP_RUN(test_l1_miss_cycles);
   return SP_TEST_END();
 }

@@ -116,6 +116,10 @@ typedef struct sp_arch {
    * the curves above are for one that reads and writes a walked array back (optional: absent,
    * the curves above serve both) */
   sp_arch_curve dram_walk_copy_32b, dram_walk_copy_64b;
+  /* the same for blocks 128, 256 and 512 bytes wide along the walked rows (a line or more: no
+   * pieces shared between blocks; the rows' order alone), for a kernel that reads a walked
+   * array back (dram_walk_wide) and one that does not (dram_walk_copy_wide) (optional) */
+  sp_arch_curve dram_walk_wide[3], dram_walk_copy_wide[3];
   double clock_boost_mhz;
   double clock_base_mhz;
   int64_t memory_bytes;
