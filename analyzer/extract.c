@@ -594,11 +594,40 @@ static bool sp_push_branch_guards(sp_nb *nb, CXCursor cond, bool negate) {
   return true;
 }
 
+/* The first scalar whose value is not known (a run-time parameter, for --param) that keeps an
+ * operand of condition c from being affine, into name; false where there is none. */
+static bool sp_cond_unknown(sp_nb *nb, CXCursor c, char *name, size_t cap) {
+  c = sp_strip(c);
+  CXCursor kids[2];
+  enum CXCursorKind k = clang_getCursorKind(c);
+  int nk = k == CXCursor_BinaryOperator || k == CXCursor_UnaryOperator ? sp_children(c, kids, 2) : 0;
+  char op[8] = "";
+  if (nk >= 1) sp_operator(nb->az, c, op, sizeof op);
+  bool logical = !strcmp(op, "&&") || !strcmp(op, "||") || !strcmp(op, "!") || !strcmp(op, "<") ||
+                 !strcmp(op, "<=") || !strcmp(op, ">") || !strcmp(op, ">=") || !strcmp(op, "==") ||
+                 !strcmp(op, "!=");
+  if (logical && nk >= 1 && nk <= 2) {
+    for (int i = 0; i < nk; i++)
+      if (sp_cond_unknown(nb, kids[i], name, cap)) return true;
+    return false;
+  }
+  sp_affine v;
+  sp_aff_err err;
+  if (sp_expr_affine(nb->az, nb, c, &v, &err) != SP_AFF_UNKNOWN) return false;
+  snprintf(name, cap, "%s", err.why);
+  return true;
+}
+
 /* The note for a branch whose condition gives no guards (else_of_conjunction: the else branch of
  * a && b whose parts are not all affine). */
 static void sp_note_unguarded(sp_nb *nb, CXCursor cond, bool else_of_conjunction) {
   char *text = sp_cursor_text(nb->az, cond);
-  if (else_of_conjunction)
+  char unknown[sizeof ((sp_aff_err *)0)->why];
+  if (sp_cond_unknown(nb, cond, unknown, sizeof unknown))
+    sp_nb_note(nb, cond, "condition '%s' needs the value of '%s': give it with --param %s=VALUE; "
+               "until then the accesses under it are counted as always executed",
+               text ? text : "?", unknown, unknown);
+  else if (else_of_conjunction)
     sp_nb_note(nb, cond, "the else branch of '%s' is not a conjunction of affine conditions: "
                "its accesses are counted as always executed", text ? text : "?");
   else

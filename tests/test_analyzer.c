@@ -626,6 +626,37 @@ static void test_parity_dependences_brute_force(void) {
   CHECK(proven >= 420); /* 339 without the parity rule */
 }
 
+/* A condition that needs a run-time value says which and how to give it; given, it is a guard
+ * (a plain one and a parity one's modulus). A value loaded from memory stays data-dependent. */
+static void test_unknown_condition_note(void) {
+  const char *src =
+      "#define N 256\n"
+      "double u[N][N];\n"
+      "void f(int n, int m) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < N; i++)\n"
+      "    for (int j = 0; j < N; j++) {\n"
+      "      if (i < n) u[i][j] = 1.0;\n"
+      "      if ((i + j) % m == 0) u[i][j] = 2.0;\n"
+      "      if (u[i][j] > 0.5) u[i][j] = 3.0;\n"
+      "    }\n"
+      "}\n";
+  for (int given = 0; given < 2; given++) {
+    sp_param p[] = {{"n", 100}, {"m", 3}};
+    sp_program prog;
+    sp_nest *n = analyze_one(src, p, given ? 2 : 0, &prog);
+    if (!n) continue;
+    CHECK(nest_has_note(n, "needs the value of 'n': give it with --param n=VALUE") == !given);
+    CHECK(nest_has_note(n, "needs the value of 'm': give it with --param m=VALUE") == !given);
+    CHECK(nest_has_note(n, "'u[i][j] > 0.5' is not affine in the loop indices (data-dependent)"));
+    int guarded = 0;
+    for (int r = 0; r < n->nrefs; r++)
+      if (n->refs[r].access == SP_WRITE) guarded += n->refs[r].nguards > 0;
+    CHECK_EQ_INT(guarded, given ? 2 : 0);
+    sp_program_free(&prog);
+  }
+}
+
 static void test_dependences(void) {
   const char *src =
       "#define N 1000\n"
@@ -1022,6 +1053,7 @@ int main(void) {
   SP_RUN(test_guard_share_sampled);
   SP_RUN(test_dependences);
   SP_RUN(test_parity_guards);
+  SP_RUN(test_unknown_condition_note);
   SP_RUN(test_parity_dependences_brute_force);
   SP_RUN(test_all_loops_omp_host_loop);
   SP_RUN(test_errors);
