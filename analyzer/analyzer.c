@@ -578,10 +578,11 @@ static double sp_mod_count(const sp_mod_term *t, int nt, __int128 lo, __int128 h
   cut[nc++] = lo;
   for (int i = 0; i < nt; i++) {
     if (t[i].b == 0) continue;
-    /* the first m at which x >= 0 (b > 0: ceil(-a / b)), or x < 0 (b < 0: floor(a / -b) + 1) */
+    /* the first m at which x >= 0 (b > 0: ceil(-a / d) = -floor(a / d)), or x < 0 (b < 0:
+     * floor(a / d) + 1), d = |b| */
     __int128 a = t[i].a, d = t[i].b > 0 ? t[i].b : -t[i].b;
-    __int128 floor_a = a >= 0 ? a / d : -((-a + d - 1) / d); /* floor(a / d) */
-    __int128 m = t[i].b > 0 ? (a <= 0 ? (-a + d - 1) / d : -(a / d)) : floor_a + 1;
+    __int128 floor_a = a >= 0 ? a / d : -((-a + d - 1) / d);
+    __int128 m = t[i].b > 0 ? -floor_a : floor_a + 1;
     if (m > lo && m <= hi && nc < (int)(sizeof cut / sizeof *cut) - 1) cut[nc++] = m;
   }
   for (int i = 1; i < nc; i++) /* sort the few cuts */
@@ -719,14 +720,9 @@ static void sp_guard_shares(sp_nest *n) {
     for (int g = 0; g < r->nguards && w.ok; g++) {
       int64_t M = r->guards[g].modulus;
       if (!M) continue;
-      int64_t a = w.period, b = M;
-      while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-      }
-      w.ok = w.period / a <= SP_GUARD_PERIOD / M;
-      if (w.ok) w.period = w.period / a * M;
+      int64_t d = sp_gcd(w.period, M);
+      w.ok = w.period / d <= SP_GUARD_PERIOD / M;
+      if (w.ok) w.period = w.period / d * M;
     }
     for (int g = 0; g < r->nguards && w.ok; g++) { /* a group's guards are contiguous */
       int id = r->guards[g].negated_group;

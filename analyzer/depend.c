@@ -41,7 +41,7 @@ bool sp_loop_ranges(const sp_nest *nest, int64_t *lo, int64_t *hi) {
   return true;
 }
 
-static int64_t sp_gcd(int64_t a, int64_t b) {
+int64_t sp_gcd(int64_t a, int64_t b) {
   if (a < 0) a = -a;
   if (b < 0) b = -b;
   while (b) {

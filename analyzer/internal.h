@@ -58,5 +58,7 @@ void sp_affine_bounds(const sp_affine *a, int nloops, const int64_t *lo, const i
                       __int128 *min, __int128 *max);
 /* Index value range [lo, hi] of every loop (rectangular hull); false on overflow. */
 bool sp_loop_ranges(const sp_nest *nest, int64_t *lo, int64_t *hi);
+/* Greatest common divisor of |a| and |b| (0 where both are 0). */
+int64_t sp_gcd(int64_t a, int64_t b);
 
 #endif

@@ -2300,37 +2300,6 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
   return 0;
 }
 
-/* Whether array a's partly written store sectors can be written alone (the rest of each left to
- * data the L2 holds, st_partial_alone_sectors): every store of a runs under a parity guard that
- * alternates along the loop its elements are contiguous in, and that loop runs on the lanes of
- * whole warps, so the sector's other elements of the store's residue are the same instruction's
- * (a red-black sweep's u[i][j] with j on threadIdx.x). Elsewhere the other writers may run in
- * blocks a sample leaves out (a column store's neighbours), and the sample's count is not
- * trusted. */
-static bool sp_parity_stores_alone(const sp_nest *n, const sp_schedule *s, int a) {
-  bool any = false;
-  for (int r = 0; r < n->nrefs; r++) {
-    const sp_ref *x = &n->refs[r];
-    if (x->array != a || x->access != SP_WRITE) continue;
-    if (x->irregular) return false;
-    int c = -1;
-    for (int k = 0; k < n->nloops; k++)
-      if (x->offset.coef[k] == x->size || x->offset.coef[k] == -x->size) c = k;
-    bool collapsed = s->collapse_count >= 2 && c >= s->collapse_first &&
-                     c < s->collapse_first + s->collapse_count;
-    if (c < 0 || c >= s->nband || collapsed || s->map[c].thread_dim != 0 || s->block[0] < 32)
-      return false;
-    bool alternates = false;
-    for (int g = 0; g < x->nguards; g++) {
-      const sp_guard *G = &x->guards[g];
-      alternates |= G->modulus >= 2 && !G->negated_group && G->expr.coef[c] % G->modulus != 0;
-    }
-    if (!alternates) return false;
-    any = true;
-  }
-  return any;
-}
-
 static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
                             double est_instr, int64_t budget, bool all_sms, sp_model_cache *mc,
                             sp_rank_candidate *c) {
@@ -2366,7 +2335,7 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
   if (!alone_share) rc = -1;
   for (int a = 0; a < nest->narrays && rc == 0; a++) {
     const sp_cm_counters *x = &c->per_array[a];
-    alone_share[a] = x->st_partial_sectors > 0 && sp_parity_stores_alone(nest, &c->schedule, a)
+    alone_share[a] = x->st_partial_sectors > 0 && sp_rank_parity_stores_alone(nest, &c->schedule, a)
                          ? fmin(1.0, fmax(0.0, (double)x->st_partial_alone_sectors / (double)x->st_partial_sectors))
                          : 0;
   }

@@ -147,6 +147,42 @@ static bool sp_has_wide_walks(const sp_arch *a) {
   return a->dram_walk_wide[0].n || a->dram_walk_copy_wide[0].n;
 }
 
+/* The band loop along which reference ref's elements are contiguous (its coefficient is +-the
+ * element size; a sequential loop, xreuse's window k, is no thread's), the one on threadIdx.x
+ * where several are; -1 where none is, or it is collapsed with others. */
+static int sp_contiguous_band_loop(const sp_nest *nest, const sp_schedule *s, const sp_ref *ref) {
+  int contiguous = -1;
+  for (int k = 0; k < ref->nloops; k++) {
+    const int l = ref->loops[k];
+    if (l < s->nband && llabs(ref->offset.coef[l]) == ref->size && nest->loops[l].trip_max > 1 &&
+        (contiguous < 0 || s->map[l].thread_dim == 0))
+      contiguous = l;
+  }
+  if (contiguous >= 0 && s->collapse_count && contiguous >= s->collapse_first &&
+      contiguous < s->collapse_first + s->collapse_count)
+    return -1;
+  return contiguous;
+}
+
+bool sp_rank_parity_stores_alone(const sp_nest *n, const sp_schedule *s, int a) {
+  bool any = false;
+  for (int r = 0; r < n->nrefs; r++) {
+    const sp_ref *x = &n->refs[r];
+    if (x->array != a || x->access != SP_WRITE) continue;
+    if (x->irregular) return false;
+    const int c = sp_contiguous_band_loop(n, s, x);
+    if (c < 0 || s->map[c].thread_dim != 0 || s->block[0] < 32) return false;
+    bool alternates = false;
+    for (int g = 0; g < x->nguards; g++) {
+      const sp_guard *G = &x->guards[g];
+      alternates |= G->modulus >= 2 && !G->negated_group && G->expr.coef[c] % G->modulus != 0;
+    }
+    if (!alternates) return false;
+    any = true;
+  }
+  return any;
+}
+
 /* sp_rank_walk_blocks for threads that run `rounds` rounds; width (NULL: blocks narrower than a
  * line only) takes, per entry of out, the bytes a block's row reads where that is a line or more
  * (then the walk is charged at sp_wide_walk_slowdown) and 0 elsewhere */
@@ -159,18 +195,9 @@ static int sp_walk_blocks_at(const sp_nest *nest, const sp_schedule *s, const sp
   if ((!a->dram_walk_32b.n && !a->dram_walk_64b.n) || rounds > 1) return 0;
   for (int r = 0; r < nest->nrefs; r++) {
     const sp_ref *ref = &nest->refs[r];
-    int contiguous = -1; /* a band loop: a sequential one (xreuse's window k) is no thread's */
-    for (int k = 0; k < ref->nloops; k++) {
-      const int l = ref->loops[k];
-      if (l < s->nband && llabs(ref->offset.coef[l]) == ref->size && nest->loops[l].trip_max > 1 &&
-          (contiguous < 0 || s->map[l].thread_dim == 0))
-        contiguous = l;
-    }
+    const int contiguous = sp_contiguous_band_loop(nest, s, ref);
     double *walk = &out[2 * ref->array + (ref->access != SP_READ)];
     if (contiguous < 0 || *walk > 0) continue;
-    if (s->collapse_count && contiguous >= s->collapse_first &&
-        contiguous < s->collapse_first + s->collapse_count)
-      continue;
     const sp_loop_map m = s->map[contiguous];
     const double row = (double)s->block[0] * (double)ref->size;
     const bool wide = row >= a->l1_line_bytes;

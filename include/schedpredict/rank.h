@@ -228,6 +228,14 @@ double sp_rank_dram_write_bytes(const sp_cm_counters *c);
 double sp_rank_partial_write_seconds(double sectors, const sp_arch *a);
 /* st_partial_sectors less those written alone into valid data (rank/time.c) */
 double sp_rank_partial_charged_sectors(const sp_cm_counters *c);
+/* Whether array a's partly written store sectors can be written alone (the rest of each left to
+ * data the L2 holds, st_partial_alone_sectors): every store of a runs under a parity guard that
+ * alternates along the loop its elements are contiguous in, and that loop runs on the lanes of
+ * whole warps, so the sector's other elements of the store's residue are the same instruction's
+ * (a red-black sweep's u[i][j] with j on threadIdx.x). Elsewhere the other writers may run in
+ * blocks a sample leaves out (a column store's neighbours), and a sample's count is not
+ * trusted. */
+bool sp_rank_parity_stores_alone(const sp_nest *nest, const sp_schedule *s, int a);
 /* The L2 bandwidth (GB/s) and the share of the DRAM bandwidth that `sms` SMs draw (rank/time.c). */
 double sp_rank_l2_bw_gbs(const sp_arch *a, int sms);
 double sp_rank_dram_share(const sp_arch *a, int sms);
