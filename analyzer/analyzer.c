@@ -794,6 +794,7 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
     nest.loops[k].band = nb.loop_sole_child[k] && nest.loops[nest.loops[k].parent].band;
   sp_trip_counts(&nest);
   sp_band_iterations(&nest);
+  sp_arith_count(az, &nest, nb.loop_body);
   if (!sp_nb_finish_arrays(&nb)) {
     sp_nb_free(&nb);
     sp_nest_free(&nest);

@@ -59,6 +59,25 @@ static json_t *sp_clauses_json(const sp_clauses *c) {
   return o;
 }
 
+/* A loop's floating-point work per iteration, kinds with operations only; NULL when none. */
+static json_t *sp_fp_work_json(const sp_fp_work *w) {
+  json_t *ops = json_object(), *chain = json_object();
+  for (int k = 0; k < SP_FP_KINDS; k++) {
+    if (w->ops[k] > 0) json_object_set_new(ops, sp_fp_kind_name((sp_fp_kind)k), json_real(w->ops[k]));
+    if (w->chain[k] > 0)
+      json_object_set_new(chain, sp_fp_kind_name((sp_fp_kind)k), json_real(w->chain[k]));
+  }
+  if (json_object_size(ops) == 0) {
+    json_decref(ops);
+    json_decref(chain);
+    return NULL;
+  }
+  json_t *o = json_object();
+  json_object_set_new(o, "ops", ops);
+  json_object_set_new(o, "chain", chain);
+  return o;
+}
+
 static json_t *sp_nest_json(const sp_nest *n, int id) {
   json_t *o = json_object();
   json_object_set_new(o, "id", json_integer(id));
@@ -93,6 +112,8 @@ static json_t *sp_nest_json(const sp_nest *n, int id) {
     if (L->collapsed_into >= 0)
       json_object_set_new(l, "collapsed_into", json_integer(L->collapsed_into));
     json_object_set_new(l, "clauses", sp_clauses_json(&L->clauses));
+    json_t *fp = sp_fp_work_json(&L->fp);
+    if (fp) json_object_set_new(l, "fp_work", fp);
     json_array_append_new(loops, l);
   }
   json_object_set_new(o, "loops", loops);

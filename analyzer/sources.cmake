@@ -6,6 +6,7 @@ list(APPEND SP_CORE_SOURCES
   analyzer/values.c
   analyzer/probe.c
   analyzer/extract.c
+  analyzer/arith.c
   analyzer/codegen.c
   analyzer/depend.c
   analyzer/repeat.c

@@ -97,6 +97,9 @@ typedef struct sp_nb {
   int depth_guard;  /* recursion depth of the expression walker */
 } sp_nb;
 
+/* arith.c: each loop's floating-point work (sp_loop.fp) from its body, loop_body[l] */
+void sp_arith_count(sp_az *az, sp_nest *nest, const CXCursor *loop_body);
+
 /* values.c */
 typedef enum sp_aff_status {
   SP_AFF_OK,

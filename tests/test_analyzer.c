@@ -657,6 +657,81 @@ static void test_unknown_condition_note(void) {
   }
 }
 
+/* Each loop's floating-point work, counted by hand: fused multiply-adds, divisions, square
+ * roots and special functions by precision; chains through the body's scalars; nested loops
+ * apart; integer arithmetic not at all. */
+static void test_fp_work(void) {
+  const char *src =
+      "#include <math.h>\n"
+      "#define N 64\n"
+      "double a[N][N], b[N][N];\n"
+      "float f[N];\n"
+      "void g(double s) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < N; i++) {\n"
+      "    double acc = 0.0;\n"
+      "    for (int j = 0; j < N; j++) {\n"
+      "      double d = a[i][j] - b[i][j];\n"          /* 1 (sub) */
+      "      double q = d * d + s;\n"                  /* 1 (fma), chain 2 */
+      "      double r = a[j][i] / sqrt(q);\n"          /* sqrt, div, chain 2 + sqrt + div */
+      "      acc += r * d;\n"                          /* 1 (fma), chain 3 + sqrt + div */
+      "      int k = i * j + 3;\n"                     /* integers: nothing */
+      "      if (d > 0.0) b[i][j] = exp(d) * 2.0 + k;\n" /* cmp 1, exp, mul+add fused 1 */
+      "    }\n"
+      "    f[i] = sqrtf(f[i]) * 0.5f + powf(f[i], 2.0f) / 3.0f;\n" /* fp32: sqrt, 2 special, div, fma */
+      "    a[i][0] = acc;\n"
+      "  }\n"
+      "}\n";
+  sp_program prog;
+  sp_nest *n = analyze_one(src, NULL, 0, &prog);
+  if (!n) return;
+  CHECK_EQ_INT(n->nloops, 2);
+  const sp_fp_work *outer = &n->loops[0].fp, *inner = &n->loops[1].fp;
+  /* inner: sub, fma, fma (acc), cmp, fma (exp(d) * 2.0 + k); sqrt, div; exp */
+  CHECK_NEAR(inner->ops[SP_FP64_SIMPLE], 5, 0);
+  CHECK_NEAR(inner->ops[SP_FP64_DIV], 1, 0);
+  CHECK_NEAR(inner->ops[SP_FP64_SQRT], 1, 0);
+  CHECK_NEAR(inner->ops[SP_FP64_SPECIAL], 1, 0);
+  for (int k = SP_FP32_SIMPLE; k < SP_FP_KINDS; k++) CHECK_NEAR(inner->ops[k], 0, 0);
+  /* the longest chain: d, q, sqrt, div, acc += r * d */
+  CHECK_NEAR(inner->chain[SP_FP64_SIMPLE], 3, 0);
+  CHECK_NEAR(inner->chain[SP_FP64_DIV], 1, 0);
+  CHECK_NEAR(inner->chain[SP_FP64_SQRT], 1, 0);
+  CHECK_NEAR(inner->chain[SP_FP64_SPECIAL], 0, 0);
+  /* outer: sqrtf(f) * 0.5f + powf(...) / 3.0f: sqrt, pow (2 special), div, one fma */
+  CHECK_NEAR(outer->ops[SP_FP32_SIMPLE], 1, 0);
+  CHECK_NEAR(outer->ops[SP_FP32_SQRT], 1, 0);
+  CHECK_NEAR(outer->ops[SP_FP32_SPECIAL], 2, 0);
+  CHECK_NEAR(outer->ops[SP_FP32_DIV], 1, 0);
+  CHECK_NEAR(outer->ops[SP_FP64_SIMPLE], 0, 0);
+  /* its chain: pow (2 special, weight 24) then the division, then the fma */
+  CHECK_NEAR(outer->chain[SP_FP32_SPECIAL], 2, 0);
+  CHECK_NEAR(outer->chain[SP_FP32_DIV], 1, 0);
+  CHECK_NEAR(outer->chain[SP_FP32_SIMPLE], 1, 0);
+  CHECK_NEAR(outer->chain[SP_FP32_SQRT], 0, 0);
+  sp_program_free(&prog);
+
+  /* a value carried over from the previous iteration starts a chain: the recurrence is one
+   * operation an iteration, not the loop's whole sum */
+  const char *rec =
+      "#define N 64\n"
+      "double x[N][N], y[N];\n"
+      "void h(void) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < N; i++) {\n"
+      "    double s = 0.0, t = 1.0;\n"
+      "    for (int j = 0; j < N; j++) { s += x[i][j]; t = t * x[i][j]; t = t * 2.0; }\n"
+      "    y[i] = s + t;\n"
+      "  }\n"
+      "}\n";
+  n = analyze_one(rec, NULL, 0, &prog);
+  if (!n) return;
+  CHECK_NEAR(n->loops[1].fp.ops[SP_FP64_SIMPLE], 3, 0);
+  CHECK_NEAR(n->loops[1].fp.chain[SP_FP64_SIMPLE], 2, 0); /* t's two multiplies */
+  CHECK_NEAR(n->loops[0].fp.ops[SP_FP64_SIMPLE], 1, 0);
+  sp_program_free(&prog);
+}
+
 static void test_dependences(void) {
   const char *src =
       "#define N 1000\n"
@@ -1054,6 +1129,7 @@ int main(void) {
   SP_RUN(test_dependences);
   SP_RUN(test_parity_guards);
   SP_RUN(test_unknown_condition_note);
+  SP_RUN(test_fp_work);
   SP_RUN(test_parity_dependences_brute_force);
   SP_RUN(test_all_loops_omp_host_loop);
   SP_RUN(test_errors);

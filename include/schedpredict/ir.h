@@ -60,6 +60,33 @@ typedef enum sp_parallel_reason {
   SP_PAR_TEST_DEPENDENT, /* dependence test found (or could not exclude) a carried dependence */
 } sp_parallel_reason;
 
+/* Floating-point work the body of a loop does per iteration (analyzer/arith.c): operations by
+ * precision and kind as the GPU executes them. An add or subtract with a multiply operand is one
+ * fused multiply-add; a multiply, add, subtract, compare, fabs, fmin or fma counts as SIMPLE;
+ * `/` as DIV; sqrt as SQRT; exp, log, sin, pow and the like as SPECIAL (pow as two). */
+typedef enum sp_fp_kind {
+  SP_FP64_SIMPLE,
+  SP_FP64_DIV,
+  SP_FP64_SQRT,
+  SP_FP64_SPECIAL,
+  SP_FP32_SIMPLE,
+  SP_FP32_DIV,
+  SP_FP32_SQRT,
+  SP_FP32_SPECIAL,
+  SP_FP_KINDS
+} sp_fp_kind;
+
+const char *sp_fp_kind_name(sp_fp_kind k);
+
+/* ops: all the loop body's operations (those of nested loops belong to them; both branches of an
+ * if count, as a warp whose lanes diverge runs both); chain: the operations on the longest chain
+ * of dependent ones within one iteration, through the body's scalar variables (loads start
+ * chains, a value carried from the previous iteration starts one too). */
+typedef struct sp_fp_work {
+  double ops[SP_FP_KINDS];
+  double chain[SP_FP_KINDS];
+} sp_fp_work;
+
 typedef struct sp_loop {
   char *index;
   int parent;  /* loop id of the enclosing loop in this nest, -1 for loop 0 */
@@ -76,6 +103,7 @@ typedef struct sp_loop {
   char *dependence; /* why not parallel (or why the declared parallel loop is suspect), or NULL */
   sp_clauses clauses;
   int collapsed_into; /* loop id whose collapse/tile clause covers this loop, or -1 */
+  sp_fp_work fp;      /* floating-point work of one iteration of its body */
   sp_srcloc loc;
 } sp_loop;
 
