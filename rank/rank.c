@@ -43,23 +43,11 @@
 #define SP_L2_SAMPLE_MIN_SECTORS 65536
 #define SP_L2_SAMPLE_MAX_SHIFT 6
 
-/* Reference executions (lanes) in the whole run: the iterations of its loops, trip counts
- * averaged for triangular loops, less those its guards exclude (the analyzer's share):
- * counting them all extrapolated `if (j <= i)` on 2048^2 to twice its traffic. */
-static double sp_ref_executions(const sp_nest *n, int r) {
-  double it = 1;
-  for (int k = 0; k < n->refs[r].nloops; k++) {
-    const sp_loop *L = &n->loops[n->refs[r].loops[k]];
-    it *= ((double)L->trip_min + (double)L->trip_max) / 2;
-  }
-  return it * (1 - n->refs[r].guard_excluded);
-}
-
 /* Warp instructions the candidate will issue: each reference once per iteration of its loops,
  * divided over the lanes of a warp. */
 static double sp_estimate_warp_instructions(const sp_nest *n) {
   double total = 0;
-  for (int r = 0; r < n->nrefs; r++) total += sp_ref_executions(n, r);
+  for (int r = 0; r < n->nrefs; r++) total += sp_rank_ref_executions(n, r);
   return total / 32;
 }
 
@@ -1076,7 +1064,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
       sp_cm_counters cur = ref_raw[r], out;
       int a = nest->refs[r].array;
       sp_cold_mix *cm = &cold_seen[a];
-      double lanes = sink.ref_lanes[r], ex_r = sp_ref_executions(nest, r);
+      double lanes = sink.ref_lanes[r], ex_r = sp_rank_ref_executions(nest, r);
       double sec = (double)cur.l2_read_cold_sectors, bytes = (double)cur.dram_read_cold_bytes;
       cm->seen += sec, cm->bytes += bytes;
       if (lanes > 0) cm->w_seen += sec * ex_r / lanes, cm->w_bytes += bytes * ex_r / lanes;
@@ -1100,7 +1088,7 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
          * repeat with the trip too (mm446's A[i][k] under 128-lane passes of j: the first
          * pass read 2 sectors of each row where the run reads 48, and DRAM reads were 64 %
          * too few) */
-        double ex_run = shortened ? sp_ref_executions(run, r) : ex_r;
+        double ex_run = shortened ? sp_rank_ref_executions(run, r) : ex_r;
         sp_extrapolate_ref(&out, &cur, split ? &sink.snap[k][r] : NULL, lanes,
                            split ? sink.snap_lanes[k][r] : 0, ex_run);
         if (ex_run > 0 && ex_run < ex_r) sp_counters_scale(&out, ex_r / ex_run);
@@ -1947,7 +1935,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       bool missing = false;
       for (int i = 0; i < nest->nrefs; i++)
         missing |= !sp_reached(&main_ref[i]) && !sp_reached(&ref_sum[i]) &&
-                   sp_ref_executions(nest, i) > 0;
+                   sp_rank_ref_executions(nest, i) > 0;
       int sl = -1;
       int64_t strip = 0;
       if (missing) sp_shorten_choice(nest, 0, &sl, &strip);
@@ -2113,7 +2101,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   if (!add) rc = -1;
   for (int i = 0; i < nest->nrefs && rc == 0; i++) {
     const sp_cm_counters *m = &main_ref[i];
-    if (sp_reached(m) || sp_ref_executions(nest, i) <= 0) continue;
+    if (sp_reached(m) || sp_rank_ref_executions(nest, i) <= 0) continue;
     int a = nest->refs[i].array;
     sp_cm_counters x = ref_sum[i];
     sp_l2_side_from(&x, per_array[a].l2_read_sectors > 0 ? &per_array[a] : &all,
@@ -2380,9 +2368,12 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
     rc = sp_rank_uneven_of(nest, &c->schedule, arch, c->stats.active_blocks_per_sm, &u);
     double dram_order = 1;
     if (rc == 0) rc = sp_rank_dram_order(nest, &c->schedule, c->per_array, arch, &dram_order);
-    if (rc == 0)
+    if (rc == 0) {
+      sp_rank_arith ar = sp_rank_arith_of(nest, &c->total, arch);
       sp_rank_predict_time_uneven(&c->total, &c->stats, &c->schedule, arch,
-                                  sp_loads_per_iteration(nest, arch), &comb, &u, dram_order, &c->time);
+                                  sp_loads_per_iteration(nest, arch), &comb, &ar, &u, dram_order,
+                                  &c->time);
+    }
     sp_rank_uneven_free(&u);
   }
   free(alone_share);

@@ -248,6 +248,8 @@ static json_t *sp_candidate_json(const sp_nest *n, const sp_rank_result *r,
   json_object_set_new(t, "uneven_blocks_us", json_real(c->time.uneven_s * 1e6));
   json_object_set_new(t, "dram_drift", json_real(c->time.dram_drift));
   json_object_set_new(t, "partial_writes_us", json_real(c->time.partial_s * 1e6));
+  json_object_set_new(t, "fp_issue_us", json_real(c->time.arith_s * 1e6));
+  json_object_set_new(t, "fp_chain_us", json_real(c->time.arith_chain_s * 1e6));
   json_object_set_new(t, "bound", json_string(sp_rank_bound_name(c->time.bound)));
   json_object_set_new(t, "sms_used", json_integer(c->time.sms_used));
   json_object_set_new(t, "active_warps_per_sm", json_integer(c->time.active_warps_per_sm));

@@ -28,6 +28,8 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
     case SP_BOUND_COMBINE: return "reduction atomics";
     case SP_BOUND_PARTIAL: return "partly written store sectors";
     case SP_BOUND_EMPTY: return "blocks without work";
+    case SP_BOUND_ARITH: return "floating-point throughput";
+    case SP_BOUND_ARITH_LATENCY: return "floating-point latency";
   }
   return "?";
 }
@@ -282,9 +284,13 @@ typedef struct sp_group {
   int warps;       /* resident warps per busy SM */
 } sp_group;
 
+/* parts of a group's time: [0] DRAM, [1] L2, [2] L1, [3] latency (memory and floating-point
+ * chains), [4] partial writes, [5] floating-point issue, [6] the chains' share of [3] */
+#define SP_TIME_PARTS 7
+
 static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_group *g,
                             double loads_per_iter, double lat_cycles, double dram_drift,
-                            double *parts, sp_rank_bound *bound) {
+                            const sp_rank_arith *ar, double *parts, sp_rank_bound *bound) {
   double clock = a->clock_boost_mhz * 1e6;
   double f = g->fraction;
   double dram_bytes = ((double)c->dram_read_bytes + sp_rank_dram_write_bytes(c)) * f;
@@ -302,12 +308,22 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
   /* a GPU-wide rate, not scaled to the SMs in use: single-block candidates on the H100 (one
    * SM storing) were slower by 0-0.4x what a per-SM cost would add */
   parts[4] = sp_rank_partial_write_seconds(sp_rank_partial_charged_sectors(c) * f, a);
+  parts[5] = parts[6] = 0;
+  if (ar) {
+    double issue = 0;
+    for (int k = 0; k < SP_ARCH_FP_KINDS; k++) issue += ar->warp_ops[k] * a->fp_op[k].issue_cycles;
+    parts[5] = issue * f / g->sms / clock;
+    /* a warp's iteration waits for its loads, then for its arithmetic: the two add */
+    parts[6] = ar->chain_warp_cycles * f / g->sms / g->warps / clock;
+    parts[3] += parts[6];
+  }
   static const sp_rank_bound part_bound[5] = {SP_BOUND_DRAM, SP_BOUND_L2, SP_BOUND_L1,
                                                SP_BOUND_LATENCY, SP_BOUND_PARTIAL};
   int worst = 0;
   for (int i = 1; i < 5; i++)
     if (parts[i] > parts[worst]) worst = i;
   *bound = part_bound[worst];
+  if (worst == 3 && parts[6] > parts[3] - parts[6]) *bound = SP_BOUND_ARITH_LATENCY;
   /* The memory system's busiest level plus the warps' waiting, not the larger of the two: an
    * iteration's loads are issued only after the previous iteration's have returned, so the
    * latency chain is not hidden behind the transfers. Chosen on the H100 measurements of 60
@@ -316,7 +332,15 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
    * 17) and its times are still below the measured ones (median measured/predicted 1.86 ->
    * 1.32), so it does not overstate the latency. The partly written sectors add too: on the
    * H100 they lengthened store-bound kernels by their count times a fixed cost (arch.h). */
-  return fmax(fmax(parts[0], parts[1]), parts[2]) + parts[3] + parts[4];
+  double memory = fmax(fmax(parts[0], parts[1]), parts[2]) + parts[3] + parts[4];
+  /* The SMs issue the floating-point instructions while the memory system works; a kernel
+   * that issues more than it waits is bound by the issue (the H200's n-body loop ran at its
+   * operations' throughput with 32 warps an SM: validation/results/h200/2026-11-29-fp-op-probe) */
+  if (parts[5] > memory) {
+    *bound = SP_BOUND_ARITH;
+    return parts[5];
+  }
+  return memory;
 }
 
 /* A block's partial results go to one address, whose atomics the L2 performs one after another:
@@ -432,13 +456,14 @@ static double sp_uneven_seconds(const sp_rank_uneven *u, const double *parts) {
 void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *a, double loads_per_iteration,
                           const sp_rank_combine *comb, sp_rank_time *out) {
-  sp_rank_predict_time_uneven(c, st, s, a, loads_per_iteration, comb, NULL, 1.0, out);
+  sp_rank_predict_time_uneven(c, st, s, a, loads_per_iteration, comb, NULL, NULL, 1.0, out);
 }
 
 void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *st,
                                  const sp_schedule *s, const sp_arch *a,
                                  double loads_per_iteration, const sp_rank_combine *comb,
-                                 const sp_rank_uneven *u, double dram_drift, sp_rank_time *out) {
+                                 const sp_rank_arith *arith, const sp_rank_uneven *u,
+                                 double dram_drift, sp_rank_time *out) {
   memset(out, 0, sizeof *out);
   out->dram_drift = dram_drift;
   int threads = s->block[0] * s->block[1] * s->block[2];
@@ -498,14 +523,16 @@ void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *
                              warps_per_block;
   double total = 0, worst_group = -1;
   for (int g = 0; g < ng; g++) {
-    double parts[5];
+    double parts[SP_TIME_PARTS];
     sp_rank_bound b;
-    double t = sp_group_time(c, a, &groups[g], k, iteration_cycles, dram_drift, parts, &b);
+    double t = sp_group_time(c, a, &groups[g], k, iteration_cycles, dram_drift, arith, parts, &b);
     out->dram_s += parts[0];
     out->l2_s += parts[1];
     out->l1_s += parts[2];
     out->latency_s += parts[3];
     out->partial_s += parts[4];
+    out->arith_s += parts[5];
+    out->arith_chain_s += parts[6];
     if (t > worst_group) {
       worst_group = t;
       out->bound = b;
@@ -533,6 +560,48 @@ sp_rank_combine sp_rank_combine_of(const sp_nest *nest) {
     if (v->kind != SP_CG_REDUCTION) continue;
     if (sp_cg_atomic_add_native(v)) r.native++;
     else r.cas++;
+  }
+  return r;
+}
+
+_Static_assert(SP_ARCH_FP_KINDS == SP_FP_KINDS, "arch fp_op figures follow sp_fp_kind");
+
+double sp_rank_ref_executions(const sp_nest *n, int r) {
+  double it = 1;
+  for (int k = 0; k < n->refs[r].nloops; k++) {
+    const sp_loop *L = &n->loops[n->refs[r].loops[k]];
+    it *= ((double)L->trip_min + (double)L->trip_max) / 2;
+  }
+  return it * (1 - n->refs[r].guard_excluded);
+}
+
+/* Executions of loop l's body in the whole run (trip counts averaged, as for references). */
+static double sp_loop_executions(const sp_nest *nest, int l) {
+  double it = 1;
+  for (int k = l; k >= 0; k = nest->loops[k].parent)
+    it *= ((double)nest->loops[k].trip_min + (double)nest->loops[k].trip_max) / 2;
+  return it;
+}
+
+sp_rank_arith sp_rank_arith_of(const sp_nest *nest, const sp_cm_counters *c, const sp_arch *a) {
+  sp_rank_arith r;
+  memset(&r, 0, sizeof r);
+  bool measured = false;
+  for (int k = 0; k < SP_ARCH_FP_KINDS; k++) measured |= a->fp_op[k].issue_cycles > 0;
+  if (!measured) return r;
+  /* warp instructions per thread execution, as the references' requests show it */
+  double lanes = 0;
+  for (int i = 0; i < nest->nrefs; i++) lanes += sp_rank_ref_executions(nest, i);
+  double requests = (double)(c->ld_requests + c->st_requests);
+  double per_lane = lanes > 0 && requests > 0 ? requests / lanes : 1.0 / 32;
+  for (int l = 0; l < nest->nloops; l++) {
+    const sp_fp_work *w = &nest->loops[l].fp;
+    double warp_execs = sp_loop_executions(nest, l) * per_lane, chain = 0;
+    for (int k = 0; k < SP_ARCH_FP_KINDS; k++) {
+      r.warp_ops[k] += w->ops[k] * warp_execs;
+      chain += w->chain[k] * a->fp_op[k].latency_cycles;
+    }
+    r.chain_warp_cycles += chain * warp_execs;
   }
   return r;
 }

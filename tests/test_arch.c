@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "schedpredict/arch.h"
+#include "schedpredict/ir.h"
 #include "tests/sp_test.h"
 
 static int load_path(const char *path, sp_arch *a) {
@@ -126,10 +127,17 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.l2_bw_by_sms.n + a.dram_bw_by_sms.n, 0);
   CHECK_NEAR(a.warp_loads_in_flight, 6, 1e-12);    /* mlp_probe on the H200 */
   CHECK_NEAR(a.loop_iteration_cycles, 36.8, 1e-12); /* the H100's iteration_probe, the same SM */
+  /* fp_op_probe on the H200: latency and SM cycles a warp instruction, in sp_fp_kind order */
+  CHECK_NEAR(a.fp_op[SP_FP64_SIMPLE].latency_cycles, 8.2, 1e-12);
+  CHECK_NEAR(a.fp_op[SP_FP64_DIV].issue_cycles, 4.51, 1e-12);
+  CHECK_NEAR(a.fp_op[SP_FP64_SQRT].latency_cycles, 93.3, 1e-12);
+  CHECK_NEAR(a.fp_op[SP_FP32_SPECIAL].issue_cycles, 2.46, 1e-12);
   CHECK_NEAR(a.l2_partial_write_ns, 0.013, 1e-12); /* partial_probe on the H200 */
   CHECK_NEAR(a.block_dispatch_ns, 0.58, 1e-12);    /* empty_block_probe on the H200 */
   CHECK_NEAR(a.empty_block_ns, 220, 1e-12);
   CHECK_EQ_INT(load_path("arch/a100.json", &a), 0);
+  for (int k = 0; k < SP_ARCH_FP_KINDS; k++) /* not measured: no arithmetic term */
+    CHECK_NEAR(a.fp_op[k].latency_cycles + a.fp_op[k].issue_cycles, 0, 0);
   CHECK_NEAR(a.l2_partial_write_ns, 0, 0); /* not measured: free */
   CHECK_NEAR(a.block_dispatch_ns, 0, 0);
   CHECK_NEAR(a.empty_block_ns, 0, 0);
@@ -221,6 +229,7 @@ static void test_bad_files(void) {
       {"drift_below_one.json", "field 'dram_drift_slowdown_32b': element 1 must be [rounds, slowdown]: a positive integer and a number of at least 1"},
       {"drift_descending.json", "field 'dram_drift_slowdown_64b': rounds must be strictly ascending (element 2)"},
       {"walk_not_ascending.json", "field 'dram_walk_slowdown_64b': blocks must be strictly ascending (element 1)"},
+      {"fp_op_zero.json", "field 'fp64_div_op': 'value' must be {\"latency_cycles\": L, \"sm_cycles_per_warp_instruction\": C} with L and C positive numbers"},
       {"does_not_exist.json", "does_not_exist.json"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -434,10 +434,10 @@ static void test_uneven_blocks(void) {
   sp_rank_uneven u = {132, blocks, work, heaviest};
   sp_rank_time equal, even, uneven;
   sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &equal);
-  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, 1.0, &even);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, NULL, &u, 1.0, &even);
   CHECK(even.uneven_s == 0 && even.total_s == equal.total_s);
   work[7] = heaviest[7] = 3;
-  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, 1.0, &uneven);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, NULL, &u, 1.0, &uneven);
   double f = 3 / (134.0 / 132), shared = fmax(equal.dram_s, equal.l2_s);
   double want = fmax(shared, equal.l1_s * f) + equal.latency_s * f -
                 (fmax(shared, equal.l1_s) + equal.latency_s);
@@ -446,7 +446,7 @@ static void test_uneven_blocks(void) {
   /* two waves: the later blocks take the slots the light ones leave; not applied */
   sp_rank_time two;
   launch(256, 132 * 9, sp_arch_active_blocks_per_sm(&h100, 256, 0, 0), &s, &st);
-  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &u, 1.0, &two);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, NULL, &u, 1.0, &two);
   CHECK(two.uneven_s == 0);
 
   /* sp_rank_uneven_of on a 64 x 64 triangle (j <= i): i -> by (2 blocks, 32 rounds each),
@@ -526,8 +526,8 @@ static void test_dram_drift(void) {
   sp_trace_stats st;
   launch(256, 1024, sp_arch_active_blocks_per_sm(&h100, 256, 0, 0), &sch, &st);
   sp_rank_time one, drift;
-  sp_rank_predict_time_uneven(&c, &st, &sch, &h100, 1, NULL, NULL, 1.0, &one);
-  sp_rank_predict_time_uneven(&c, &st, &sch, &h100, 1, NULL, NULL, 1.5, &drift);
+  sp_rank_predict_time_uneven(&c, &st, &sch, &h100, 1, NULL, NULL, NULL, 1.0, &one);
+  sp_rank_predict_time_uneven(&c, &st, &sch, &h100, 1, NULL, NULL, NULL, 1.5, &drift);
   CHECK_NEAR(drift.dram_s, 1.5 * one.dram_s, 1e-15);
   CHECK_NEAR(drift.l2_s, one.l2_s, 0);
   CHECK_NEAR(drift.latency_s, one.latency_s, 0);
@@ -711,6 +711,91 @@ static void test_l1_miss_cycles(void) {
   CHECK(misses.total_s > hits.total_s + 0.9 * (misses.l1_s - hits.l1_s));
 }
 
+/* Floating-point work: its chains add to the warps' waiting, its issue bounds the time from
+ * below; by hand on one full wave of 256-thread blocks (8 an SM: 64 warps). */
+static void test_fp_terms(void) {
+  sp_cm_counters c;
+  memset(&c, 0, sizeof c);
+  c.ld_requests = (int64_t)132 * 64 * 1000; /* 1,000 iterations a warp, every load an L1 hit */
+  c.ld_sectors = c.ld_requests * 8;
+  c.ld_l1_hit_sectors = c.ld_sectors;
+  c.ld_l1_cycles = c.ld_requests;
+  sp_schedule s;
+  sp_trace_stats st;
+  launch(256, 132 * 8, 8, &s, &st);
+  const double clock = h100.clock_boost_mhz * 1e6;
+  sp_rank_time none, zero, chain, issue;
+  sp_rank_arith ar;
+  memset(&ar, 0, sizeof ar);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, NULL, NULL, 1.0, &none);
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &ar, NULL, 1.0, &zero);
+  CHECK_NEAR(zero.total_s, none.total_s, 0);
+  CHECK(zero.bound == none.bound);
+  CHECK_NEAR(zero.arith_s + zero.arith_chain_s, 0, 0);
+
+  /* every warp iteration waits for a division: 1,000 x 125.2 cycles a warp, 64 warps an SM in
+   * flight */
+  ar.chain_warp_cycles = (double)c.ld_requests * h100.fp_op[SP_FP64_DIV].latency_cycles;
+  ar.warp_ops[SP_FP64_DIV] = (double)c.ld_requests;
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, &ar, NULL, 1.0, &chain);
+  double chain_s = 1000.0 * 125.2 / clock, issue_s = 64 * 1000.0 * 4.51 / clock;
+  CHECK_NEAR(chain.arith_chain_s, chain_s, 1e-9 * chain_s);
+  CHECK_NEAR(chain.latency_s, none.latency_s + chain_s, 1e-9 * chain_s);
+  CHECK_NEAR(chain.arith_s, issue_s, 1e-9 * issue_s);
+  /* each warp waits 1,000 x (125.2 + 39.6 + 36.8) cycles (201,600) while its SM issues 64,000
+   * divisions at 4.51 cycles (288,640): the issue bounds it */
+  CHECK(chain.bound == SP_BOUND_ARITH);
+  CHECK_NEAR(chain.total_s, issue_s + chain.launch_s, 1e-9 * chain.total_s);
+
+  /* one warp an SM (32-thread blocks): nothing hides the chain */
+  launch(32, 132, 1, &s, &st);
+  sp_cm_counters one = c;
+  one.ld_requests = 132 * 1000;
+  one.ld_sectors = one.ld_l1_hit_sectors = one.ld_requests * 8;
+  one.ld_l1_cycles = one.ld_requests;
+  ar.chain_warp_cycles = (double)one.ld_requests * 125.2;
+  ar.warp_ops[SP_FP64_DIV] = (double)one.ld_requests;
+  sp_rank_predict_time_uneven(&one, &st, &s, &h100, 1, NULL, NULL, NULL, 1.0, &none);
+  sp_rank_predict_time_uneven(&one, &st, &s, &h100, 1, NULL, &ar, NULL, 1.0, &issue);
+  CHECK_NEAR(issue.arith_chain_s, 1000 * 125.2 / clock, 1e-9);
+  CHECK(issue.bound == SP_BOUND_ARITH_LATENCY); /* 125.2 cycles against the L1's 39.6 + 36.8 */
+  CHECK_NEAR(issue.total_s, none.total_s + issue.arith_chain_s, 1e-9 * issue.total_s);
+}
+
+/* sp_rank_arith_of: each loop's operations times its executions, at the lanes per request the
+ * counters show. */
+static void test_fp_work_of_candidate(void) {
+  tnest t;
+  tn_init(&t);
+  int i = tn_loop(&t, -1, true, true, 0, 0, 1023, 0, 1); /* i: 1,024 iterations, parallel */
+  int j = tn_loop(&t, i, false, false, 0, 0, 99, 0, 1);  /* j: 100, sequential */
+  int a = tn_array(&t, 8, 1024 * 100 * 8);
+  int chain[2] = {i, j};
+  int64_t coef[SP_MAX_LOOPS] = {800, 8};
+  tn_ref(&t, a, false, 8, chain, 2, 0, coef);
+  t.n.loops[j].fp.ops[SP_FP64_SIMPLE] = 3;
+  t.n.loops[j].fp.ops[SP_FP64_SQRT] = 1;
+  t.n.loops[j].fp.chain[SP_FP64_SIMPLE] = 2;
+  t.n.loops[j].fp.chain[SP_FP64_SQRT] = 1;
+  t.n.loops[i].fp.ops[SP_FP32_DIV] = 1;
+  t.n.loops[i].fp.chain[SP_FP32_DIV] = 1;
+  sp_cm_counters c;
+  memset(&c, 0, sizeof c);
+  c.ld_requests = 1024 * 100 / 16; /* half the lanes of each request work */
+  sp_rank_arith ar = sp_rank_arith_of(&t.n, &c, &h100);
+  double per_lane = 1.0 / 16;
+  CHECK_NEAR(ar.warp_ops[SP_FP64_SIMPLE], 3 * 102400 * per_lane, 1e-9);
+  CHECK_NEAR(ar.warp_ops[SP_FP64_SQRT], 102400 * per_lane, 1e-9);
+  CHECK_NEAR(ar.warp_ops[SP_FP32_DIV], 1024 * per_lane, 1e-9);
+  double cyc = 102400 * per_lane * (2 * 8.2 + 93.3) + 1024 * per_lane * 57.7;
+  CHECK_NEAR(ar.chain_warp_cycles, cyc, 1e-9 * cyc);
+  /* an arch without the figures: nothing */
+  sp_arch bare = h100;
+  memset(bare.fp_op, 0, sizeof bare.fp_op);
+  ar = sp_rank_arith_of(&t.n, &c, &bare);
+  CHECK_NEAR(ar.warp_ops[SP_FP64_SIMPLE] + ar.chain_warp_cycles, 0, 0);
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
@@ -736,5 +821,7 @@ int main(void) {
   SP_RUN(test_walk_blocks);
   SP_RUN(test_wide_walk);
   SP_RUN(test_l1_miss_cycles);
+  SP_RUN(test_fp_terms);
+  SP_RUN(test_fp_work_of_candidate);
   return SP_TEST_END();
 }

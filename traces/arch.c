@@ -56,7 +56,7 @@ static const char *json_type_name(const json_t *v) {
 /* the field table */
 
 enum ftype { FT_INT, FT_I64, FT_DOUBLE, FT_BOOL, FT_CC, FT_L1POL, FT_L2POL, FT_CARVEOUTS, FT_DEALING,
-             FT_BW_CURVE, FT_DRIFT_CURVE, FT_WALK_CURVE };
+             FT_BW_CURVE, FT_DRIFT_CURVE, FT_WALK_CURVE, FT_FP_OP };
 enum { F_NULLABLE = 1, F_ZERO_OK = 2, F_OPTIONAL = 4 /* may be absent: stays 0 */ };
 
 typedef struct fdesc {
@@ -127,6 +127,14 @@ static const fdesc k_fields[] = {
     F("same_address_atomic_ns", FT_DOUBLE, same_address_atomic_ns, F_OPTIONAL),
     F("warp_loads_in_flight", FT_DOUBLE, warp_loads_in_flight, F_OPTIONAL),
     F("loop_iteration_cycles", FT_DOUBLE, loop_iteration_cycles, F_OPTIONAL),
+    F("fp64_op", FT_FP_OP, fp_op[0], F_OPTIONAL),
+    F("fp64_div_op", FT_FP_OP, fp_op[1], F_OPTIONAL),
+    F("fp64_sqrt_op", FT_FP_OP, fp_op[2], F_OPTIONAL),
+    F("fp64_special_op", FT_FP_OP, fp_op[3], F_OPTIONAL),
+    F("fp32_op", FT_FP_OP, fp_op[4], F_OPTIONAL),
+    F("fp32_div_op", FT_FP_OP, fp_op[5], F_OPTIONAL),
+    F("fp32_sqrt_op", FT_FP_OP, fp_op[6], F_OPTIONAL),
+    F("fp32_special_op", FT_FP_OP, fp_op[7], F_OPTIONAL),
     F("l2_partial_write_ns", FT_DOUBLE, l2_partial_write_ns, F_OPTIONAL),
     F("block_dispatch_ns", FT_DOUBLE, block_dispatch_ns, F_OPTIONAL),
     F("empty_block_ns", FT_DOUBLE, empty_block_ns, F_OPTIONAL),
@@ -316,6 +324,21 @@ static int parse_field(const fdesc *f, const json_t *fo, sp_arch *a, const char 
       a->block_dealing_cycle[i] = (int16_t)json_integer_value(e);
     }
     a->n_block_dealing_cycle = (int)n;
+    return 0;
+  }
+  case FT_FP_OP: {
+    /* {"latency_cycles": L, "sm_cycles_per_warp_instruction": C}, both positive */
+    sp_arch_fp_op *op = (sp_arch_fp_op *)base;
+    const json_t *l = json_is_object(v) ? json_object_get(v, "latency_cycles") : NULL;
+    const json_t *c = json_is_object(v) ? json_object_get(v, "sm_cycles_per_warp_instruction") : NULL;
+    if (!l || !c || json_object_size(v) != 2 || !json_is_number(l) || !json_is_number(c) ||
+        !(json_number_value(l) > 0) || !(json_number_value(c) > 0) || !isfinite(json_number_value(l)) ||
+        !isfinite(json_number_value(c)))
+      return fail(err, errlen, path, key,
+                  "'value' must be {\"latency_cycles\": L, \"sm_cycles_per_warp_instruction\": C} "
+                  "with L and C positive numbers");
+    op->latency_cycles = json_number_value(l);
+    op->issue_cycles = json_number_value(c);
     return 0;
   }
   case FT_BW_CURVE:

@@ -27,6 +27,15 @@ typedef struct sp_arch_curve {
   double x[SP_ARCH_MAX_BW_POINTS], y[SP_ARCH_MAX_BW_POINTS];
 } sp_arch_curve;
 
+/* One kind of floating-point operation (sp_fp_kind, ir.h: the same order) as a warp runs it:
+ * the cycles a dependent operation waits for its result, and the SM's cycles per warp
+ * instruction when every scheduler issues it (1 / throughput); 0 = not measured. */
+#define SP_ARCH_FP_KINDS 8
+typedef struct sp_arch_fp_op {
+  double latency_cycles;
+  double issue_cycles;
+} sp_arch_fp_op;
+
 /* What a global store does in the L1. */
 typedef enum sp_l1_store_policy {
   SP_L1_STORE_BYPASS = 0,             /* "bypass": stores go to L2; a cached copy is invalidated (Kepler) */
@@ -133,6 +142,9 @@ typedef struct sp_arch {
   /* core cycles a loop iteration adds to the latency of its loads in a warp's chain of
    * iterations (address arithmetic, the dependent use, the branch); 0 = absent (optional) */
   double loop_iteration_cycles;
+  /* floating-point operations by kind (fp64, fp64_div, ... as sp_fp_kind); all 0 = arithmetic
+   * not modelled on this arch (optional) */
+  sp_arch_fp_op fp_op[SP_ARCH_FP_KINDS];
   /* GPU time of one store sector that its instruction writes only in part (the L2 merges it
    * into the sector's other bytes), ns, all SMs storing; 0 = absent (optional: free) */
   double l2_partial_write_ns;

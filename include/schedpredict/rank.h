@@ -20,7 +20,17 @@ typedef enum sp_rank_bound {
   SP_BOUND_COMBINE, /* the reductions' atomics on one address */
   SP_BOUND_PARTIAL, /* the L2's merging of store sectors written in part */
   SP_BOUND_EMPTY,   /* dealing blocks that have no iterations */
+  SP_BOUND_ARITH,   /* issuing the floating-point instructions */
+  SP_BOUND_ARITH_LATENCY, /* warps waiting on chains of dependent floating-point operations */
 } sp_rank_bound;
+
+/* A candidate's floating-point work as the time model charges it (sp_rank_arith_of): its warp
+ * instructions of each kind (sp_fp_kind) over the whole run, and the cycles its warps wait on
+ * dependent operations, summed over the warps. */
+typedef struct sp_rank_arith {
+  double warp_ops[SP_ARCH_FP_KINDS];
+  double chain_warp_cycles;
+} sp_rank_arith;
 
 /* A nest's reductions as the time model sees them: what each thread block does to combine its
  * partial results into the one result, as an OpenACC compiler's tree reduction (and the
@@ -34,7 +44,11 @@ typedef struct sp_rank_combine {
 /* Predicted time of one candidate, seconds, and its parts. */
 typedef struct sp_rank_time {
   double dram_s, l2_s, l1_s; /* bytes over each level's bandwidth (for the SMs in use) */
-  double latency_s;          /* memory instructions over the warps in flight x latency */
+  double latency_s;          /* memory instructions over the warps in flight x latency, with
+                                the chains of dependent floating-point operations (arith) */
+  double arith_chain_s;      /* the part of latency_s that is floating-point chains */
+  double arith_s;            /* floating-point warp instructions at the SMs' issue rate; the
+                                time is at least this */
   double launch_s;           /* fixed launch overhead */
   double combine_s;          /* the reductions' atomics, one after another (sp_rank_combine) */
   double partial_s;          /* store sectors written in part, merged by the L2 (added) */
@@ -174,7 +188,21 @@ void sp_rank_uneven_free(sp_rank_uneven *u);
 void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *st,
                                  const sp_schedule *s, const sp_arch *arch,
                                  double loads_per_iteration, const sp_rank_combine *comb,
-                                 const sp_rank_uneven *u, double dram_drift, sp_rank_time *out);
+                                 const sp_rank_arith *arith, const sp_rank_uneven *u,
+                                 double dram_drift, sp_rank_time *out);
+
+/* The floating-point work of candidate counters c of nest (sp_loop.fp): each loop's operations
+ * times its executions, as warp instructions at the lanes per request the trace found (c's
+ * requests over the references' executions); and its chains at the arch's latencies, each
+ * iteration's after the other's: on the H200 the chains of an n-body loop that nvcc unrolled by
+ * 4 did not overlap (validation/results/h200/2026-11-29-fp-op-probe). All 0 where the arch has
+ * no fp_op figures. */
+/* Reference r's executions (lanes) in the whole run: the iterations of its loops, trip counts
+ * averaged for triangular loops, less those its guards exclude (the analyzer's share):
+ * counting them all extrapolated `if (j <= i)` on 2048^2 to twice its traffic. */
+double sp_rank_ref_executions(const sp_nest *n, int r);
+
+sp_rank_arith sp_rank_arith_of(const sp_nest *nest, const sp_cm_counters *c, const sp_arch *arch);
 
 /* How much longer the DRAM traffic takes because a block's warps drift apart over the rounds
  * each thread runs (sp_trace_thread_rounds): in the first round they read the pieces of a line
