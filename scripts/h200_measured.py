@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Every H200 measurement of planned candidates in the repo against a binary's `--arch h200`
+model: its predicted times and its picks, without a GPU.
+
+    python3 scripts/h200_measured.py BIN [--baseline BIN2] [--json FILE]
+
+Datasets (plans and what the H200 measured for them):
+  run13   validation/results/h100/2026-11-27-drift-run13/ (plans made for the H100 model,
+          measured on an H200 under h200/), 13 examples
+  guards  validation/results/h200/2026-11-29-guards/, continue_stencil and guarded_stencil
+  redblack validation/results/h200/2026-11-29-redblack/, the plans of both models
+          (--param color=1, the harness's value)
+  fp      validation/results/h200/2026-11-29-fp-op-probe/, aos_particles, correlation, himeno
+
+Each example runs as `BIN --arch h200 --format json --top 100000 -q examples/NAME.c ARGS` (ARGS:
+its `// schedpredict-args:` line, and the dataset's own). A measured candidate (status ok) is
+matched to the ranking by nest, mapping as its trace runs, block and grid (scripts/trace_key.py);
+one measured in several datasets counts in each. Per nest: the pick is the matched candidate the
+binary ranks first, the best the fastest measured; regret = pick / best - 1. Over candidates:
+the time error, mean |log(measured / predicted)|, and how many are within 20 %.
+
+The measured time is the CUDA events' median (time_us, as everywhere in this repo); with
+--duration, CUPTI's gpu__time_duration.sum where the run read it. The two differ for kernels
+of a few microseconds: the events also hold the launch's host side (fdtd2d.c:15's candidates,
+1.7-2.5 us by duration, read 6-9 us by events, in no stable order)."""
+import argparse, gzip, json, math, os, shlex, statistics, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from trace_key import cand_key  # noqa: E402
+
+R13 = "validation/results/h100/2026-11-27-drift-run13"
+GUARDS = "validation/results/h200/2026-11-29-guards"
+RB = "validation/results/h200/2026-11-29-redblack"
+FP = "validation/results/h200/2026-11-29-fp-op-probe"
+R13_EXAMPLES = ["collapse4", "conv2d", "fdtd2d", "gwv_explicit", "himeno", "jacobi", "kernels_region",
+                "omp_target", "pointer_arith", "tile", "transpose", "triangular", "xreuse"]
+# (dataset, example, plan, measured, extra arguments)
+DATASETS = (
+    [("run13", e, f"{R13}/plans/{e}.plan.json.gz", f"{R13}/h200/measured/{e}.plan.measured.json", [])
+     for e in R13_EXAMPLES] +
+    [("guards", e, f"{GUARDS}/plans/{e}.plan.json.gz", f"{GUARDS}/measured/{e}.plan.measured.json", [])
+     for e in ("continue_stencil", "guarded_stencil")] +
+    [("redblack", "redblack", f"{RB}/plans/redblack.{m}model.plan.json",
+      f"{RB}/{m}-model/redblack.plan.measured.json", ["--param", "color=1"]) for m in ("h100", "h200")] +
+    [("fp", e, f"{FP}/plans/{e}.plan.json", f"{FP}/measured/{e}.plan.measured.json", [])
+     for e in ("aos_particles", "correlation", "himeno")])
+
+
+def load(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
+def example_args(name):
+    with open(os.path.join(ROOT, "examples", name + ".c")) as f:
+        for line in f:
+            if line.startswith("// schedpredict-args:"):
+                return shlex.split(line[len("// schedpredict-args:"):])
+    return []
+
+
+def ranking(binary, name, extra, cache):
+    key = (binary, name, tuple(extra))
+    if key not in cache:
+        out = subprocess.run([binary, "--arch", "h200", "--format", "json", "--top", "100000", "-q",
+                              f"examples/{name}.c"] + example_args(name) + extra,
+                             capture_output=True, text=True, cwd=ROOT)
+        if out.returncode != 0:
+            sys.exit(f"h200_measured: {binary} on {name}: exit {out.returncode}: {out.stderr[-400:]}")
+        nests = {}
+        for n in json.loads(out.stdout)["nests"]:
+            nid = n["location"].split("/")[-1].rsplit(":", 1)[0]
+            nests[nid] = {cand_key(c): (i + 1, c["time"]["total_us"]) for i, c in enumerate(n["ranking"])}
+        cache[key] = nests
+    return cache[key]
+
+
+def measured_us(mc, duration):
+    if duration:
+        d = mc.get("metrics", {}).get("gpu__time_duration.sum")
+        return d / 1000 if d else None
+    return mc["time_us"]["median"]
+
+
+def judge(binary, cache, duration):
+    nests = []
+    for ds, name, plan_path, meas_path, extra in DATASETS:
+        plan, meas = load(os.path.join(ROOT, plan_path)), load(os.path.join(ROOT, meas_path))
+        pred = ranking(binary, name, extra, cache)
+        for k in meas["kernels"]:
+            pk = next(p for p in plan["kernels"] if p["id"] == k["id"])
+            byid = {c["id"]: c for c in pk["candidates"]}
+            rows, unmatched = [], 0
+            for mc in k["candidates"]:
+                if mc.get("status") != "ok":
+                    continue
+                key = cand_key(byid[mc["id"]])
+                t = measured_us(mc, duration)
+                if t is None:
+                    continue
+                if key in pred.get(k["id"], {}):
+                    rank, p = pred[k["id"]][key]
+                    rows.append((rank, p, t))
+                else:
+                    unmatched += 1
+            if not rows:
+                continue
+            pick = min(rows)
+            best = min(r[2] for r in rows)
+            nests.append({"dataset": ds, "nest": k["id"], "n": len(rows), "unmatched": unmatched,
+                          "log_errors": [math.log(m / p) for _, p, m in rows],
+                          "pick_us": pick[2], "best_us": best, "regret": pick[2] / best - 1})
+    return nests
+
+
+def summary(nests):
+    errs = [e for n in nests for e in n["log_errors"]]
+    return {"nests": len(nests), "candidates": len(errs),
+            "unmatched": sum(n["unmatched"] for n in nests),
+            "mean_abs_log": statistics.mean(abs(e) for e in errs),
+            "within_20pct": sum(abs(math.exp(e) - 1) <= 0.2 for e in errs),
+            "median_ratio": math.exp(statistics.median(errs)),
+            "pick_best": sum(n["regret"] == 0 for n in nests),
+            "pick_within_10pct": sum(n["regret"] <= 0.10 for n in nests),
+            "median_regret": statistics.median(n["regret"] for n in nests)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("binary")
+    ap.add_argument("--baseline", metavar="BIN2")
+    ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--duration", action="store_true",
+                    help="measured time: gpu__time_duration.sum, not the CUDA events' median")
+    a = ap.parse_args()
+    bins = [("new", os.path.abspath(a.binary))] + ([("base", os.path.abspath(a.baseline))] if a.baseline else [])
+    cache, res = {}, {}
+    for label, b in bins:
+        res[label] = judge(b, cache, a.duration)
+    print(f"{'nest':34s} " + "  ".join(f"{label + ': |log| ratio regret':>30s}" for label, _ in bins))
+    for i, n in enumerate(res["new"]):
+        cells = []
+        for label, _ in bins:
+            m = res[label][i]
+            cells.append(f"{statistics.mean(abs(e) for e in m['log_errors']):8.3f} "
+                         f"{math.exp(statistics.median(m['log_errors'])):6.3f} {100 * m['regret']:6.1f} %")
+        print(f"{n['dataset'] + ' ' + n['nest']:34s} " + "  ".join(f"{c:>30s}" for c in cells))
+    print()
+    for label, _ in bins:
+        s = summary(res[label])
+        print(f"{label}: {s['nests']} nests, {s['candidates']} candidates ({s['unmatched']} unmatched); "
+              f"time error {s['mean_abs_log']:.3f} mean |log|, {s['within_20pct']} within 20 %, "
+              f"median measured/predicted {s['median_ratio']:.3f}; pick the measured best in "
+              f"{s['pick_best']}, within 10 % in {s['pick_within_10pct']}, median regret "
+              f"{100 * s['median_regret']:.1f} %")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({label: {"summary": summary(res[label]), "nests": res[label]} for label, _ in bins}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
