@@ -124,7 +124,11 @@ static void test_hopper(void) {
   CHECK_EQ_INT(a.l2_partitions, 2);
   CHECK_NEAR(a.dram_bw_gbs, 4800.0, 1e-9);
   CHECK_EQ_INT(a.n_block_dealing_cycle, 0); /* not measured on the H200 */
-  CHECK_EQ_INT(a.l2_bw_by_sms.n + a.dram_bw_by_sms.n, 0);
+  /* sm_bandwidth_probe on the H200 */
+  CHECK_EQ_INT(a.l2_bw_by_sms.n, 12);
+  CHECK_NEAR(a.l2_bw_by_sms.y[0], 153.3, 1e-12);
+  CHECK_EQ_INT(a.dram_bw_by_sms.n, 12);
+  CHECK_NEAR(a.dram_bw_by_sms.y[11], 4266.2, 1e-12);
   CHECK_NEAR(a.warp_loads_in_flight, 6, 1e-12);    /* mlp_probe on the H200 */
   CHECK_NEAR(a.loop_iteration_cycles, 36.8, 1e-12); /* the H100's iteration_probe, the same SM */
   /* fp_op_probe on the H200: latency and SM cycles a warp instruction, in sp_fp_kind order */
