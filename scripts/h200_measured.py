@@ -63,9 +63,12 @@ def example_args(name):
 def ranking(binary, name, extra, cache):
     key = (binary, name, tuple(extra))
     if key not in cache:
-        out = subprocess.run([binary, "--arch", "h200", "--format", "json", "--top", "100000", "-q",
-                              f"examples/{name}.c"] + example_args(name) + extra,
-                             capture_output=True, text=True, cwd=ROOT)
+        try:
+            out = subprocess.run([binary, "--arch", "h200", "--format", "json", "--top", "100000", "-q",
+                                  f"examples/{name}.c"] + example_args(name) + extra,
+                                 capture_output=True, text=True, cwd=ROOT)
+        except OSError as e:
+            sys.exit(f"h200_measured: cannot run {binary}: {e.strerror}")
         if out.returncode != 0:
             sys.exit(f"h200_measured: {binary} on {name}: exit {out.returncode}: {out.stderr[-400:]}")
         nests = {}

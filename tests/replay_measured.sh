@@ -38,7 +38,8 @@ import json, math, re, sys
 r = json.load(open(sys.argv[1]))
 cands = [c for n in r["datasets"]["merged"]["rankings"]["new"]["nests"] for c in n["candidates"]]
 names = {"DRAM bandwidth", "L2 bandwidth", "L1 throughput", "memory latency",
-         "partly written store sectors", "reduction atomics", "blocks without work"}
+         "partly written store sectors", "reduction atomics", "blocks without work",
+         "floating-point throughput", "floating-point latency"}
 assert cands and all(c["bound"] in names for c in cands), {c["bound"] for c in cands}
 out = open(sys.argv[2]).read().split("time error by the bound new's")[1].split("\n")[1:]
 rows = {}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# scripts/h200_measured.py against the committed H200 measurements: every measured candidate
+# matches the ranking, the summary is what its JSON recomputes to, a binary against itself is
+# the same line twice, --duration reads gpu__time_duration, and a missing binary is an error.
+#   tests/h200_measured.sh SCHEDPREDICT
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: $0 SCHEDPREDICT" >&2; exit 2; }
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$tmp/out" ] && cat "$tmp/out" >&2; exit 1; }
+
+python3 scripts/h200_measured.py "$bin" --baseline "$bin" --json "$tmp/r.json" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err" >&2; fail "exit $?"; }
+new=$(grep "^new: " "$tmp/out" | sed 's/^new: //')
+base=$(grep "^base: " "$tmp/out" | sed 's/^base: //')
+[ -n "$new" ] && [ "$new" = "$base" ] || fail "the binary against itself differs: '$new' / '$base'"
+echo "$new" | grep -q "^32 nests, 424 candidates (0 unmatched)" || fail "not every candidate matched: $new"
+python3 - "$tmp/r.json" "$new" <<'EOF' || fail "summary"
+import json, math, re, statistics, sys
+r = json.load(open(sys.argv[1]))["new"]
+errs = [e for n in r["nests"] for e in n["log_errors"]]
+m = re.search(r"time error ([\d.]+) mean \|log\|, (\d+) within 20 %.*within 10 % in (\d+)", sys.argv[2])
+assert abs(float(m[1]) - statistics.mean(abs(e) for e in errs)) < 6e-4, m[1]
+assert int(m[2]) == sum(abs(math.exp(e) - 1) <= 0.2 for e in errs), m[2]
+assert int(m[3]) == sum(n["regret"] <= 0.10 for n in r["nests"]), m[3]
+# a regret is the pick's measured time over the best's, never below 0
+assert all(n["regret"] >= 0 and n["pick_us"] >= n["best_us"] for n in r["nests"])
+EOF
+
+python3 scripts/h200_measured.py "$bin" --duration --json "$tmp/d.json" >"$tmp/out" 2>"$tmp/err" ||
+  fail "--duration: exit $?"
+python3 - "$tmp/r.json" "$tmp/d.json" <<'EOF' || fail "--duration reads another time"
+import json, sys
+ev = {(n["dataset"], n["nest"], i): n for i, n in enumerate(json.load(open(sys.argv[1]))["new"]["nests"])}
+du = {(n["dataset"], n["nest"], i): n for i, n in enumerate(json.load(open(sys.argv[2]))["new"]["nests"])}
+# fdtd2d.c:15's kernels of about 2 us: the events read several times the duration
+k = next(k for k in ev if k[1] == "fdtd2d.c:15")
+assert du[k]["best_us"] < 3 < 5 < ev[k]["best_us"], (ev[k]["best_us"], du[k]["best_us"])
+EOF
+
+rc=0
+python3 scripts/h200_measured.py "$tmp/no-such-binary" >"$tmp/out" 2>&1 || rc=$?
+[ $rc -ne 0 ] && grep -q "no-such-binary" "$tmp/out" || fail "a missing binary: exit $rc, $(cat "$tmp/out")"
+echo "h200_measured: ok ($new)"
