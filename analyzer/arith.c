@@ -3,6 +3,7 @@
  * statements, nested loops left to their own walk. Each expression yields the operations on its
  * longest dependent chain; a scalar assigned in the body carries its value's chain to its uses
  * later in the same iteration. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyzer/walk.h"
@@ -329,9 +330,12 @@ static void sp_arith_stmt(sp_arith *ar, CXCursor s) {
     sp_arith_expr(ar, s);
     return;
   }
-  CXCursor kids[64];
-  int n = sp_children(s, kids, 64);
-  for (int i = 0; i < n && i < 64; i++) sp_arith_stmt(ar, kids[i]);
+  int n = sp_children(s, NULL, 0);
+  CXCursor *kids = n > 0 ? malloc((size_t)n * sizeof *kids) : NULL;
+  if (!kids) return;
+  n = sp_children(s, kids, n);
+  for (int i = 0; i < n; i++) sp_arith_stmt(ar, kids[i]);
+  free(kids);
 }
 
 void sp_arith_count(sp_az *az, sp_nest *nest, const CXCursor *loop_body) {

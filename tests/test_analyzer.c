@@ -730,6 +730,19 @@ static void test_fp_work(void) {
   CHECK_NEAR(n->loops[1].fp.chain[SP_FP64_SIMPLE], 2, 0); /* t's two multiplies */
   CHECK_NEAR(n->loops[0].fp.ops[SP_FP64_SIMPLE], 1, 0);
   sp_program_free(&prog);
+
+  /* a body of 70 statements: every one counted */
+  char many[8192];
+  int len = snprintf(many, sizeof many,
+                     "double x[64][64];\nvoid m(void) {\n#pragma acc parallel loop\n"
+                     "  for (int i = 0; i < 64; i++) {\n");
+  for (int k = 0; k < 70; k++) len += snprintf(many + len, sizeof many - (size_t)len, "    x[i][%d] *= 2.0;\n", k % 64);
+  snprintf(many + len, sizeof many - (size_t)len, "  }\n}\n");
+  n = analyze_one(many, NULL, 0, &prog);
+  if (!n) return;
+  CHECK_NEAR(n->loops[0].fp.ops[SP_FP64_SIMPLE], 70, 0);
+  CHECK_NEAR(n->loops[0].fp.chain[SP_FP64_SIMPLE], 1, 0);
+  sp_program_free(&prog);
 }
 
 static void test_dependences(void) {

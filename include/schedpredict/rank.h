@@ -191,17 +191,17 @@ void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *
                                  const sp_rank_arith *arith, const sp_rank_uneven *u,
                                  double dram_drift, sp_rank_time *out);
 
+/* Reference r's executions (lanes) in the whole run: the iterations of its loops, trip counts
+ * averaged for triangular loops, less those its guards exclude (the analyzer's share):
+ * counting them all extrapolated `if (j <= i)` on 2048^2 to twice its traffic. */
+double sp_rank_ref_executions(const sp_nest *n, int r);
+
 /* The floating-point work of candidate counters c of nest (sp_loop.fp): each loop's operations
  * times its executions, as warp instructions at the lanes per request the trace found (c's
  * requests over the references' executions); and its chains at the arch's latencies, each
  * iteration's after the other's: on the H200 the chains of an n-body loop that nvcc unrolled by
  * 4 did not overlap (validation/results/h200/2026-11-29-fp-op-probe). All 0 where the arch has
  * no fp_op figures. */
-/* Reference r's executions (lanes) in the whole run: the iterations of its loops, trip counts
- * averaged for triangular loops, less those its guards exclude (the analyzer's share):
- * counting them all extrapolated `if (j <= i)` on 2048^2 to twice its traffic. */
-double sp_rank_ref_executions(const sp_nest *n, int r);
-
 sp_rank_arith sp_rank_arith_of(const sp_nest *nest, const sp_cm_counters *c, const sp_arch *arch);
 
 /* How much longer the DRAM traffic takes because a block's warps drift apart over the rounds
