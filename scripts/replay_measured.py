@@ -3,7 +3,7 @@
 without a GPU: how good its picks would have been.
 
     scripts/replay_measured.py BIN [--baseline BIN2] [--examples a,b] [--json FILE]
-                               [--jobs N] [--timeout S] [--results DIR]
+                               [--jobs N] [--timeout S] [--results DIR] [--duration]
 
 Runs `BIN --format json --top 100000 -q examples/NAME.c ARGS` (ARGS: the example's first
 `// schedpredict-args:` line, split as the shell would; scripts/emit_plans.sh) for every example
@@ -149,7 +149,16 @@ def load_json(path):
 
 # ---------------------------------------------------------------- measurements
 
-def load_dataset(ddir, only):
+def measured_us(mc, duration):
+    """The CUDA events' median; with --duration, CUPTI's gpu__time_duration.sum (every run here
+    has it), which leaves out the launch's host side: kernels of a few microseconds read 6-9 us
+    by events and about 2 by duration (validation/results/h200/2026-11-29-sm-bandwidth-probe/)."""
+    if duration:
+        return mc["metrics"]["gpu__time_duration.sum"] / 1000
+    return mc["time_us"]["median"]
+
+
+def load_dataset(ddir, only, duration=False):
     """Per nest (file name, line): {key: {time, id, plan_rank, plan_pred, openacc}}, the not-ok
     candidates, the baseline keys from the plans and which example each nest belongs to."""
     pdir, mdir = os.path.join(ddir, "plans"), os.path.join(ddir, "measured")
@@ -191,7 +200,7 @@ def load_dataset(ddir, only):
                                   "status": mc.get("status")})
                     continue
                 key = cand_key(c)
-                t = mc["time_us"]["median"]
+                t = measured_us(mc, duration)
                 if key in d:  # twins (one trace, two schedules: older spaces held both)
                     x = d[key]
                     x["time"] = (x["time"] * x["twins"] + t) / (x["twins"] + 1)
@@ -515,6 +524,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds per example (default 600)")
     ap.add_argument("--results", default=os.path.join(ROOT, "validation", "results", "h100"),
                     help="directory of the datasets (default validation/results/h100)")
+    ap.add_argument("--duration", action="store_true",
+                    help="measured time: gpu__time_duration.sum, not the CUDA events' median")
     ap.add_argument("--unmatched-shown", type=int, default=10, metavar="N",
                     help="unmatched candidates listed per dataset and binary (default 10)")
     a = ap.parse_args()
@@ -532,7 +543,7 @@ def main():
         only = {x.strip().removesuffix(".c") for x in a.examples.split(",") if x.strip()}
     sets = {}
     for name, sub, desc in DATASETS:
-        d = load_dataset(os.path.join(a.results, sub), only)
+        d = load_dataset(os.path.join(a.results, sub), only, a.duration)
         d["desc"] = f"{sub} ({desc})"
         sets[name] = d
     fill_baselines(sets)

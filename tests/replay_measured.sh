@@ -101,6 +101,19 @@ three = sorted(x["gcc_default_time_us"] for x in (x10, x13, x14))
 assert abs(xm["gcc_default_time_us"] - three[1]) < 1e-9, (xm, three)
 EOF
 
+# --duration: the same candidates at CUPTI's gpu__time_duration, which the plans' JSON holds
+python3 scripts/replay_measured.py "$bin" --examples xreuse --duration --json "$tmp/d.json" \
+  >"$tmp/out" 2>"$tmp/err" || fail "--duration: exit $?"
+python3 - "$tmp/d.json" <<'EOF' || fail "--duration reads gpu__time_duration"
+import glob, json, sys
+d = json.load(open(sys.argv[1]))
+c = d["datasets"]["run14"]["rankings"]["new"]["nests"][0]["candidates"][0]
+m = json.load(open(glob.glob("validation/results/h100/2026-11-27-l1-miss-run14/measured/xreuse.plan.measured.json")[0]))
+durs = [mc["metrics"]["gpu__time_duration.sum"] / 1000 for k in m["kernels"] for mc in k["candidates"]
+        if mc.get("status") == "ok"]
+assert any(abs(c["time_us"] - t) < 1e-9 for t in durs), (c["time_us"], durs[:5])
+EOF
+
 # a missing binary: exit 2 and a message naming it
 set +e
 python3 scripts/replay_measured.py "$tmp/nosuch" --examples xreuse >/dev/null 2>"$tmp/err"
