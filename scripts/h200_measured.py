@@ -11,6 +11,8 @@ Datasets (plans and what the H200 measured for them):
   redblack validation/results/h200/2026-11-29-redblack/, the plans of both models
           (--param color=1, the harness's value)
   fp      validation/results/h200/2026-11-29-fp-op-probe/, aos_particles, correlation, himeno
+  model   validation/results/h200/2026-11-29-model-run/, 14 examples, the plans of the --arch
+          h200 model with the floating-point terms and the H200's bandwidth curves
 
 Each example runs as `BIN --arch h200 --format json --top 100000 -q examples/NAME.c ARGS` (ARGS:
 its `// schedpredict-args:` line, and the dataset's own). A measured candidate (status ok) is
@@ -33,6 +35,9 @@ R13 = "validation/results/h100/2026-11-27-drift-run13"
 GUARDS = "validation/results/h200/2026-11-29-guards"
 RB = "validation/results/h200/2026-11-29-redblack"
 FP = "validation/results/h200/2026-11-29-fp-op-probe"
+MODEL = "validation/results/h200/2026-11-29-model-run"
+MODEL_EXAMPLES = ["2mm", "atax", "bicg", "conv3d", "covariance", "divergence", "gemm", "heat3d", "jacobi2d",
+                  "laplacian", "matmul", "mvt", "syr2k", "syrk"]
 R13_EXAMPLES = ["collapse4", "conv2d", "fdtd2d", "gwv_explicit", "himeno", "jacobi", "kernels_region",
                 "omp_target", "pointer_arith", "tile", "transpose", "triangular", "xreuse"]
 # (dataset, example, plan, measured, extra arguments)
@@ -44,7 +49,9 @@ DATASETS = (
     [("redblack", "redblack", f"{RB}/plans/redblack.{m}model.plan.json",
       f"{RB}/{m}-model/redblack.plan.measured.json", ["--param", "color=1"]) for m in ("h100", "h200")] +
     [("fp", e, f"{FP}/plans/{e}.plan.json", f"{FP}/measured/{e}.plan.measured.json", [])
-     for e in ("aos_particles", "correlation", "himeno")])
+     for e in ("aos_particles", "correlation", "himeno")] +
+    [("model", e, f"{MODEL}/plans/{e}.plan.json.gz", f"{MODEL}/measured/{e}.plan.measured.json", [])
+     for e in MODEL_EXAMPLES])
 
 
 def load(path):
