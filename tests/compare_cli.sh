@@ -40,6 +40,27 @@ json.dump(m, open(sys.argv[2], "w"))
 PY
 expect 5 "no candidate was measured with status ok" -- compare $d/plan.json "$tmp/none_ok.json"
 
+# --duration: the times from gpu__time_duration.sum (here 1 us less than the events for
+# candidate 1, the best, and 20 us more for candidate 3, the pick), or an error where one lacks it
+python3 - $d/measured_matmul.json "$tmp/dur.json" "$tmp/nodur.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for c in m["kernels"][0]["candidates"]:
+    if c["id"] == 1:
+        c["metrics"]["gpu__time_duration.sum"] = 9000
+    if c["id"] == 3:
+        c["metrics"]["gpu__time_duration.sum"] = 32000
+json.dump(m, open(sys.argv[2], "w"))
+del m["kernels"][0]["candidates"][1]["metrics"]["gpu__time_duration.sum"]
+json.dump(m, open(sys.argv[3], "w"))
+PY
+expect 0 "model's pick: candidate 3 \(model rank 1\) 12.00 us, 2nd fastest of 5" -- compare $d/plan.json "$tmp/dur.json"
+expect 0 "model's pick: candidate 3 \(model rank 1\) 32.00 us, 3rd fastest of 5 .* candidate 1 \(model rank 2\) 9.00 us" -- \
+  compare --duration $d/plan.json "$tmp/dur.json"
+expect 0 "gpu__time_duration.sum time" -- compare --duration $d/plan.json "$tmp/dur.json"
+expect 3 "nodur.json: kernel 'matmul.c:10' candidate 1: --duration: no gpu__time_duration.sum" -- \
+  compare --duration $d/plan.json "$tmp/nodur.json"
+
 # measured from another version of the plan: a warning naming the file
 { cat $d/plan.json; echo; } >"$tmp/plan_v2.json"
 expect 0 "measured_matmul.json: warning: plan.sha256: it was measured from another plan than .*plan_v2.json" -- \

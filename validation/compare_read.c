@@ -202,7 +202,7 @@ static void sp_cand_init(sp_cmp_candidate *c) {
   memset(c, 0, sizeof *c);
   for (int f = 0; f < SP_CMP_NFIELDS; f++) c->model[f] = c->meas[f] = NAN;
   c->l1_hit_raw_pct = c->l2_hit_raw_pct = c->occupancy_pct = NAN;
-  c->time_min_us = c->time_max_us = c->max_rel_diff = NAN;
+  c->time_min_us = c->time_max_us = c->max_rel_diff = c->duration_us = NAN;
   c->cost_xu = NAN;
   c->registers = -1;
 }
@@ -370,7 +370,8 @@ static void sp_read_metrics(sp_rd *r, json_t *cj, const char *path, sp_cmp_candi
   c->l2_hit_raw_pct = sp_get_num(r, m, mp, SP_L2_RAW_METRIC, false, 0, INFINITY); /* > 100 seen on the H100 */
   c->occupancy_pct = sp_get_num(r, m, mp, SP_OCC_METRIC, false, 0, 100);
   double ns = sp_get_num(r, m, mp, SP_DURATION_METRIC, false, 0, INFINITY);
-  if (isnan(c->meas[SP_CMP_TIME_US])) c->meas[SP_CMP_TIME_US] = ns / 1000.0;
+  c->duration_us = ns / 1000.0;
+  if (isnan(c->meas[SP_CMP_TIME_US])) c->meas[SP_CMP_TIME_US] = c->duration_us;
   c->meas[SP_CMP_L1_HIT_PCT] = sp_pct_of(c->meas[SP_CMP_L1_HIT_SECTORS], c->meas[SP_CMP_LD_SECTORS]);
   if (isnan(c->meas[SP_CMP_L1_HIT_PCT])) c->meas[SP_CMP_L1_HIT_PCT] = c->l1_hit_raw_pct;
   c->meas[SP_CMP_L2_HIT_PCT] = sp_pct_of(c->meas[SP_CMP_L2_HIT_SECTORS], c->meas[SP_CMP_L2_SECTORS]);
@@ -515,6 +516,24 @@ int sp_cmp_add_measured_json(sp_cmp_data *c, json_t *root, const char *path, cha
     }
   }
   return r.failed ? -1 : 0;
+}
+
+int sp_cmp_time_from_duration(sp_cmp_data *c, char *err, size_t n) {
+  for (int i = 0; i < c->nkernels; i++)
+    for (int j = 0; j < c->kernels[i].ncand; j++) {
+      sp_cmp_candidate *d = &c->kernels[i].cand[j];
+      if (!d->measured_file) continue;
+      if (d->ok && !(d->duration_us > 0)) {
+        snprintf(err, n, "%s: kernel '%s' candidate %lld: --duration: no %s (measured without "
+                 "CUPTI's duration; compare without --duration)", d->measured_file,
+                 c->kernels[i].id, (long long)d->id, SP_DURATION_METRIC);
+        return -1;
+      }
+      d->meas[SP_CMP_TIME_US] = d->duration_us;
+      d->time_min_us = d->time_max_us = NAN; /* the events' spread: not this time's */
+    }
+  for (int i = 0; i < c->nfiles; i++) c->files[i].statistic = SP_DURATION_METRIC;
+  return 0;
 }
 
 int sp_cmp_add_measured(sp_cmp_data *c, const char *path, char *err, size_t n) {

@@ -67,6 +67,7 @@ typedef struct sp_cmp_candidate {
   double meas[SP_CMP_NFIELDS];  /* NaN: not measured */
   bool l1_miss_derived; /* meas[SP_CMP_L1_MISS_SECTORS] is sectors - hits (no lookup_miss) */
   double l1_hit_raw_pct, l2_hit_raw_pct, occupancy_pct, time_min_us, time_max_us, max_rel_diff;
+  double duration_us; /* gpu__time_duration.sum in us (CUPTI, one replayed launch); NaN: absent */
   int64_t registers; /* -1: not given */
   bool ok;           /* measured, status ok, result not "differs": used in the statistics */
   bool wrong_result;
@@ -141,6 +142,11 @@ int sp_cmp_load_plan_json(sp_cmp_data *c, json_t *root, const char *path, char *
 int sp_cmp_add_measured(sp_cmp_data *c, const char *path, char *err, size_t n);
 int sp_cmp_add_measured_json(sp_cmp_data *c, json_t *root, const char *path, char *err, size_t n);
 void sp_cmp_free(sp_cmp_data *c);
+/* Takes each measured candidate's time from gpu__time_duration.sum instead of the CUDA events
+ * (`compare --duration`): the kernel's duration, which leaves out the launch's host side (4-7 us
+ * more by events for a kernel of a few microseconds). 0, or -1 with a message naming the file
+ * and candidate where a candidate measured ok lacks the metric. */
+int sp_cmp_time_from_duration(sp_cmp_data *c, char *err, size_t n);
 
 /* Median of v[0..n) (sorts v in place); NaN when n is 0. */
 double sp_cmp_median(double *v, size_t n);
