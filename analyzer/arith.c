@@ -154,34 +154,25 @@ static bool sp_is_fp_mul(sp_az *az, CXCursor e, CXCursor kids[2]) {
   return strcmp(op, "*") == 0 && sp_children(s, kids, 2) == 2;
 }
 
-/* Operands a op b of a floating binary operator or compound assignment: the chains of a and b
- * (a multiply among them fused into an add or subtract), and the operation on top. */
+/* The chain of operand e. Where `fuse` and e is a floating multiply, the chain of its operands:
+ * the add or subtract that takes it is then one fused multiply-add (*fused set). */
+static sp_fp_path sp_arith_operand(sp_arith *ar, CXCursor e, bool fuse, bool *fused) {
+  CXCursor mul[2];
+  *fused = fuse && sp_is_fp_mul(ar->az, e, mul);
+  if (!*fused) return sp_arith_expr(ar, e);
+  sp_fp_path p = sp_arith_expr(ar, mul[0]), q = sp_arith_expr(ar, mul[1]);
+  sp_path_max(&p, &q);
+  return p;
+}
+
+/* Operands a op b of a floating binary operator or compound assignment (a_path: the target's
+ * chain, a not evaluated): their chains, at most one multiply fused into an add or subtract,
+ * and the operation on top. */
 static sp_fp_path sp_arith_binary(sp_arith *ar, const char *op, CXCursor a, CXCursor b, int bits,
                                   const sp_fp_path *a_path) {
-  sp_fp_path p, q;
-  CXCursor mul[2];
-  bool additive = strcmp(op, "+") == 0 || strcmp(op, "-") == 0;
-  if (a_path) {
-    p = *a_path;
-  } else if (additive && sp_is_fp_mul(ar->az, a, mul)) {
-    p = sp_arith_expr(ar, mul[0]);
-    q = sp_arith_expr(ar, mul[1]);
-    sp_path_max(&p, &q);
-    additive = false; /* fused: the add is the one operation */
-    q = sp_arith_expr(ar, b);
-    sp_path_max(&p, &q);
-    sp_arith_op(ar, &p, sp_fp_kind_of(bits, SP_FP64_SIMPLE), 1);
-    return p;
-  } else {
-    p = sp_arith_expr(ar, a);
-  }
-  if (additive && sp_is_fp_mul(ar->az, b, mul)) {
-    q = sp_arith_expr(ar, mul[0]);
-    sp_path_max(&p, &q);
-    q = sp_arith_expr(ar, mul[1]);
-  } else {
-    q = sp_arith_expr(ar, b);
-  }
+  bool additive = strcmp(op, "+") == 0 || strcmp(op, "-") == 0, fused_a = false, fused_b;
+  sp_fp_path p = a_path ? *a_path : sp_arith_operand(ar, a, additive, &fused_a);
+  sp_fp_path q = sp_arith_operand(ar, b, additive && !fused_a, &fused_b);
   sp_path_max(&p, &q);
   sp_fp_kind k = strcmp(op, "/") == 0 ? sp_fp_kind_of(bits, SP_FP64_DIV)
                                       : sp_fp_kind_of(bits, SP_FP64_SIMPLE);
@@ -249,21 +240,7 @@ static sp_fp_path sp_arith_expr(sp_arith *ar, CXCursor e) {
       size_t n = strlen(op);
       if (bits && n == 2 && op[1] == '=') {
         char bin[2] = {op[0], '\0'};
-        if (sp_arith_counted_op(bin)) {
-          /* x += a * b: the multiply fuses into the add */
-          sp_fp_path rhs;
-          CXCursor mul[2];
-          if ((bin[0] == '+' || bin[0] == '-') && sp_is_fp_mul(ar->az, kids[1], mul)) {
-            p = target;
-            rhs = sp_arith_expr(ar, mul[0]);
-            sp_path_max(&p, &rhs);
-            rhs = sp_arith_expr(ar, mul[1]);
-            sp_path_max(&p, &rhs);
-            sp_arith_op(ar, &p, sp_fp_kind_of(bits, SP_FP64_SIMPLE), 1);
-          } else {
-            p = sp_arith_binary(ar, bin, kids[0], kids[1], bits, &target);
-          }
-        }
+        if (sp_arith_counted_op(bin)) p = sp_arith_binary(ar, bin, kids[0], kids[1], bits, &target);
       } else {
         p = sp_arith_expr(ar, kids[1]);
       }

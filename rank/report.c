@@ -131,10 +131,8 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
   if (kept != arch->l2_bytes) fprintf(out, ", %.1f of them kept for reuse", (double)kept / (1 << 20));
   if (arch->l2_reuse_set_sectors > 0)
     fprintf(out, " in hashed sets of %lld sectors", (long long)arch->l2_reuse_set_sectors);
-  bool fp_measured = false;
-  for (int k = 0; k < SP_ARCH_FP_KINDS; k++) fp_measured |= arch->fp_op[k].issue_cycles > 0;
   /* the times of such an arch are the memory system's alone: say so where they are read */
-  if (!fp_measured) fputs("; floating-point work not modeled: the arch file has no fp_op figures", out);
+  if (!sp_arch_models_fp(arch)) fputs("; floating-point work not modeled: the arch file has no fp_op figures", out);
   fputs(")\n\n", out);
   for (int i = 0; i < n; i++) {
     const sp_nest *nest = nests[i].nest;

@@ -566,29 +566,30 @@ sp_rank_combine sp_rank_combine_of(const sp_nest *nest) {
 
 _Static_assert(SP_ARCH_FP_KINDS == SP_FP_KINDS, "arch fp_op figures follow sp_fp_kind");
 
-double sp_rank_ref_executions(const sp_nest *n, int r) {
+/* Executions of loop l's body in the whole run: its and its enclosing loops' trip counts,
+ * averaged for triangular loops, multiplied outermost first; 1 for l = -1 (no loop). */
+static double sp_loop_executions(const sp_nest *nest, int l) {
+  int chain[SP_MAX_LOOPS], n = 0;
+  for (int k = l; k >= 0 && n < SP_MAX_LOOPS; k = nest->loops[k].parent) chain[n++] = k;
   double it = 1;
-  for (int k = 0; k < n->refs[r].nloops; k++) {
-    const sp_loop *L = &n->loops[n->refs[r].loops[k]];
+  while (n > 0) {
+    const sp_loop *L = &nest->loops[chain[--n]];
     it *= ((double)L->trip_min + (double)L->trip_max) / 2;
   }
-  return it * (1 - n->refs[r].guard_excluded);
+  return it;
 }
 
-/* Executions of loop l's body in the whole run (trip counts averaged, as for references). */
-static double sp_loop_executions(const sp_nest *nest, int l) {
-  double it = 1;
-  for (int k = l; k >= 0; k = nest->loops[k].parent)
-    it *= ((double)nest->loops[k].trip_min + (double)nest->loops[k].trip_max) / 2;
-  return it;
+/* A reference's loops are its innermost loop and that loop's enclosing ones. */
+double sp_rank_ref_executions(const sp_nest *n, int r) {
+  const sp_ref *ref = &n->refs[r];
+  return sp_loop_executions(n, ref->nloops > 0 ? ref->loops[ref->nloops - 1] : -1) *
+         (1 - ref->guard_excluded);
 }
 
 sp_rank_arith sp_rank_arith_of(const sp_nest *nest, const sp_cm_counters *c, const sp_arch *a) {
   sp_rank_arith r;
   memset(&r, 0, sizeof r);
-  bool measured = false;
-  for (int k = 0; k < SP_ARCH_FP_KINDS; k++) measured |= a->fp_op[k].issue_cycles > 0;
-  if (!measured) return r;
+  if (!sp_arch_models_fp(a)) return r;
   /* warp instructions per thread execution, as the references' requests show it */
   double lanes = 0;
   for (int i = 0; i < nest->nrefs; i++) lanes += sp_rank_ref_executions(nest, i);

@@ -25,10 +25,12 @@ The measured time is the CUDA events' median (time_us, as everywhere in this rep
 --duration, CUPTI's gpu__time_duration.sum where the run read it. The two differ for kernels
 of a few microseconds: the events also hold the launch's host side (fdtd2d.c:15's candidates,
 1.7-2.5 us by duration, read 6-9 us by events, in no stable order)."""
-import argparse, gzip, json, math, os, shlex, statistics, subprocess, sys
+import argparse, gzip, json, math, os, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from counters_measured import example_args  # noqa: E402
+from replay_measured import measured_us  # noqa: E402
 from trace_key import cand_key  # noqa: E402
 
 R13 = "validation/results/h100/2026-11-27-drift-run13"
@@ -59,20 +61,13 @@ def load(path):
         return json.load(f)
 
 
-def example_args(name):
-    with open(os.path.join(ROOT, "examples", name + ".c")) as f:
-        for line in f:
-            if line.startswith("// schedpredict-args:"):
-                return shlex.split(line[len("// schedpredict-args:"):])
-    return []
-
-
 def ranking(binary, name, extra, cache):
     key = (binary, name, tuple(extra))
     if key not in cache:
+        src = f"examples/{name}.c"
         try:
             out = subprocess.run([binary, "--arch", "h200", "--format", "json", "--top", "100000", "-q",
-                                  f"examples/{name}.c"] + example_args(name) + extra,
+                                  src] + example_args(os.path.join(ROOT, src)) + extra,
                                  capture_output=True, text=True, cwd=ROOT)
         except OSError as e:
             sys.exit(f"h200_measured: cannot run {binary}: {e.strerror}")
@@ -84,13 +79,6 @@ def ranking(binary, name, extra, cache):
             nests[nid] = {cand_key(c): (i + 1, c["time"]["total_us"]) for i, c in enumerate(n["ranking"])}
         cache[key] = nests
     return cache[key]
-
-
-def measured_us(mc, duration):
-    if duration:
-        d = mc.get("metrics", {}).get("gpu__time_duration.sum")
-        return d / 1000 if d else None
-    return mc["time_us"]["median"]
 
 
 def judge(binary, cache, duration):
@@ -107,8 +95,6 @@ def judge(binary, cache, duration):
                     continue
                 key = cand_key(byid[mc["id"]])
                 t = measured_us(mc, duration)
-                if t is None:
-                    continue
                 if key in pred.get(k["id"], {}):
                     rank, p = pred[k["id"]][key]
                     rows.append((rank, p, t))

@@ -378,6 +378,12 @@ int64_t sp_arch_l2_model_bytes(const sp_arch *arch) {
   return arch->l2_reuse_bytes > 0 ? arch->l2_reuse_bytes : arch->l2_bytes;
 }
 
+int sp_arch_models_fp(const sp_arch *arch) {
+  for (int k = 0; k < SP_ARCH_FP_KINDS; k++)
+    if (arch->fp_op[k].issue_cycles > 0) return 1;
+  return 0;
+}
+
 double sp_arch_bw_at(const sp_arch_curve *c, double sms) {
   if (c->n < 1) return 0;
   if (sms <= c->x[0]) return c->y[0] * sms / c->x[0];

@@ -224,6 +224,10 @@ double sp_arch_bw_at(const sp_arch_curve *c, double sms);
  * l2_bytes. */
 int64_t sp_arch_l2_model_bytes(const sp_arch *arch);
 
+/* Whether the description has floating-point figures (fp_op): without them the time model
+ * charges no arithmetic. Returns 0 or 1. */
+int sp_arch_models_fp(const sp_arch *arch);
+
 typedef struct sp_waves {
   int64_t blocks_per_wave; /* active_blocks_per_sm * sm_count */
   int64_t full_waves;      /* floor(nblocks / blocks_per_wave) */
