@@ -30,7 +30,7 @@ import argparse, gzip, json, math, os, statistics, subprocess, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from counters_measured import example_args  # noqa: E402
-from replay_measured import measured_us  # noqa: E402
+from replay_measured import measured_us, print_by_bound  # noqa: E402
 from trace_key import cand_key  # noqa: E402
 
 R13 = "validation/results/h100/2026-11-27-drift-run13"
@@ -76,7 +76,8 @@ def ranking(binary, name, extra, cache):
         nests = {}
         for n in json.loads(out.stdout)["nests"]:
             nid = n["location"].split("/")[-1].rsplit(":", 1)[0]
-            nests[nid] = {cand_key(c): (i + 1, c["time"]["total_us"]) for i, c in enumerate(n["ranking"])}
+            nests[nid] = {cand_key(c): (i + 1, c["time"]["total_us"], c["time"].get("bound"))
+                          for i, c in enumerate(n["ranking"])}
         cache[key] = nests
     return cache[key]
 
@@ -89,15 +90,16 @@ def judge(binary, cache, duration):
         for k in meas["kernels"]:
             pk = next(p for p in plan["kernels"] if p["id"] == k["id"])
             byid = {c["id"]: c for c in pk["candidates"]}
-            rows, unmatched = [], 0
+            rows, cands, unmatched = [], [], 0
             for mc in k["candidates"]:
                 if mc.get("status") != "ok":
                     continue
                 key = cand_key(byid[mc["id"]])
                 t = measured_us(mc, duration)
                 if key in pred.get(k["id"], {}):
-                    rank, p = pred[k["id"]][key]
+                    rank, p, bound = pred[k["id"]][key]
                     rows.append((rank, p, t))
+                    cands.append({"pred_us": p, "time_us": t, "bound": bound})
                 else:
                     unmatched += 1
             if not rows:
@@ -106,7 +108,8 @@ def judge(binary, cache, duration):
             best = min(r[2] for r in rows)
             nests.append({"dataset": ds, "nest": k["id"], "n": len(rows), "unmatched": unmatched,
                           "log_errors": [math.log(m / p) for _, p, m in rows],
-                          "pick_us": pick[2], "best_us": best, "regret": pick[2] / best - 1})
+                          "pick_us": pick[2], "best_us": best, "regret": pick[2] / best - 1,
+                          "candidates": cands})
     return nests
 
 
@@ -150,6 +153,8 @@ def main():
               f"median measured/predicted {s['median_ratio']:.3f}; pick the measured best in "
               f"{s['pick_best']}, within 10 % in {s['pick_within_10pct']}, median regret "
               f"{100 * s['median_regret']:.1f} %")
+    print()
+    print_by_bound({label: {"nests": res[label]} for label, _ in bins}, [label for label, _ in bins])
     if a.json:
         with open(a.json, "w") as f:
             json.dump({label: {"summary": summary(res[label]), "nests": res[label]} for label, _ in bins}, f, indent=1)
