@@ -2523,7 +2523,6 @@ static int sp_by_time(const void *pa, const void *pb) {
 }
 
 static int sp_order_by_time(const sp_rank_result *out, int *order);
-static void sp_order_plateau(const sp_rank_result *out, int *order);
 
 /* The memory model's work to refine a screened candidate on `budget`, relative: per warp
  * instruction its L1 lookups (sectors) and, weighted double, its L2 lookups (an L1 miss's L2
@@ -2683,7 +2682,7 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
     sp_rank_result_free(out);
     return -1;
   }
-  sp_order_plateau(out, out->order);
+  sp_rank_order_plateau(out, out->order);
   return 0;
 }
 
@@ -2726,8 +2725,24 @@ int sp_rank_plateau_size(const sp_rank_result *r) {
   return r && r->order ? sp_plateau_length(r, r->order) : 0;
 }
 
-/* The plateau reordered by sp_rank_plateau_before (insertion sort: stable, and it is short). */
-static void sp_order_plateau(const sp_rank_result *out, int *order) {
+bool sp_rank_across_grain(const sp_schedule *s) {
+  for (int k = 0; k < s->nband; k++)
+    if (s->map[k].thread_dim == 0 && s->map[k].block_dim == 1) return true;
+  return false;
+}
+
+bool sp_rank_same_threads(const sp_schedule *a, const sp_schedule *b) {
+  if (a->nband != b->nband || a->collapse_first != b->collapse_first || a->collapse_count != b->collapse_count)
+    return false;
+  for (int d = 0; d < 3; d++)
+    if (a->block[d] != b->block[d]) return false;
+  for (int k = 0; k < a->nband; k++)
+    if (a->map[k].thread_dim != b->map[k].thread_dim) return false;
+  return true;
+}
+
+/* Insertion sort: stable, and the plateau is short. */
+void sp_rank_order_plateau(const sp_rank_result *out, int *order) {
   int n = sp_plateau_length(out, order);
   for (int i = 1; i < n; i++)
     for (int j = i; j > 0 && sp_rank_plateau_before(&out->candidates[order[j]],
@@ -2736,6 +2751,19 @@ static void sp_order_plateau(const sp_rank_result *out, int *order) {
       order[j] = order[j - 1];
       order[j - 1] = t;
     }
+  for (int i = 0; i < n; i++) {
+    const sp_schedule *across = &out->candidates[order[i]].schedule;
+    if (!sp_rank_across_grain(across)) continue;
+    for (int j = i + 1; j < n; j++) {
+      const sp_schedule *other = &out->candidates[order[j]].schedule;
+      if (!sp_rank_across_grain(other) && sp_rank_same_threads(across, other)) {
+        int twin = order[j];
+        memmove(&order[i + 1], &order[i], (size_t)(j - i) * sizeof *order);
+        order[i] = twin;
+        break;
+      }
+    }
+  }
 }
 
 /* Candidates by predicted time; screened-only candidates after the refined ones, since their

@@ -169,7 +169,8 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
     int plateau = sp_rank_plateau_size(r);
     if (plateau > 1)
       fprintf(out, "\n  ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model can "
-                   "tell apart: the widest block x comes first there",
+                   "tell apart: the widest block x comes first there, and of the same threads a grid "
+                   "along the thread-x loop before one across it",
               plateau, 100 * (SP_RANK_PLATEAU - 1));
     fputs("\n\n", out);
     fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",

@@ -1,5 +1,5 @@
-/* Which candidates a refinement round refines (rank/refine.c), on hand-built rankings whose
- * expected choices are worked out below. */
+/* Which candidates a refinement round refines (rank/refine.c), and how the plateau of near-ties
+ * is ordered (rank.c), on hand-built rankings whose expected choices are worked out below. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,8 +392,80 @@ static void test_l1_census_drained(void)
   CHECK(factor[1] > 1.002);
 }
 
+/* Candidate i as a 2-D nest's schedule: i on threadIdx.y, j on threadIdx.x, each dealt over the
+ * grid dimension given (-1: none); the grid has gx x gy blocks. */
+static void rk_map2(ranking *k, int i, int i_block, int j_block, int gx, int gy)
+{
+  sp_schedule *s = &k->c[i].schedule;
+  s->nband = 2;
+  s->map[0] = (sp_loop_map){1, i_block};
+  s->map[1] = (sp_loop_map){0, j_block};
+  s->grid[0] = gx, s->grid[1] = gy, s->grid[2] = 1;
+}
+
+static void rk_check_order(const ranking *k, const int *want, int n)
+{
+  for (int q = 0; q < n; q++) CHECK(k->order[q] == want[q]);
+}
+
+/* The plateau: the widest block x first, then a grid across the grain (j, on threadIdx.x, dealt
+ * over blockIdx.y) behind every grid along it with the same threads, then by time. */
+static void test_plateau_grain(void)
+{
+  ranking k;
+  rk_init(&k);
+  rk_add(&k, 16, 16, 1.000); /* 0: across, the fastest */
+  rk_map2(&k, 0, 0, 1, 50, 21);
+  rk_add(&k, 16, 16, 1.001); /* 1: along, a capped grid of another shape */
+  rk_map2(&k, 1, 1, 0, 75, 14);
+  rk_add(&k, 8, 32, 1.002); /* 2: along, other threads */
+  rk_map2(&k, 2, 1, 0, 150, 7);
+  rk_add(&k, 16, 16, 1.003); /* 3: along, j on blockIdx.x only */
+  rk_map2(&k, 3, -1, 0, 75, 1);
+  rk_add(&k, 16, 16, 1.06); /* 4: along, beyond the plateau */
+  rk_map2(&k, 4, 1, 0, 75, 50);
+  rk_order(&k);
+  CHECK(sp_rank_across_grain(&k.c[0].schedule) && !sp_rank_across_grain(&k.c[1].schedule));
+  CHECK(sp_rank_same_threads(&k.c[0].schedule, &k.c[1].schedule));
+  CHECK(!sp_rank_same_threads(&k.c[0].schedule, &k.c[2].schedule));
+  CHECK(sp_rank_plateau_size(&k.r) == 4);
+  sp_rank_order_plateau(&k.r, k.order);
+  /* block x 16 before 8; among the 16s, 0 behind 1 and 3 */
+  rk_check_order(&k, (const int[]){1, 3, 0, 2, 4}, 5);
+
+  /* a wider block x across the grain stays first (the block-x rule comes first), and so does a
+   * grid across the grain alone in its plateau */
+  const struct {
+    int along_bx, along_by;
+    double along_s;
+  } stays[] = {{16, 16, 1.00}, {32, 8, 1.10}};
+  for (int q = 0; q < 2; q++) {
+    rk_init(&k);
+    rk_add(&k, 32, 8, 1.00);
+    rk_map2(&k, 0, 0, 1, 128, 512);
+    rk_add(&k, stays[q].along_bx, stays[q].along_by, stays[q].along_s);
+    rk_map2(&k, 1, 1, 0, 4096 / stays[q].along_bx, 4096 / stays[q].along_by);
+    rk_order(&k);
+    sp_rank_order_plateau(&k.r, k.order);
+    rk_check_order(&k, (const int[]){0, 1}, 2);
+  }
+
+  /* blocks of another shape, or the loops on other threads, are not the same threads */
+  sp_schedule a = k.c[0].schedule, b = k.c[1].schedule;
+  CHECK(sp_rank_same_threads(&a, &b));
+  b.block[2] = 2;
+  CHECK(!sp_rank_same_threads(&a, &b));
+  b = k.c[1].schedule;
+  b.map[0].thread_dim = 2;
+  CHECK(!sp_rank_same_threads(&a, &b));
+  b = k.c[1].schedule;
+  b.collapse_first = 0, b.collapse_count = 2;
+  CHECK(!sp_rank_same_threads(&a, &b));
+}
+
 int main(void)
 {
+  SP_RUN(test_plateau_grain);
   SP_RUN(test_l1_census);
   SP_RUN(test_l1_census_drained);
   SP_RUN(test_first_round);

@@ -143,12 +143,29 @@ double sp_rank_screened_partial_s(const sp_rank_candidate *c);
  * the pairs of such near-ties measured on the H100 (validation runs 1 and 2) whose block x
  * differed, the wider one was faster in 66 %; on the fresh run 3 this raised the pick within
  * 10 % of the measured best from 24 to 32 of 60 kernels (1.02: 28), and the fourth run, of
- * the model's own picks with it, measured 32 of 60. README, "Validation". */
+ * the model's own picks with it, measured 32 of 60. Then, of the same threads, a grid along
+ * the thread-x loop before one across it (sp_rank_across_grain): of the measured pairs that
+ * differ only in that (scripts/grid_grain_pairs.py), the model predicts 408 of 459 within 1 %,
+ * and the GPU ran the across grid 5 % slower or more in 128 of 386 on the H100 and 27 of 73 on
+ * the H200, 5 % faster in 51 and 1. README, "Validation". */
 #define SP_RANK_PLATEAU 1.05
+
+/* Whether the loop on threadIdx.x is also dealt over blockIdx.y: the blocks the GPU starts one
+ * after another then lie across the contiguous index's rows, not along them. */
+bool sp_rank_across_grain(const sp_schedule *s);
+
+/* Whether a and b have the same blocks and each loop on the same thread dimension: they differ
+ * only in how the loops are dealt over the grid. */
+bool sp_rank_same_threads(const sp_schedule *a, const sp_schedule *b);
 
 /* Whether a should come before b among candidates predicted within SP_RANK_PLATEAU of the
  * fastest: the wider block x, then the shorter predicted time. */
 bool sp_rank_plateau_before(const sp_rank_candidate *a, const sp_rank_candidate *b);
+
+/* Reorders the plateau at the head of order (an order by time of r's candidates): by
+ * sp_rank_plateau_before, then each grid across the grain (sp_rank_across_grain) behind the
+ * grids along it of the same threads (sp_rank_same_threads). */
+void sp_rank_order_plateau(const sp_rank_result *r, int *order);
 
 /* How many candidates at the head of r->order that plateau holds (1 when the first stands alone). */
 int sp_rank_plateau_size(const sp_rank_result *r);
