@@ -13,6 +13,9 @@ Datasets (plans and what the H200 measured for them):
   fp      validation/results/h200/2026-11-29-fp-op-probe/, aos_particles, correlation, himeno
   model   validation/results/h200/2026-11-29-model-run/, 14 examples, the plans of the --arch
           h200 model with the floating-point terms and the H200's bandwidth curves
+  grain   validation/results/h200/2026-11-30-grain-run/, the 10 examples whose pick the
+          plateau's grain rule changed, the plans of the model with it (--param color=1 for
+          redblack)
 
 Each example runs as `BIN --arch h200 --format json --top 100000 -q examples/NAME.c ARGS` (ARGS:
 its `// schedpredict-args:` line, and the dataset's own). A measured candidate (status ok) is
@@ -38,6 +41,9 @@ GUARDS = "validation/results/h200/2026-11-29-guards"
 RB = "validation/results/h200/2026-11-29-redblack"
 FP = "validation/results/h200/2026-11-29-fp-op-probe"
 MODEL = "validation/results/h200/2026-11-29-model-run"
+GRAIN = "validation/results/h200/2026-11-30-grain-run"
+GRAIN_EXAMPLES = ["2mm", "conv3d", "fdtd2d", "gemm", "himeno", "jacobi", "kernels_region", "redblack", "tile",
+                  "yreuse"]
 MODEL_EXAMPLES = ["2mm", "atax", "bicg", "conv3d", "covariance", "divergence", "gemm", "heat3d", "jacobi2d",
                   "laplacian", "matmul", "mvt", "syr2k", "syrk"]
 R13_EXAMPLES = ["collapse4", "conv2d", "fdtd2d", "gwv_explicit", "himeno", "jacobi", "kernels_region",
@@ -53,7 +59,9 @@ DATASETS = (
     [("fp", e, f"{FP}/plans/{e}.plan.json", f"{FP}/measured/{e}.plan.measured.json", [])
      for e in ("aos_particles", "correlation", "himeno")] +
     [("model", e, f"{MODEL}/plans/{e}.plan.json.gz", f"{MODEL}/measured/{e}.plan.measured.json", [])
-     for e in MODEL_EXAMPLES])
+     for e in MODEL_EXAMPLES] +
+    [("grain", e, f"{GRAIN}/plans/{e}.plan.json.gz", f"{GRAIN}/measured/{e}.plan.measured.json",
+      ["--param", "color=1"] if e == "redblack" else []) for e in GRAIN_EXAMPLES])
 
 
 def load(path):
