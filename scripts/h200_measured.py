@@ -16,6 +16,8 @@ Datasets (plans and what the H200 measured for them):
   grain   validation/results/h200/2026-11-30-grain-run/, the 10 examples whose pick the
           plateau's grain rule changed, the plans of the model with it (--param color=1 for
           redblack)
+  rest    validation/results/h200/2026-11-30-rest-run/, the 6 examples no other H200 run
+          measured, the plans of the model with the grain rule
 
 Each example runs as `BIN --arch h200 --format json --top 100000 -q examples/NAME.c ARGS` (ARGS:
 its `// schedpredict-args:` line, and the dataset's own). A measured candidate (status ok) is
@@ -44,6 +46,8 @@ MODEL = "validation/results/h200/2026-11-29-model-run"
 GRAIN = "validation/results/h200/2026-11-30-grain-run"
 GRAIN_EXAMPLES = ["2mm", "conv3d", "fdtd2d", "gemm", "himeno", "jacobi", "kernels_region", "redblack", "tile",
                   "yreuse"]
+REST = "validation/results/h200/2026-11-30-rest-run"
+REST_EXAMPLES = ["colmajor_runtime", "enum_sizes", "gesummv", "reverse_loop", "spmv_short_rows", "vla_param"]
 MODEL_EXAMPLES = ["2mm", "atax", "bicg", "conv3d", "covariance", "divergence", "gemm", "heat3d", "jacobi2d",
                   "laplacian", "matmul", "mvt", "syr2k", "syrk"]
 R13_EXAMPLES = ["collapse4", "conv2d", "fdtd2d", "gwv_explicit", "himeno", "jacobi", "kernels_region",
@@ -61,7 +65,9 @@ DATASETS = (
     [("model", e, f"{MODEL}/plans/{e}.plan.json.gz", f"{MODEL}/measured/{e}.plan.measured.json", [])
      for e in MODEL_EXAMPLES] +
     [("grain", e, f"{GRAIN}/plans/{e}.plan.json.gz", f"{GRAIN}/measured/{e}.plan.measured.json",
-      ["--param", "color=1"] if e == "redblack" else []) for e in GRAIN_EXAMPLES])
+      ["--param", "color=1"] if e == "redblack" else []) for e in GRAIN_EXAMPLES] +
+    [("rest", e, f"{REST}/plans/{e}.plan.json.gz", f"{REST}/measured/{e}.plan.measured.json", [])
+     for e in REST_EXAMPLES])
 
 
 def load(path):
