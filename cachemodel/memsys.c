@@ -375,6 +375,14 @@ static inline uint32_t l1_cycles(const sp_cm_warp_access *wa)
   return wa->bank_cycles > tags ? wa->bank_cycles : tags;
 }
 
+/* A store request's L1 cycles (sp_cm_counters.st_l1_cycles): as a load that misses, a warp over
+ * rows takes twice its bank cycles, up to one a lane (32 rows on the same banks took 32) */
+static inline uint32_t st_l1_cycles(const sp_cm_warp_access *wa)
+{
+  if (!wa->n_sectors || wa->sectors[wa->n_sectors - 1] - wa->sectors[0] + 1 == wa->n_sectors) return wa->n_lines;
+  return 2 * wa->bank_cycles < SP_WARP ? 2 * wa->bank_cycles : SP_WARP;
+}
+
 int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_warp_instr *wi,
                       int64_t times, sp_cm_counters *c)
 {
@@ -401,6 +409,7 @@ int sp_cm_l1_side_add(const sp_arch *arch, const sp_cm_options *opt, const sp_wa
   *sec += times * (int64_t)wa.n_sectors;
   *lin += times * (int64_t)wa.n_lines;
   if (!wi->write) c->ld_l1_cycles += times * (int64_t)l1_cycles(&wa);
+  else c->st_l1_cycles += times * (int64_t)st_l1_cycles(&wa);
   return 0;
 }
 
@@ -1050,6 +1059,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->st_requests += wa->requests;
     c->st_sectors += wa->n_sectors;
     c->st_lines += wa->n_lines;
+    c->st_l1_cycles += st_l1_cycles(wa);
     c->st_partial_sectors += e->partial;
     if (m->l1_on) store_l1(m, s, wa);
     l2_access(m, l2wa->sectors, l2wa->n_sectors, 1, e->partial_which, e->group, e->array, NULL);
@@ -1315,6 +1325,7 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
     out->ld_lines += c->ld_lines;
     out->st_lines += c->st_lines;
     out->ld_l1_cycles += c->ld_l1_cycles;
+    out->st_l1_cycles += c->st_l1_cycles;
     out->l2_read_sectors += c->l2_read_sectors;
     out->l2_read_hit_sectors += c->l2_read_hit_sectors;
     out->l2_write_sectors += c->l2_write_sectors;

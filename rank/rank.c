@@ -2154,6 +2154,7 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
       c->st_requests = sum[a].st_requests;
       c->st_sectors = sum[a].st_sectors;
       c->st_lines = sum[a].st_lines;
+      c->st_l1_cycles = sum[a].st_l1_cycles;
       c->st_partial_sectors = sum[a].st_partial_sectors;
     }
     if (sum[a].ld_sectors <= 0) continue;
@@ -2281,6 +2282,7 @@ static int sp_apply_counted_l1(const sp_nest *nest, const sp_schedule *sched, co
     c->ld_requests = e->ld_requests, c->ld_sectors = e->ld_sectors, c->ld_lines = e->ld_lines;
     c->ld_l1_cycles = e->ld_l1_cycles;
     c->st_requests = e->st_requests, c->st_sectors = e->st_sectors, c->st_lines = e->st_lines;
+    c->st_l1_cycles = e->st_l1_cycles;
     c->st_partial_sectors = e->st_partial_sectors;
     sp_counters_sane(c);
   }

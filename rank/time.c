@@ -34,12 +34,6 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
   return "?";
 }
 
-/* A store's L1 work: one 128-byte line of a request per cycle (the loads' are counted per
- * request, sp_cm_counters.ld_l1_cycles: their banks, which make a request that spans two lines
- * with 128 bytes of data take one cycle, not two; validation/results/h100/
- * 2026-11-27-l1-span-probe). Stores were not probed. */
-#define SP_L1_LINES_PER_CYCLE 1.0
-
 /* Measured on the H100 (validation/results/h100/2026-11-23-model-2108e9c, dram__bytes_write.sum
  * of 787 candidates): streaming kernels write back all they write, laplacian 256^3 139 MB of
  * 131 MB written, jacobi 4096^2 137-142 of 134, triangular 64.5 of about 67, where a single
@@ -296,7 +290,7 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
   double dram_bytes = ((double)c->dram_read_bytes + sp_rank_dram_write_bytes(c)) * f;
   double l2_bytes = (double)(c->l2_read_sectors + c->l2_write_sectors) * 32.0 * f;
   double st_bytes = (double)c->st_sectors * 32.0 * f;
-  double st_cycles = fmax(st_bytes / a->l1_bw_bytes_per_cycle, (double)c->st_lines * f / SP_L1_LINES_PER_CYCLE);
+  double st_cycles = fmax(st_bytes / a->l1_bw_bytes_per_cycle, (double)c->st_l1_cycles * f);
   parts[0] = dram_bytes * dram_drift / (a->dram_bw_gbs * 1e9 * sp_rank_dram_share(a, g->sms));
   parts[1] = l2_bytes / (sp_rank_l2_bw_gbs(a, g->sms) * 1e9);
   /* loads that missed in warps over several rows take the data stage twice their bank cycles

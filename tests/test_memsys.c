@@ -1262,8 +1262,49 @@ static void test_l1_miss_bank_cycles(void)
   sp_cm_memsys_free(m);
 }
 
+/* Store requests of warps over R rows x 32/R doubles (lane l: row l % R, column l / R), as
+ * validation/probes/l1_store_wavefront_probe.cu writes them; Nsight Compute's write wavefronts
+ * a request on the H200 (validation/results/h200/2026-11-30-l1-store-wavefront-probe):
+ *   rows 32,768 bytes apart: 2, 4, 8, 16, 32, 32 for R = 1, 2, 4, ..., 32
+ *   rows 32,832 bytes apart: 2, 2.0, 4.0, 8.2, 19.1, 21.2
+ * The rule (one row: its lines; rows: twice the bank cycles, at most 32) gives the first row
+ * exactly and 2, 4, 4, 8, 16, 32 for the second; the lines alone, the rule before, gave half
+ * the first row's. */
+static void test_st_l1_cycles(void)
+{
+  sp_arch h200 = load_arch("h200");
+  sp_cm_options opt = {0};
+  opt.l1_variant = SP_CM_L1_BASE;
+  opt.assoc = SP_CM_FULLY_ASSOCIATIVE;
+  const uint64_t pitch[2] = {32768, 32832};
+  const int64_t want[2][6] = {{2, 4, 8, 16, 32, 32}, {2, 4, 4, 8, 16, 32}};
+  for (int p = 0; p < 2; p++)
+    for (int k = 0; k < 6; k++) {
+      const int R = 1 << k;
+      sp_cm_memsys *m = sp_cm_memsys_create(&h200, 1, 1, &opt);
+      CHECK(m != NULL);
+      if (!m) return;
+      sp_warp_instr wi;
+      memset(&wi, 0, sizeof wi);
+      wi.write = true;
+      wi.access_bytes = 8;
+      wi.active = UINT32_MAX;
+      for (int l = 0; l < 32; l++)
+        wi.addr[l] = (UINT64_C(1) << 30) + (uint64_t)(l % R) * pitch[p] + (uint64_t)(l / R) * 8;
+      CHECK_EQ_INT(sp_cm_memsys_access(m, &wi), 0);
+      sp_cm_counters c = total(m), side = {0};
+      CHECK_EQ_INT(c.st_l1_cycles, want[p][k]);
+      CHECK_EQ_INT(c.st_lines, R == 1 ? 2 : p == 0 || R > 2 ? R : 3);
+      /* the refined candidates' L1 side, counted from the trace alone, agrees */
+      CHECK_EQ_INT(sp_cm_l1_side_add(&h200, &opt, &wi, 3, &side), 0);
+      CHECK_EQ_INT(side.st_l1_cycles, 3 * want[p][k]);
+      sp_cm_memsys_free(m);
+    }
+}
+
 int main(void)
 {
+  SP_RUN(test_st_l1_cycles);
   SP_RUN(test_l2_sampling);
   SP_RUN(test_l2_sets);
   SP_RUN(test_l1_miss_bank_cycles);

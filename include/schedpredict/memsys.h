@@ -77,6 +77,10 @@ typedef struct sp_cm_counters {
                            if they all hit, summed: each the larger of its bank cycles
                            (sp_cm_warp_access) and its lines over the tag stage's lines a
                            cycle (cachemodel/memsys.c) */
+  int64_t st_l1_cycles; /* no counter read: the cycles an SM's L1 data stage spends on the store
+                           requests, summed: a request on one run of sectors its lines, one in a
+                           warp over several runs (rows) twice its bank cycles, at most 32
+                           (validation/results/h200/2026-11-30-l1-store-wavefront-probe) */
   int64_t st_partial_alone_sectors; /* no counter: the part of st_partial_sectors that wrote
                                       into a sector valid and clean in the L2 (read, not written)
                                       and that no other write touched while the L2 kept it (a
