@@ -30,6 +30,7 @@ const char *sp_rank_bound_name(sp_rank_bound b) {
     case SP_BOUND_EMPTY: return "blocks without work";
     case SP_BOUND_ARITH: return "floating-point throughput";
     case SP_BOUND_ARITH_LATENCY: return "floating-point latency";
+    case SP_BOUND_DISPATCH: return "block dispatch";
   }
   return "?";
 }
@@ -543,6 +544,16 @@ void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *
   out->empty_s = sp_empty_seconds(launched, blocks, active, total, a);
   if (out->empty_s > total) out->bound = SP_BOUND_EMPTY;
   total += out->empty_s;
+  /* Working blocks are dealt no faster than empty ones: one every block_dispatch_ns GPU-wide.
+   * Grids of many short blocks run at that rate on the H200 whatever their bytes: vla_param.c:17
+   * as 65,536 blocks of 128 threads (one element each) in 41.8 us, collapse4.c:16 as 131,072 in
+   * 85.5, 0.59-0.63 ns a block past a launch's 3.3 us (validation/results/h200/
+   * 2026-11-30-rest-run/, validation/results/h100/2026-11-27-drift-run13/h200/) */
+  const double dispatch_s = (double)launched * a->block_dispatch_ns * 1e-9;
+  if (dispatch_s > total) {
+    total = dispatch_s;
+    if (out->bound != SP_BOUND_EMPTY) out->bound = SP_BOUND_DISPATCH; /* else most are empty */
+  }
   out->launch_s = SP_LAUNCH_SECONDS;
   out->total_s = total + SP_LAUNCH_SECONDS;
 }

@@ -22,6 +22,7 @@ typedef enum sp_rank_bound {
   SP_BOUND_EMPTY,   /* dealing blocks that have no iterations */
   SP_BOUND_ARITH,   /* issuing the floating-point instructions */
   SP_BOUND_ARITH_LATENCY, /* warps waiting on chains of dependent floating-point operations */
+  SP_BOUND_DISPATCH, /* the distributor dealing the blocks, one every block_dispatch_ns */
 } sp_rank_bound;
 
 /* A candidate's floating-point work as the time model charges it (sp_rank_arith_of): its warp
