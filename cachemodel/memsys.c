@@ -375,11 +375,17 @@ static inline uint32_t l1_cycles(const sp_cm_warp_access *wa)
   return wa->bank_cycles > tags ? wa->bank_cycles : tags;
 }
 
+/* Whether a request's sectors (strictly ascending) form one run: not a warp over rows */
+static inline int one_run(const sp_cm_warp_access *wa)
+{
+  return wa->sectors[wa->n_sectors - 1] - wa->sectors[0] + 1 == wa->n_sectors;
+}
+
 /* A store request's L1 cycles (sp_cm_counters.st_l1_cycles): as a load that misses, a warp over
  * rows takes twice its bank cycles, up to one a lane (32 rows on the same banks took 32) */
 static inline uint32_t st_l1_cycles(const sp_cm_warp_access *wa)
 {
-  if (!wa->n_sectors || wa->sectors[wa->n_sectors - 1] - wa->sectors[0] + 1 == wa->n_sectors) return wa->n_lines;
+  if (!wa->n_sectors || one_run(wa)) return wa->n_lines;
   return 2 * wa->bank_cycles < SP_WARP ? 2 * wa->bank_cycles : SP_WARP;
 }
 
@@ -1000,8 +1006,8 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
     }
     if (timed && nt > nt_line) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
   }
-  /* a miss in a request whose sectors (strictly ascending) are not one run: a warp over rows */
-  if (nt > 0 && wa->sectors[wa->n_sectors - 1] - wa->sectors[0] + 1 != wa->n_sectors)
+  /* a miss in a warp over rows */
+  if (nt > 0 && !one_run(wa))
     c->ld_l1_miss_bank_cycles += wa->bank_cycles;
   if (!nt) return;
   const unsigned sub = m->sub_shift;

@@ -43,31 +43,33 @@ GUARDS = "validation/results/h200/2026-11-29-guards"
 RB = "validation/results/h200/2026-11-29-redblack"
 FP = "validation/results/h200/2026-11-29-fp-op-probe"
 MODEL = "validation/results/h200/2026-11-29-model-run"
+MODEL_EXAMPLES = ["2mm", "atax", "bicg", "conv3d", "covariance", "divergence", "gemm", "heat3d", "jacobi2d",
+                  "laplacian", "matmul", "mvt", "syr2k", "syrk"]
+R13_EXAMPLES = ["collapse4", "conv2d", "fdtd2d", "gwv_explicit", "himeno", "jacobi", "kernels_region",
+                "omp_target", "pointer_arith", "tile", "transpose", "triangular", "xreuse"]
 GRAIN = "validation/results/h200/2026-11-30-grain-run"
 GRAIN_EXAMPLES = ["2mm", "conv3d", "fdtd2d", "gemm", "himeno", "jacobi", "kernels_region", "redblack", "tile",
                   "yreuse"]
 REST = "validation/results/h200/2026-11-30-rest-run"
 REST_EXAMPLES = ["colmajor_runtime", "enum_sizes", "gesummv", "reverse_loop", "spmv_short_rows", "vla_param"]
-MODEL_EXAMPLES = ["2mm", "atax", "bicg", "conv3d", "covariance", "divergence", "gemm", "heat3d", "jacobi2d",
-                  "laplacian", "matmul", "mvt", "syr2k", "syrk"]
-R13_EXAMPLES = ["collapse4", "conv2d", "fdtd2d", "gwv_explicit", "himeno", "jacobi", "kernels_region",
-                "omp_target", "pointer_arith", "tile", "transpose", "triangular", "xreuse"]
-# (dataset, example, plan, measured, extra arguments)
+HARNESS_ARGS = {"redblack": ["--param", "color=1"]}  # the values the harness ran
+
+
+def runs(dataset, d, examples, plan_suffix=".plan.json.gz", measured="measured"):
+    """(dataset, example, plan, measured, extra arguments) of each example of a run directory"""
+    return [(dataset, e, f"{d}/plans/{e}{plan_suffix}", f"{d}/{measured}/{e}.plan.measured.json",
+             HARNESS_ARGS.get(e, [])) for e in examples]
+
+
 DATASETS = (
-    [("run13", e, f"{R13}/plans/{e}.plan.json.gz", f"{R13}/h200/measured/{e}.plan.measured.json", [])
-     for e in R13_EXAMPLES] +
-    [("guards", e, f"{GUARDS}/plans/{e}.plan.json.gz", f"{GUARDS}/measured/{e}.plan.measured.json", [])
-     for e in ("continue_stencil", "guarded_stencil")] +
+    runs("run13", R13, R13_EXAMPLES, measured="h200/measured") +
+    runs("guards", GUARDS, ("continue_stencil", "guarded_stencil")) +
     [("redblack", "redblack", f"{RB}/plans/redblack.{m}model.plan.json",
-      f"{RB}/{m}-model/redblack.plan.measured.json", ["--param", "color=1"]) for m in ("h100", "h200")] +
-    [("fp", e, f"{FP}/plans/{e}.plan.json", f"{FP}/measured/{e}.plan.measured.json", [])
-     for e in ("aos_particles", "correlation", "himeno")] +
-    [("model", e, f"{MODEL}/plans/{e}.plan.json.gz", f"{MODEL}/measured/{e}.plan.measured.json", [])
-     for e in MODEL_EXAMPLES] +
-    [("grain", e, f"{GRAIN}/plans/{e}.plan.json.gz", f"{GRAIN}/measured/{e}.plan.measured.json",
-      ["--param", "color=1"] if e == "redblack" else []) for e in GRAIN_EXAMPLES] +
-    [("rest", e, f"{REST}/plans/{e}.plan.json.gz", f"{REST}/measured/{e}.plan.measured.json", [])
-     for e in REST_EXAMPLES])
+      f"{RB}/{m}-model/redblack.plan.measured.json", HARNESS_ARGS["redblack"]) for m in ("h100", "h200")] +
+    runs("fp", FP, ("aos_particles", "correlation", "himeno"), plan_suffix=".plan.json") +
+    runs("model", MODEL, MODEL_EXAMPLES) +
+    runs("grain", GRAIN, GRAIN_EXAMPLES) +
+    runs("rest", REST, REST_EXAMPLES))
 
 
 def load(path):

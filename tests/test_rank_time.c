@@ -7,19 +7,12 @@
 
 static sp_arch h100;
 
-/* c with every count divided by k */
-static void sp_counters_div(const sp_cm_counters *c, int64_t k, sp_cm_counters *out) {
-  const int64_t *cv = (const int64_t *)c;
-  int64_t *ov = (int64_t *)out;
-  for (size_t i = 0; i < sizeof *c / sizeof *cv; i++) ov[i] = cv[i] / k;
-}
-
-static sp_cm_counters streaming(void) {
-  /* 16 M doubles read and written once, fully coalesced, no reuse */
+/* n doubles read and written once, fully coalesced, no reuse */
+static sp_cm_counters streaming_of(int64_t n) {
   sp_cm_counters c;
   memset(&c, 0, sizeof c);
-  c.ld_requests = (1 << 24) / 32;
-  c.ld_sectors = (int64_t)(1 << 24) * 8 / 32;
+  c.ld_requests = n / 32;
+  c.ld_sectors = n * 8 / 32;
   c.l2_read_sectors = c.ld_sectors;
   c.dram_read_bytes = c.ld_sectors * 32;
   c.st_requests = c.ld_requests;
@@ -28,6 +21,8 @@ static sp_cm_counters streaming(void) {
   c.dram_write_bytes = c.st_sectors * 32;
   return c;
 }
+
+static sp_cm_counters streaming(void) { return streaming_of(1 << 24); }
 
 /* A 1-D launch of `blocks` blocks of `threads`, its statistics with `active` resident blocks an
  * SM and nothing else known. */
@@ -266,8 +261,7 @@ static void test_empty_blocks(void) {
  * takes at least its blocks x block_dispatch_ns (0.57 ns on the H100). 1 M doubles streamed as
  * 131,072 blocks of 128 threads: 74.7 us of dealing against a few of traffic. */
 static void test_block_dispatch(void) {
-  sp_cm_counters c = streaming(), small;
-  sp_counters_div(&c, 16, &small);
+  sp_cm_counters small = streaming_of(1 << 20);
   sp_schedule s;
   sp_trace_stats st;
   sp_rank_time many, few;

@@ -148,7 +148,7 @@ double sp_rank_screened_partial_s(const sp_rank_candidate *c);
  * the thread-x loop before one across it (sp_rank_across_grain): of the measured pairs that
  * differ only in that (scripts/grid_grain_pairs.py), the model predicts 408 of 459 within 1 %,
  * and the GPU ran the across grid 5 % slower or more in 128 of 386 on the H100 and 27 of 73 on
- * the H200, 5 % faster in 51 and 1. README, "Validation". */
+ * the H200, 5 % faster in 51 and 1 (the runs before the rule). README, "Validation". */
 #define SP_RANK_PLATEAU 1.05
 
 /* Whether the loop on threadIdx.x is also dealt over blockIdx.y: the blocks the GPU starts one
