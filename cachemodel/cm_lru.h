@@ -93,9 +93,10 @@ static inline uint32_t lru_hash(uint64_t unit)
   return (uint32_t)((unit * LRU_PHI) >> 32);
 }
 
+/* (shift is 32 for a one-slot table: a 64-bit shift then gives 0 without a branch) */
 static inline uint64_t lru_home(const sp_cm_lru *c, uint32_t hash)
 {
-  return c->shift >= 32 ? 0 : hash >> c->shift;
+  return (uint64_t)hash >> c->shift;
 }
 
 /* The slot holding unit, or the empty slot where it would go. */

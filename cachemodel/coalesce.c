@@ -407,6 +407,9 @@ typedef struct memo_entry {
    * top of the address space (lanes lo_off .. hi_off bytes from the first: checked per use) */
   uint32_t bank_cycles, bank_mod4;
   int64_t lo_off, hi_off;
+  /* the active lanes are one run at a constant stride (for sp_cm_partial_sectors_shaped) */
+  int constant;
+  uint64_t stride;
 } memo_entry;
 
 struct sp_cm_coalesce_memo {
@@ -428,6 +431,15 @@ void sp_cm_coalesce_memo_free(sp_cm_coalesce_memo *m)
   free(m);
 }
 
+static memo_entry *memo_slot(const sp_cm_coalesce_memo *memo, uint64_t shape, uint32_t active_mask,
+                             uint32_t access_bytes)
+{
+  uint64_t h = (shape ^ ((uint64_t)active_mask << 7) ^ access_bytes) * UINT64_C(0x9E3779B97F4A7C15);
+  return (memo_entry *)&memo->e[h >> (64 - MEMO_BITS)];
+}
+
+static int constant_stride(const uint64_t *a, uint32_t n, uint64_t *s);
+
 int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, uint64_t shape,
                           const uint64_t *lane_addr, uint32_t active_mask, uint32_t access_bytes,
                           sp_cm_warp_access *out)
@@ -437,15 +449,15 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
   if (access_bytes < 1 || access_bytes > 16) return -1;
   out->requests = 1;
   const uint64_t span = access_bytes - 1;
-  uint64_t h = (shape ^ ((uint64_t)active_mask << 7) ^ access_bytes) * UINT64_C(0x9E3779B97F4A7C15);
-  memo_entry *e = &memo->e[h >> (64 - MEMO_BITS)];
+  memo_entry *e = memo_slot(memo, shape, active_mask, access_bytes);
   if (e->shape != shape || e->mask != active_mask || e->bytes != access_bytes) {
     uint32_t first_lane, n_lanes;
     e->shape = shape;
     e->mask = active_mask;
     e->bytes = access_bytes;
-    e->grid = lane_run(active_mask, &first_lane, &n_lanes) &&
-              grid_shape(lane_addr + first_lane, n_lanes, span, &e->plan);
+    const int run = lane_run(active_mask, &first_lane, &n_lanes);
+    e->grid = run && grid_shape(lane_addr + first_lane, n_lanes, span, &e->plan);
+    e->constant = run && constant_stride(lane_addr + first_lane, n_lanes, &e->stride);
     e->bank_mod4 = 4; /* none yet */
     e->lo_off = e->hi_off = 0;
     const uint64_t a0 = lane_addr[__builtin_ctz(active_mask)];
@@ -500,15 +512,11 @@ static void cover(uint64_t *mask, uint32_t from, uint32_t to)
  * A stride wider than the access leaves a gap after every lane, and no sector fits in one
  * access (<= 16 bytes), so every sector touched is partial; otherwise the bytes are one run
  * and only its end sectors can be. -1 when the lanes are not such a run. */
-static int affine_partial(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, uint64_t bytes,
-                          const sp_cm_warp_access *wa, uint64_t *which)
+static int affine_partial_at(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, uint64_t s,
+                             uint64_t bytes, const sp_cm_warp_access *wa, uint64_t *which)
 {
   if (bytes >= c->sector_bytes) return -1; /* an access may cover a sector by itself */
-  uint64_t s = n > 1 ? a[1] - a[0] : 0;
   const int64_t ss = (int64_t)s;
-  for (uint32_t l = 1; l < n; l++) /* constant, and not wrapping around the address space */
-    if (a[l] - a[l - 1] != s || (ss > 0 && a[l] < a[l - 1]) || (ss < 0 && a[l] > a[l - 1]))
-      return -1;
   const uint64_t mag_s = ss < 0 ? (uint64_t)0 - s : s;
   const uint64_t all = wa->n_sectors >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << wa->n_sectors) - 1;
   if (n > 1 && mag_s > bytes) {
@@ -521,6 +529,26 @@ static int affine_partial(const sp_cm_coalescer *c, const uint64_t *a, uint32_t 
   int first = (lo & m) != 0, last = (end & m) != 0;
   *which = (first ? UINT64_C(1) : 0) | (last ? UINT64_C(1) << (wa->n_sectors - 1) : 0);
   return wa->n_sectors == 1 ? (first || last) : first + last;
+}
+
+/* Whether lanes a[0 .. n) lie at one constant stride (*s) without wrapping around the address
+ * space. */
+static int constant_stride(const uint64_t *a, uint32_t n, uint64_t *s)
+{
+  *s = n > 1 ? a[1] - a[0] : 0;
+  const int64_t ss = (int64_t)*s;
+  for (uint32_t l = 1; l < n; l++)
+    if (a[l] - a[l - 1] != *s || (ss > 0 && a[l] < a[l - 1]) || (ss < 0 && a[l] > a[l - 1]))
+      return 0;
+  return 1;
+}
+
+static int affine_partial(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, uint64_t bytes,
+                          const sp_cm_warp_access *wa, uint64_t *which)
+{
+  uint64_t s;
+  if (bytes >= c->sector_bytes || !constant_stride(a, n, &s)) return -1;
+  return affine_partial_at(c, a, n, s, bytes, wa, which);
 }
 
 uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_addr,
@@ -567,4 +595,22 @@ uint32_t sp_cm_partial_sectors_which(const sp_cm_coalescer *c, const uint64_t *l
       *which |= UINT64_C(1) << i;
     }
   return partial;
+}
+
+uint32_t sp_cm_partial_sectors_shaped(const sp_cm_coalescer *c, const sp_cm_coalesce_memo *memo,
+                                      uint64_t shape, const uint64_t *lane_addr,
+                                      uint32_t active_mask, uint32_t access_bytes,
+                                      const sp_cm_warp_access *wa, uint64_t *which)
+{
+  const memo_entry *e = memo && shape && active_mask ? memo_slot(memo, shape, active_mask, access_bytes) : NULL;
+  if (e && e->shape == shape && e->mask == active_mask && e->bytes == access_bytes && e->constant &&
+      c->sector_bytes <= 128 && wa->n_sectors && access_bytes >= 1 && access_bytes <= 16 &&
+      !lanes_wrap(lane_addr[__builtin_ctz(active_mask)], e->lo_off, e->hi_off, access_bytes - 1)) {
+    uint32_t first_lane, n_lanes;
+    lane_run(active_mask, &first_lane, &n_lanes);
+    *which = 0;
+    int p = affine_partial_at(c, lane_addr + first_lane, n_lanes, e->stride, access_bytes, wa, which);
+    if (p >= 0) return (uint32_t)p;
+  }
+  return sp_cm_partial_sectors_which(c, lane_addr, active_mask, access_bytes, wa, which);
 }

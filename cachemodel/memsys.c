@@ -1120,9 +1120,10 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   const sp_cm_warp_access *l2wa = e->l2_split ? &e->wa2 : &e->wa;
   m->sectors_accessed += e->wa.n_sectors;
   e->partial_which = 0;
-  e->partial = wi->write ? sp_cm_partial_sectors_which(e->l2_split ? &m->co_l2 : &m->co, wi->addr,
-                                                       wi->active, wi->access_bytes, l2wa,
-                                                       &e->partial_which)
+  e->partial = wi->write ? sp_cm_partial_sectors_shaped(e->l2_split ? &m->co_l2 : &m->co,
+                                                        e->l2_split ? m->memo_l2 : m->memo,
+                                                        wi->shape, wi->addr, wi->active,
+                                                        wi->access_bytes, l2wa, &e->partial_which)
                          : 0;
   m->pipe_count++;
   if (m->opt.assoc != SP_CM_FULLY_ASSOCIATIVE) return 0;

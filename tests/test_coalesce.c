@@ -292,6 +292,12 @@ static int matches_reference_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_mem
   for (uint32_t k = 0; same && k < nl; k++) same = w.lines[k] == want_l[k];
   if (same && sp_cm_partial_sectors(c, addr, mask, bytes, &w) != reference_partial(addr, mask, bytes, c))
     same = 0;
+  if (same && memo) { /* the memo's stride gives the same sectors as checking the lanes */
+    uint64_t which, which_shaped;
+    uint32_t p = sp_cm_partial_sectors_which(c, addr, mask, bytes, &w, &which);
+    same = sp_cm_partial_sectors_shaped(c, memo, shape, addr, mask, bytes, &w, &which_shaped) == p &&
+           which_shaped == which;
+  }
   if (same && w.bank_cycles != reference_bank_cycles(addr, mask, bytes)) same = 0;
   return same;
 }

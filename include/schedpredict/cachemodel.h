@@ -86,6 +86,12 @@ uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_ad
 uint32_t sp_cm_partial_sectors_which(const sp_cm_coalescer *c, const uint64_t *lane_addr,
                                      uint32_t active_mask, uint32_t access_bytes,
                                      const sp_cm_warp_access *wa, uint64_t *which);
+/* sp_cm_partial_sectors_which after sp_cm_coalesce_shaped of the same instruction with this memo:
+ * the memo's layout spares re-checking the lanes' stride. */
+uint32_t sp_cm_partial_sectors_shaped(const sp_cm_coalescer *c, const sp_cm_coalesce_memo *memo,
+                                      uint64_t shape, const uint64_t *lane_addr,
+                                      uint32_t active_mask, uint32_t access_bytes,
+                                      const sp_cm_warp_access *wa, uint64_t *which);
 
 /* ---- reuse distance --------------------------------------------------------------------------- */
 
