@@ -246,6 +246,7 @@ struct sp_cm_memsys {
   unsigned sub_shift;    /* log2(L2 sectors per L1 transaction) */
   unsigned fill_shift;   /* log2(L2 sectors filled from DRAM per read miss) */
   unsigned l2_line_shift; /* log2(L2 sectors per L2 line, the unit the L2 keeps) */
+  int l2_lines_are_l1s;   /* the L2's lines are the L1's size (the coalescers' lines) */
   uint32_t l2_sector_bytes;
   uint64_t l1_lines, l1_sets;
   uint32_t l1_ways;
@@ -313,6 +314,19 @@ typedef struct l2_op {
   uint32_t partial; /* a store's sectors it writes in part (of mask) */
   int32_t group, array;
 } l2_op;
+
+/* An instruction's sectors grouped by line, lines ascending: line[k] holds the sectors mask[k]
+ * (bit q: sector q of the line), n[k] of them, of which a store writes partial[k] in part.
+ * Grouped once an instruction and handed to the L1 and the L2, which used to group the same
+ * sectors each (15 % of the model's host instructions on strided stores). */
+enum { SP_CM_MAX_L2_UNITS = SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT };
+typedef struct line_runs {
+  uint32_t count;
+  uint64_t line[SP_CM_MAX_L2_UNITS];
+  uint64_t mask[SP_CM_MAX_L2_UNITS];
+  uint32_t partial[SP_CM_MAX_L2_UNITS];
+  uint8_t n[SP_CM_MAX_L2_UNITS];
+} line_runs;
 
 /* counter groups at most: an L2 line keeps its last writer's in 24 bits (L2_OWNER) */
 enum { L2_MAX_GROUPS = 0xFFFFFF };
@@ -486,6 +500,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
       arch->l2_fill_bytes > arch->l2_line_bytes)
     goto fail;
   m->l2_line_shift = log2u((uint64_t)(arch->l2_line_bytes / l2s));
+  m->l2_lines_are_l1s = arch->l2_line_bytes == line;
   const unsigned lsh = m->l2_line_shift;
   double l2_bytes = floor((double)sp_arch_l2_model_bytes(arch) * o.l2_fraction);
   uint64_t l2_sectors = l2_bytes >= l2s && !o.l1_only ? (uint64_t)(l2_bytes / l2s) : 1;
@@ -818,22 +833,19 @@ static inline CM_ALWAYS_INLINE void l2_read_line(sp_cm_memsys *m, uint64_t line,
   const uint32_t missed = mask & ~L2_VALID(*p);
   if (hit)
     for (uint32_t b = mask; b; b &= b - 1) *hit++ = !((missed >> __builtin_ctz(b)) & 1);
-  uint32_t nmissed = 0;
-  for (uint32_t b = missed; b; b &= b - 1, nmissed++)
-    c->l2_read_cold_sectors += l2_dram_fill(m, first + (uint32_t)__builtin_ctz(b), c, array);
+  const uint32_t per = UINT32_C(1) << m->fill_shift, block = (UINT32_C(1) << per) - 1;
+  uint32_t nmissed = 0, blocks = 0; /* the fill blocks of the missed sectors */
+  for (uint32_t b = missed; b; b &= b - 1, nmissed++) {
+    const uint32_t q = (uint32_t)__builtin_ctz(b);
+    c->l2_read_cold_sectors += l2_dram_fill(m, first + q, c, array);
+    blocks |= block << (q & ~(per - 1));
+  }
   c->l2_read_hit_sectors += n - nmissed;
   *p |= missed;
-  if (!missed || !m->fill_shift) return;
-  const uint32_t per = UINT32_C(1) << m->fill_shift, block = (UINT32_C(1) << per) - 1;
-  for (uint32_t b = 0; b < (UINT32_C(1) << m->l2_line_shift); b += per) {
-    if (!((missed >> b) & block)) continue;
-    for (uint32_t q = b; q < b + per; q++) {
-      if (L2_VALID(*p) & (UINT32_C(1) << q)) continue;
-      *p |= UINT32_C(1) << q;
-      l2_dram_fill(m, first + q, c, array);
-      c->l2_read_fill_sectors++;
-    }
-  }
+  const uint32_t rest = blocks & ~L2_VALID(*p);
+  for (uint32_t b = rest; b; b &= b - 1) l2_dram_fill(m, first + (uint32_t)__builtin_ctz(b), c, array);
+  c->l2_read_fill_sectors += l2_mask_count(rest);
+  *p |= rest;
 }
 
 /* The store sectors `mask` of L2 line `line`: written into the line (allocated when absent, or
@@ -894,13 +906,19 @@ static inline CM_ALWAYS_INLINE void l2_prefetch(const sp_cm_memsys *m, uint64_t 
   if (l2_in_sample(m, sector, array)) cm_lru_prefetch(m->l2f, sector >> m->l2_line_shift);
 }
 
-/* The L2 slots of the lines of secs[0..n) << up (ascending), once a line. */
-static inline CM_ALWAYS_INLINE void l2_prefetch_lines(const sp_cm_memsys *m, const uint64_t *secs,
-                                                      uint32_t n, unsigned up, int array)
+/* The L2 slots of the lines of an access at the L2's sector size: its own lines where the L2's
+ * are the L1's size, else its sectors', once a line. */
+static inline CM_ALWAYS_INLINE void l2_prefetch_lines(const sp_cm_memsys *m, const sp_cm_warp_access *wa,
+                                                      int array)
 {
   const unsigned sh = m->l2_line_shift;
-  for (uint32_t k = 0; k < n; k++)
-    if (k == 0 || (secs[k] << up) >> sh != (secs[k - 1] << up) >> sh) l2_prefetch(m, secs[k] << up, array);
+  if (m->l2_lines_are_l1s) {
+    for (uint32_t k = 0; k < wa->n_lines; k++) l2_prefetch(m, wa->lines[k] << sh, array);
+    return;
+  }
+  const uint64_t *secs = wa->sectors;
+  for (uint32_t k = 0; k < wa->n_sectors; k++)
+    if (k == 0 || secs[k] >> sh != secs[k - 1] >> sh) l2_prefetch(m, secs[k], array);
 }
 
 static void l2_queue_pop(sp_cm_memsys *m)
@@ -933,31 +951,62 @@ static void l2_queue_push(sp_cm_memsys *m, const l2_op *op)
   }
 }
 
-/* The L2 sectors secs[0..n) (ascending) of one instruction, line by line: queued (l2_queue_push)
- * where the queue is on, else at once (then hit: as l2_read_line's, for all n), a load's lines
- * prefetched first (a store's were on its arrival, sp_cm_memsys_access). */
-static void l2_access(sp_cm_memsys *m, const uint64_t *secs, uint32_t n, int write,
-                      uint64_t partial_which, int group, int array, uint8_t *hit)
+/* The sectors in a mask (64 bits; as l2_mask_count, no libgcc call). */
+static inline uint32_t mask_count64(uint64_t x)
 {
-  const unsigned sh = m->l2_line_shift;
+  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+  x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+  return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* The sectors secs[0..n) (strictly ascending) grouped by line (sh: log2 sectors per line);
+ * partial_which: bit i set where secs[i] is written in part. */
+static void runs_of(const uint64_t *secs, uint32_t n, unsigned sh, uint64_t partial_which,
+                    line_runs *r)
+{
   const uint64_t in_line = (UINT64_C(1) << sh) - 1;
-  const int queue = m->l2q_on && !hit;
-  if (!queue && !write && m->l2f) l2_prefetch_lines(m, secs, n, 0, array);
-  for (uint32_t i = 0; i < n;) {
+  uint32_t c = 0;
+  for (uint32_t i = 0; i < n; c++) {
     const uint32_t i0 = i;
     const uint64_t line = secs[i] >> sh;
-    uint32_t mask = 0, partial = 0;
-    for (; i < n && secs[i] >> sh == line; i++) {
-      mask |= UINT32_C(1) << (secs[i] & in_line);
-      if (i < 64 && (partial_which >> i & 1)) partial |= UINT32_C(1) << (secs[i] & in_line);
-    }
+    uint64_t mask = UINT64_C(1) << (secs[i++] & in_line);
+    for (; i < n && secs[i] >> sh == line; i++) mask |= UINT64_C(1) << (secs[i] & in_line);
+    r->line[c] = line;
+    r->mask[c] = mask;
+    r->n[c] = (uint8_t)(i - i0);
+    r->partial[c] = 0;
+  }
+  r->count = c;
+  /* the partial sectors' lines: runs ascend as the sectors do */
+  if (!n) return;
+  for (uint32_t k = 0, end = r->n[0]; partial_which; partial_which &= partial_which - 1) {
+    const uint32_t i = (uint32_t)__builtin_ctzll(partial_which);
+    if (i >= n) break;
+    while (i >= end) end += r->n[++k];
+    r->partial[k] |= UINT32_C(1) << (secs[i] & in_line);
+  }
+}
+
+/* One instruction's L2 lines r: queued (l2_queue_push) where the queue is on, else at once (then
+ * hit: as l2_read_line's, for all its sectors in order), a load's lines prefetched first (a
+ * store's were on its arrival, sp_cm_memsys_access). */
+static void l2_access(sp_cm_memsys *m, const line_runs *r, int write, int group, int array,
+                      uint8_t *hit)
+{
+  const int queue = m->l2q_on && !hit;
+  if (!queue && !write && m->l2f)
+    for (uint32_t k = 0; k < r->count; k++) l2_prefetch(m, r->line[k] << m->l2_line_shift, array);
+  for (uint32_t k = 0; k < r->count; k++) {
+    const uint32_t mask = (uint32_t)r->mask[k];
     if (queue) {
-      l2_op op = {line, mask, (uint8_t)(i - i0), (uint8_t)write, i == n, partial, group, array};
+      l2_op op = {r->line[k], mask, r->n[k], (uint8_t)write, k + 1 == r->count, r->partial[k], group, array};
       l2_queue_push(m, &op);
     } else if (write) {
-      l2_write_line(m, line, mask, i - i0, partial, group, array);
+      l2_write_line(m, r->line[k], mask, r->n[k], r->partial[k], group, array);
     } else {
-      l2_read_line(m, line, mask, i - i0, group, array, hit ? hit + i0 : NULL);
+      l2_read_line(m, r->line[k], mask, r->n[k], group, array, hit);
+      if (hit) hit += r->n[k];
     }
   }
   if (!queue && !write && m->ncold_out) l2_cold_outside_fills(m, group, array);
@@ -973,49 +1022,64 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED, timed = m->opt.time_fills;
   const uint64_t now = sm_tick(m, s, wa);
   if (modeled) pend_expire(&s->pend, now);
-  const unsigned sh = m->spl_shift;
-  const uint64_t in_line = (UINT64_C(1) << sh) - 1;
+  const unsigned sh = m->spl_shift, sub = m->sub_shift;
+  /* the L2 keeps the L1's lines in the L1's sectors: its lines are the L1's misses as they are */
+  const int same_lines = sub == 0 && m->l2_line_shift == sh;
+  line_runs l1, l2;
+  runs_of(wa->sectors, wa->n_sectors, sh, 0, &l1);
   uint64_t todo[SP_CM_MAX_UNITS];
   uint8_t fill[SP_CM_MAX_UNITS]; /* 1: a miss whose fill is timed; 0: a refetch */
-  uint32_t nt = 0, i = 0;
+  uint32_t nt = 0;
+  l2.count = 0;
   m->lookups += wa->n_sectors;
-  while (i < wa->n_sectors) {
-    uint64_t line = wa->sectors[i] >> sh;
-    uint32_t j = i;
-    while (j < wa->n_sectors && (wa->sectors[j] >> sh) == line) j++;
+  for (uint32_t k = 0; k < l1.count; k++) {
+    const uint64_t line = l1.line[k], mask = l1.mask[k];
     uint64_t *valid = l1_lookup(s, line, SP_CM_LOOKUP_INSERT);
-    const uint32_t nt_line = nt;
-    for (; i < j; i++) {
-      uint64_t sec = wa->sectors[i], bit = UINT64_C(1) << (sec & in_line);
-      if (*valid & bit) {
-        if (modeled && pend_ready(&s->pend, sec) > now) {
+    const uint64_t hits = mask & *valid, missed = mask & ~*valid;
+    uint64_t to_l2 = missed;
+    if (modeled) {
+      for (uint64_t b = hits; b; b &= b - 1) {
+        if (pend_ready(&s->pend, (line << sh) + (uint64_t)__builtin_ctzll(b)) > now) {
           c->ld_l1_pending_sectors++;
-          if (m->opt.pending_refetch) {
-            todo[nt] = sec;
-            fill[nt++] = 0;
-          }
+          if (m->opt.pending_refetch) to_l2 |= b & (0 - b);
         } else {
           c->ld_l1_hit_sectors++;
           c->ld_l1_hit_pending_sectors += timed && l1_fill_pending(*valid, now);
         }
-        continue;
       }
-      *valid |= bit;
-      todo[nt] = sec;
-      fill[nt++] = 1;
+    } else if (hits) {
+      const int64_t nh = mask_count64(hits);
+      c->ld_l1_hit_sectors += nh;
+      if (timed && l1_fill_pending(*valid, now)) c->ld_l1_hit_pending_sectors += nh;
     }
-    if (timed && nt > nt_line) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
+    *valid |= missed;
+    if (!to_l2) continue;
+    if (timed) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
+    if (same_lines && !modeled) {
+      l2.line[l2.count] = line;
+      l2.mask[l2.count] = to_l2;
+      l2.n[l2.count] = (uint8_t)mask_count64(to_l2);
+      l2.partial[l2.count++] = 0;
+      nt += l2.n[l2.count - 1];
+      continue;
+    }
+    for (uint64_t b = to_l2; b; b &= b - 1) {
+      todo[nt] = (line << sh) + (uint64_t)__builtin_ctzll(b);
+      fill[nt++] = (missed & b & (0 - b)) != 0;
+    }
   }
   /* a miss in a warp over rows */
   if (nt > 0 && !one_run(wa))
     c->ld_l1_miss_bank_cycles += wa->bank_cycles;
   if (!nt) return;
-  const unsigned sub = m->sub_shift;
-  uint64_t l2sec[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
-  uint8_t hit[SP_CM_MAX_UNITS << SP_CM_MAX_SUB_SHIFT];
-  const uint32_t n2 = nt << sub;
-  for (uint32_t k = 0; k < n2; k++) l2sec[k] = (todo[k >> sub] << sub) + (k & ((1u << sub) - 1));
-  l2_access(m, l2sec, n2, 0, 0, group, array, modeled ? hit : NULL);
+  uint8_t hit[SP_CM_MAX_L2_UNITS];
+  if (!(same_lines && !modeled)) {
+    uint64_t l2sec[SP_CM_MAX_L2_UNITS];
+    const uint32_t n2 = nt << sub;
+    for (uint32_t k = 0; k < n2; k++) l2sec[k] = (todo[k >> sub] << sub) + (k & ((1u << sub) - 1));
+    runs_of(l2sec, n2, m->l2_line_shift, 0, &l2);
+  }
+  l2_access(m, &l2, 0, group, array, modeled ? hit : NULL);
   if (!modeled) return;
   for (uint32_t k = 0; k < nt; k++) {
     int all = 1;
@@ -1024,24 +1088,19 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   }
 }
 
-static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa)
+/* A store's L1 lines r: written into the L1 (allocated) or invalidated there (bypass). */
+static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, const line_runs *r)
 {
   sm_tick(m, s, wa);
   if (m->l1_store == SP_L1_STORE_WRITE_THROUGH_NO_ALLOC) return;
-  const unsigned sh = m->spl_shift;
-  const uint64_t in_line = (UINT64_C(1) << sh) - 1;
   const sp_cm_lookup_mode mode =
       m->l1_store == SP_L1_STORE_WRITE_THROUGH_ALLOC ? SP_CM_LOOKUP_INSERT : SP_CM_LOOKUP_PEEK;
   m->lookups += wa->n_sectors;
-  uint32_t i = 0;
-  while (i < wa->n_sectors) {
-    uint64_t line = wa->sectors[i] >> sh, mask = 0;
-    for (; i < wa->n_sectors && (wa->sectors[i] >> sh) == line; i++)
-      mask |= UINT64_C(1) << (wa->sectors[i] & in_line);
-    uint64_t *valid = l1_lookup(s, line, mode);
+  for (uint32_t k = 0; k < r->count; k++) {
+    uint64_t *valid = l1_lookup(s, r->line[k], mode);
     if (!valid) continue;
-    if (mode == SP_CM_LOOKUP_INSERT) *valid |= mask;
-    else *valid &= ~mask; /* bypass: invalidate the cached copy */
+    if (mode == SP_CM_LOOKUP_INSERT) *valid |= r->mask[k];
+    else *valid &= ~r->mask[k]; /* bypass: invalidate the cached copy */
   }
 }
 
@@ -1059,7 +1118,9 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     if (m->l1_on) {
       load_l1(m, s, wa, e->group, e->array);
     } else if (l2wa->n_sectors) {
-      l2_access(m, l2wa->sectors, l2wa->n_sectors, 0, 0, e->group, e->array, NULL);
+      line_runs r;
+      runs_of(l2wa->sectors, l2wa->n_sectors, m->l2_line_shift, 0, &r);
+      l2_access(m, &r, 0, e->group, e->array, NULL);
     }
   } else {
     c->st_requests += wa->requests;
@@ -1067,8 +1128,19 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->st_lines += wa->n_lines;
     c->st_l1_cycles += st_l1_cycles(wa);
     c->st_partial_sectors += e->partial;
-    if (m->l1_on) store_l1(m, s, wa);
-    l2_access(m, l2wa->sectors, l2wa->n_sectors, 1, e->partial_which, e->group, e->array, NULL);
+    line_runs r;
+    runs_of(l2wa->sectors, l2wa->n_sectors, m->l2_line_shift, e->partial_which, &r);
+    if (m->l1_on) {
+      /* without an L2 split the L2's sectors are the L1's; the same lines where their sizes agree */
+      if (!e->l2_split && m->l2_line_shift == m->spl_shift) {
+        store_l1(m, s, wa, &r);
+      } else {
+        line_runs r1;
+        runs_of(wa->sectors, wa->n_sectors, m->spl_shift, 0, &r1);
+        store_l1(m, s, wa, &r1);
+      }
+    }
+    l2_access(m, &r, 1, e->group, e->array, NULL);
   }
 }
 
@@ -1133,7 +1205,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
    * and prefetching all of them here cost 2-5 % of the ranking's time; with the L2 queue on,
    * the queue prefetches */
   if ((m->l1_on && !wi->write) || m->l2q_on) return 0;
-  l2_prefetch_lines(m, l2wa->sectors, l2wa->n_sectors, e->l2_split ? 0 : m->sub_shift, wi->array);
+  l2_prefetch_lines(m, l2wa, wi->array); /* (l2wa is at the L2's sector size here) */
   return 0;
 }
 
