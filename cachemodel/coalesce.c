@@ -132,12 +132,14 @@ static inline uint64_t mag(int64_t v)
 }
 
 /* Whether the active lanes are one run first .. first + n - 1 (all, or a warp cut short at
- * either end); mask != 0. */
+ * either end); mask != 0. (*n is meaningful only for a run. No popcount: without -mpopcnt that
+ * is a libgcc call.) */
 static int lane_run(uint32_t mask, uint32_t *first, uint32_t *n)
 {
   *first = (uint32_t)__builtin_ctz(mask);
-  *n = (uint32_t)__builtin_popcount(mask);
-  return (mask >> *first) == (UINT32_MAX >> (32 - *n));
+  const uint32_t m = mask >> *first;
+  *n = 32 - (uint32_t)__builtin_clz(m);
+  return (m & (m + 1)) == 0; /* m = 2^n - 1 (m + 1 wraps to 0 for all 32) */
 }
 
 /* A grid warp's layout: everything about it that depends only on the lanes' offsets from the
@@ -155,9 +157,14 @@ static int grid_shape(const uint64_t *a, uint32_t n, uint64_t span, grid_plan *p
 {
   const int64_t lim = INT64_C(1) << 40; /* strides below this: no offset overflows an int64 */
   int64_t s1 = n > 1 ? (int64_t)(a[1] - a[0]) : 0, s2 = 0;
-  uint32_t w = 2;
-  while (w < n && a[w] - a[w - 1] == (uint64_t)s1) w++;
-  if (n < 2) w = 1;
+  /* w: the first lane whose step from the one before is not s1 (or n). Most warps are one
+   * row: a loop without an exit per lane (which the compiler vectorizes) tells so, and only
+   * the others look for the break. */
+  uint64_t steps_differ = 0;
+  for (uint32_t l = 2; l < n; l++) steps_differ |= (a[l] - a[l - 1]) ^ (uint64_t)s1;
+  uint32_t w = n < 2 ? 1 : n;
+  if (steps_differ)
+    for (w = 2; w < n && a[w] - a[w - 1] == (uint64_t)s1;) w++;
   if (w < n) s2 = (int64_t)(a[w] - a[0]);
   if (s1 <= -lim || s1 >= lim || s2 <= -lim || s2 >= lim) return 0;
   const uint32_t rows = (n + w - 1) / w; /* the last one may be short */

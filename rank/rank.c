@@ -342,7 +342,7 @@ static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
   c->passed++;
   int rc = sp_cm_memsys_access(c->memsys, wi);
   if (rc) return rc;
-  int n = __builtin_popcount(wi->active);
+  int n = sp_lanes_in(wi->active);
   c->reached += n > 0 && c->ref_lanes[wi->ref] == 0;
   c->lanes += n;
   c->ref_lanes[wi->ref] += n;

@@ -243,6 +243,17 @@ static int tn_grid_store(tnest *t, int a, int64_t m) {
   return tn_ref(t, a, true, 8, chain, 2, 0, c2);
 }
 
+/* sp_lanes_in, the active lanes' count the trace and the ranking take, against the builtin */
+static void test_lanes_in(void) {
+  uint64_t rng = 7;
+  int wrong = sp_lanes_in(0) != 0 || sp_lanes_in(UINT32_MAX) != 32 || sp_lanes_in(0x80000001u) != 2;
+  for (int k = 0; k < 100000; k++) {
+    uint32_t m = (uint32_t)sp_test_rand(&rng) & (uint32_t)sp_test_rand(&rng);
+    wrong += sp_lanes_in(m) != __builtin_popcount(m);
+  }
+  CHECK_EQ_INT(wrong, 0);
+}
+
 static void test_else_branch(void) {
   sp_arch small = H100;
   small.sm_count = 3;
@@ -1215,6 +1226,7 @@ int main(void) {
   SP_RUN(test_sm_work);
   SP_RUN(test_block_work);
   SP_RUN(test_every_iteration_once);
+  SP_RUN(test_lanes_in);
   SP_RUN(test_else_branch);
   SP_RUN(test_parity_guards);
   SP_RUN(test_same_trace);

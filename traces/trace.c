@@ -585,7 +585,7 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
       uint32_t m = pm ? (T->fast ? fast_begin(T, w, o->level, pm) : level_begin(T, w, o->level, pm)) : 0;
       w->mask[o->level] = m;
       if (m) {
-        if (T->lev[o->level].count_iters) T->iters += __builtin_popcount(m);
+        if (T->lev[o->level].count_iters) T->iters += sp_lanes_in(m);
         pc++;
       } else {
         pc = o->jump;
@@ -603,7 +603,7 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
       }
       w->mask[o->level] = m;
       if (m) {
-        if (T->lev[o->level].count_iters) T->iters += __builtin_popcount(m);
+        if (T->lev[o->level].count_iters) T->iters += sp_lanes_in(m);
         pc = o->jump;
       } else {
         pc++;

@@ -73,6 +73,16 @@ typedef struct sp_warp_instr {
   uint64_t addr[SP_WARP]; /* byte addresses (base of the array + offset); valid where active */
 } sp_warp_instr;
 
+/* The lanes set in an active mask. (Not __builtin_popcount, a libgcc call without -mpopcnt,
+ * made once a warp instruction by the trace and the ranking's sink.) */
+static inline int sp_lanes_in(uint32_t mask)
+{
+  mask = mask - ((mask >> 1) & 0x55555555u);
+  mask = (mask & 0x33333333u) + ((mask >> 2) & 0x33333333u);
+  mask = (mask + (mask >> 4)) & 0x0F0F0F0Fu;
+  return (int)((mask * 0x01010101u) >> 24);
+}
+
 /* Return non-zero to stop the trace (the value is returned by sp_trace_run). */
 typedef int (*sp_trace_sink)(void *ctx, const sp_warp_instr *wi);
 
