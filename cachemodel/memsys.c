@@ -1048,7 +1048,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
         }
       }
     } else if (hits) {
-      const int64_t nh = mask_count64(hits);
+      const int64_t nh = hits == mask ? l1.n[k] : mask_count64(hits);
       c->ld_l1_hit_sectors += nh;
       if (timed && l1_fill_pending(*valid, now)) c->ld_l1_hit_pending_sectors += nh;
     }
