@@ -13,8 +13,7 @@
 /* Grids beyond which sp_rank_uneven_of does not look for their working blocks in the first wave */
 #define SP_UNEVEN_MAX_BLOCKS 65536
 
-/* A launch's fixed time where the arch gives no measured launch_us (an estimate: the H100 and
- * H200 measured 3.0 and 2.7 us, validation/probes/empty_block_probe.cu) */
+/* Kernel start-up the host cannot hide (estimate, typical of Volta-Hopper). */
 #define SP_LAUNCH_SECONDS 2.0e-6
 /* Without a measured curve: the fraction of the SMs that saturate DRAM bandwidth (an estimate:
  * a few dozen Hopper SMs draw the full HBM bandwidth on streaming kernels). */
@@ -555,8 +554,8 @@ void sp_rank_predict_time_uneven(const sp_cm_counters *c, const sp_trace_stats *
     total = dispatch_s;
     if (out->bound != SP_BOUND_EMPTY) out->bound = SP_BOUND_DISPATCH; /* else most are empty */
   }
-  out->launch_s = a->launch_us > 0 ? a->launch_us * 1e-6 : SP_LAUNCH_SECONDS;
-  out->total_s = total + out->launch_s;
+  out->launch_s = SP_LAUNCH_SECONDS;
+  out->total_s = total + SP_LAUNCH_SECONDS;
 }
 
 sp_rank_combine sp_rank_combine_of(const sp_nest *nest) {

@@ -12,35 +12,18 @@ kernel's time with grid = W, and the model adds what the idle blocks cost after 
   during the work, idle blocks pass at min(1 / dispatch, free / empty) a ns;
   those left pass at min(1 / dispatch, slots / empty).
 Grid search of the root mean square of log(predicted / measured): dispatch 0.50-0.80 ns in
-steps of 0.01, empty 10-400 ns in steps of 5.
-Also the launch's fixed time (arch files: launch_us): the least-squares line of the empty kernels
-(`nothing`) of 64-512 threads, time = launch + per-block x grid; its intercept. (1024-thread
-blocks deal slower, 0.68 ns a block, and are left out.) Exit 0; 2 on a bad command line or file."""
+steps of 0.01, empty 10-400 ns in steps of 5. Exit 0; 2 on a bad command line or file."""
 import argparse
 import csv
 import math
 import sys
 
 
-def load(path, kernel="rows_copy"):
+def load(path):
     with open(path, newline="") as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     return [(int(r["threads"]), int(r["grid"]), int(r["working_blocks"]), float(r["time_us"]) * 1e3)
-            for r in rows if r["kernel"] == kernel]
-
-
-def fit_launch(empty):
-    """(intercept ns, ns a block, launches, worst |residual| ns) of the empty kernels of 64-512
-    threads, or None without two grid sizes."""
-    pts = [(g, ns) for t, g, w, ns in empty if t <= 512]
-    n = len(pts)
-    sx, sy = sum(g for g, _ in pts), sum(ns for _, ns in pts)
-    sxx, sxy = sum(g * g for g, _ in pts), sum(g * ns for g, ns in pts)
-    if n < 2 or n * sxx == sx * sx:
-        return None
-    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
-    icpt = (sy - slope * sx) / n
-    return icpt, slope, n, max(abs(ns - icpt - slope * g) for g, ns in pts)
+            for r in rows if r["kernel"] == "rows_copy"]
 
 
 def predict(threads, grid, working, work_ns, sms, dispatch, empty):
@@ -58,7 +41,6 @@ def main():
     a = ap.parse_args()
     try:
         data = load(a.csv)
-        empty = load(a.csv, "nothing")
     except (OSError, KeyError, ValueError) as e:
         print(f"fit_empty_blocks: {a.csv}: {e}", file=sys.stderr)
         return 2
@@ -84,11 +66,6 @@ def main():
               f"predicted {p / 1e3:7.2f}, idle blocks free {b / 1e3:7.2f}")
     print(f"mean |log(predicted / measured)|: {sum(errs) / len(errs):.3f} (worst {max(errs):.3f}); "
           f"with idle blocks free: {sum(free) / len(free):.3f}")
-    line = fit_launch(empty)
-    if line:
-        icpt, slope, n, worst = line
-        print(f"launch_us {icpt / 1e3:.2f}: empty kernels of 64-512 threads take {icpt / 1e3:.2f} us + "
-              f"{slope:.3f} ns a block ({n} launches, worst residual {worst / 1e3:.2f} us)")
     return 0
 
 

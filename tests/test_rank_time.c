@@ -281,24 +281,6 @@ static void test_block_dispatch(void) {
   CHECK(many.bound != SP_BOUND_DISPATCH && many.total_s < 0.5 * 131072 * 0.57e-9);
 }
 
-/* A launch's fixed part is the arch's measured launch_us (the H100's empty kernels: 2.97 us),
- * else the estimate of 2 us; it adds to the work and changes nothing else. */
-static void test_launch_time(void) {
-  sp_cm_counters small = streaming_of(1 << 20);
-  sp_schedule s;
-  sp_trace_stats st;
-  sp_rank_time measured, estimated;
-  sp_arch other = h100;
-  other.launch_us = 0;
-  launch(256, 4096, 16, &s, &st);
-  sp_rank_predict_time(&small, &st, &s, &h100, 1, NULL, &measured);
-  sp_rank_predict_time(&small, &st, &s, &other, 1, NULL, &estimated);
-  CHECK_NEAR(measured.launch_s, 2.97e-6, 1e-15);
-  CHECK_NEAR(estimated.launch_s, 2.0e-6, 1e-15);
-  CHECK_NEAR(measured.total_s - estimated.total_s, 0.97e-6, 1e-15);
-  CHECK(measured.bound == estimated.bound);
-}
-
 /* Every written byte reaches DRAM once a run, also what is still dirty in the L2 when a run
  * (or a sample too short to fill the L2) ends: it is written back during the next run (the
  * H100 measured all of laplacian's and jacobi's written data; the previous estimate kept an
@@ -854,7 +836,6 @@ int main(void) {
   SP_RUN(test_working_blocks);
   SP_RUN(test_working_warps);
   SP_RUN(test_empty_blocks);
-  SP_RUN(test_launch_time);
   SP_RUN(test_block_dispatch);
   SP_RUN(test_dirty_writes);
   SP_RUN(test_unrolled_loads);

@@ -138,7 +138,6 @@ static const fdesc k_fields[] = {
     F("l2_partial_write_ns", FT_DOUBLE, l2_partial_write_ns, F_OPTIONAL),
     F("block_dispatch_ns", FT_DOUBLE, block_dispatch_ns, F_OPTIONAL),
     F("empty_block_ns", FT_DOUBLE, empty_block_ns, F_OPTIONAL),
-    F("launch_us", FT_DOUBLE, launch_us, F_OPTIONAL),
     F("block_dealing_cycle", FT_DEALING, block_dealing_cycle, F_OPTIONAL),
 };
 #undef F

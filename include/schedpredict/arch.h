@@ -154,10 +154,6 @@ typedef struct sp_arch {
    * free) */
   double block_dispatch_ns;
   double empty_block_ns;
-  /* A launch's fixed time as CUDA events see it, beyond its blocks' dispatch and work: the
-   * intercept of empty kernels' time against their block count, us; 0 = absent (optional: the
-   * time model's estimate, SP_LAUNCH_SECONDS) */
-  double launch_us;
   /* The order in which the chip's work distributor deals the blocks of a launch to SMs: SM
    * ids, repeated as a cycle, an SM that holds its share skipped (sp_trace_deal_blocks).
    * Measured per board (which TPCs are fused off differs); 0 entries = not measured
