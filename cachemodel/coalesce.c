@@ -142,6 +142,18 @@ static int lane_run(uint32_t mask, uint32_t *first, uint32_t *n)
   return (m & (m + 1)) == 0; /* m = 2^n - 1 (m + 1 wraps to 0 for all 32) */
 }
 
+/* Whether lanes a[0 .. n) lie at one constant stride (*s) without wrapping around the address
+ * space. */
+static int constant_stride(const uint64_t *a, uint32_t n, uint64_t *s)
+{
+  *s = n > 1 ? a[1] - a[0] : 0;
+  const int64_t ss = (int64_t)*s;
+  for (uint32_t l = 1; l < n; l++)
+    if (a[l] - a[l - 1] != *s || (ss > 0 && a[l] < a[l - 1]) || (ss < 0 && a[l] > a[l - 1]))
+      return 0;
+  return 1;
+}
+
 /* A grid warp's layout: everything about it that depends only on the lanes' offsets from the
  * first active lane (so it holds for every instruction whose lanes keep those offsets). */
 typedef struct grid_plan {
@@ -445,8 +457,6 @@ static memo_entry *memo_slot(const sp_cm_coalesce_memo *memo, uint64_t shape, ui
   return (memo_entry *)&memo->e[h >> (64 - MEMO_BITS)];
 }
 
-static int constant_stride(const uint64_t *a, uint32_t n, uint64_t *s);
-
 int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, uint64_t shape,
                           const uint64_t *lane_addr, uint32_t active_mask, uint32_t access_bytes,
                           sp_cm_warp_access *out)
@@ -538,18 +548,6 @@ static int affine_partial_at(const sp_cm_coalescer *c, const uint64_t *a, uint32
   return wa->n_sectors == 1 ? (first || last) : first + last;
 }
 
-/* Whether lanes a[0 .. n) lie at one constant stride (*s) without wrapping around the address
- * space. */
-static int constant_stride(const uint64_t *a, uint32_t n, uint64_t *s)
-{
-  *s = n > 1 ? a[1] - a[0] : 0;
-  const int64_t ss = (int64_t)*s;
-  for (uint32_t l = 1; l < n; l++)
-    if (a[l] - a[l - 1] != *s || (ss > 0 && a[l] < a[l - 1]) || (ss < 0 && a[l] > a[l - 1]))
-      return 0;
-  return 1;
-}
-
 static int affine_partial(const sp_cm_coalescer *c, const uint64_t *a, uint32_t n, uint64_t bytes,
                           const sp_cm_warp_access *wa, uint64_t *which)
 {
@@ -566,16 +564,20 @@ uint32_t sp_cm_partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_ad
   return sp_cm_partial_sectors_which(c, lane_addr, active_mask, access_bytes, wa, &which);
 }
 
-uint32_t sp_cm_partial_sectors_which(const sp_cm_coalescer *c, const uint64_t *lane_addr,
-                                     uint32_t active_mask, uint32_t access_bytes,
-                                     const sp_cm_warp_access *wa, uint64_t *which)
+/* sp_cm_partial_sectors_which; known (not NULL): the memo's entry of these lanes, one run at its
+ * constant stride without wrapping, which spares re-checking their steps. */
+static uint32_t partial_sectors(const sp_cm_coalescer *c, const uint64_t *lane_addr,
+                                uint32_t active_mask, uint32_t access_bytes,
+                                const sp_cm_warp_access *wa, uint64_t *which, const memo_entry *known)
 {
   const uint32_t sb = c->sector_bytes;
   *which = 0;
   if (sb > 128 || wa->n_sectors == 0 || access_bytes < 1 || access_bytes > 16) return 0;
   uint32_t first_lane, n_lanes;
   if (lane_run(active_mask, &first_lane, &n_lanes)) {
-    int p = affine_partial(c, lane_addr + first_lane, n_lanes, access_bytes, wa, which);
+    const uint64_t *a = lane_addr + first_lane;
+    int p = known ? affine_partial_at(c, a, n_lanes, known->stride, access_bytes, wa, which)
+                  : affine_partial(c, a, n_lanes, access_bytes, wa, which);
     if (p >= 0) return (uint32_t)p;
     *which = 0;
   }
@@ -604,20 +606,21 @@ uint32_t sp_cm_partial_sectors_which(const sp_cm_coalescer *c, const uint64_t *l
   return partial;
 }
 
+uint32_t sp_cm_partial_sectors_which(const sp_cm_coalescer *c, const uint64_t *lane_addr,
+                                     uint32_t active_mask, uint32_t access_bytes,
+                                     const sp_cm_warp_access *wa, uint64_t *which)
+{
+  return partial_sectors(c, lane_addr, active_mask, access_bytes, wa, which, NULL);
+}
+
 uint32_t sp_cm_partial_sectors_shaped(const sp_cm_coalescer *c, const sp_cm_coalesce_memo *memo,
                                       uint64_t shape, const uint64_t *lane_addr,
                                       uint32_t active_mask, uint32_t access_bytes,
                                       const sp_cm_warp_access *wa, uint64_t *which)
 {
   const memo_entry *e = memo && shape && active_mask ? memo_slot(memo, shape, active_mask, access_bytes) : NULL;
-  if (e && e->shape == shape && e->mask == active_mask && e->bytes == access_bytes && e->constant &&
-      c->sector_bytes <= 128 && wa->n_sectors && access_bytes >= 1 && access_bytes <= 16 &&
-      !lanes_wrap(lane_addr[__builtin_ctz(active_mask)], e->lo_off, e->hi_off, access_bytes - 1)) {
-    uint32_t first_lane, n_lanes;
-    lane_run(active_mask, &first_lane, &n_lanes);
-    *which = 0;
-    int p = affine_partial_at(c, lane_addr + first_lane, n_lanes, e->stride, access_bytes, wa, which);
-    if (p >= 0) return (uint32_t)p;
-  }
-  return sp_cm_partial_sectors_which(c, lane_addr, active_mask, access_bytes, wa, which);
+  const int known = e && e->shape == shape && e->mask == active_mask && e->bytes == access_bytes &&
+                    e->constant && access_bytes >= 1 &&
+                    !lanes_wrap(lane_addr[__builtin_ctz(active_mask)], e->lo_off, e->hi_off, access_bytes - 1);
+  return partial_sectors(c, lane_addr, active_mask, access_bytes, wa, which, known ? e : NULL);
 }

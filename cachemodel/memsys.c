@@ -247,6 +247,7 @@ struct sp_cm_memsys {
   unsigned fill_shift;   /* log2(L2 sectors filled from DRAM per read miss) */
   unsigned l2_line_shift; /* log2(L2 sectors per L2 line, the unit the L2 keeps) */
   int l2_lines_are_l1s;   /* the L2's lines are the L1's size (the coalescers' lines) */
+  int l2_runs_are_l1s;    /* and its sectors the L1's: an L1 line's sectors are an L2 line's */
   uint32_t l2_sector_bytes;
   uint64_t l1_lines, l1_sets;
   uint32_t l1_ways;
@@ -501,6 +502,7 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
     goto fail;
   m->l2_line_shift = log2u((uint64_t)(arch->l2_line_bytes / l2s));
   m->l2_lines_are_l1s = arch->l2_line_bytes == line;
+  m->l2_runs_are_l1s = m->l2_lines_are_l1s && m->sub_shift == 0;
   const unsigned lsh = m->l2_line_shift;
   double l2_bytes = floor((double)sp_arch_l2_model_bytes(arch) * o.l2_fraction);
   uint64_t l2_sectors = l2_bytes >= l2s && !o.l1_only ? (uint64_t)(l2_bytes / l2s) : 1;
@@ -673,20 +675,21 @@ static inline int l2_in_sample(const sp_cm_memsys *m, uint64_t sector, int array
 #define L2_OWNER(p) ((int)((p) >> 32) & 0xFFFFFF)
 #define L2_ALONE(p) ((uint32_t)((p) >> 56) & 0xFu)
 
-/* The sectors in a line's mask (16 bits). Not __builtin_popcount: without -mpopcnt that is a
- * libgcc call, 6.7 % of bench_memsys's strided-store row when it was made once a line. */
-static inline uint32_t l2_mask_count(uint32_t x)
+/* The sectors in a mask (an L2 line's 16 bits, an L1 line's up to 64). Not __builtin_popcount:
+ * without -mpopcnt that is a libgcc call, 6.7 % of bench_memsys's strided-store row when it was
+ * made once a line. */
+static inline uint32_t mask_count(uint64_t x)
 {
-  x = x - ((x >> 1) & 0x5555u);
-  x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
-  x = (x + (x >> 4)) & 0x0F0Fu;
-  return (x + (x >> 8)) & 0x1Fu;
+  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+  x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+  return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
 }
 
 /* The bytes of the sectors set in a line's mask. */
 static inline int64_t l2_mask_bytes(const sp_cm_memsys *m, uint32_t sectors)
 {
-  return (int64_t)l2_mask_count(sectors) * m->l2_sector_bytes;
+  return (int64_t)mask_count(sectors) * m->l2_sector_bytes;
 }
 
 /* An evicted line's dirty sectors go to DRAM, charged to its owner. */
@@ -844,7 +847,7 @@ static inline CM_ALWAYS_INLINE void l2_read_line(sp_cm_memsys *m, uint64_t line,
   *p |= missed;
   const uint32_t rest = blocks & ~L2_VALID(*p);
   for (uint32_t b = rest; b; b &= b - 1) l2_dram_fill(m, first + (uint32_t)__builtin_ctz(b), c, array);
-  c->l2_read_fill_sectors += l2_mask_count(rest);
+  c->l2_read_fill_sectors += mask_count(rest);
   *p |= rest;
 }
 
@@ -879,7 +882,7 @@ static inline CM_ALWAYS_INLINE void l2_write_line(sp_cm_memsys *m, uint64_t line
     c->l2_dirty_bytes += moved;
   }
   const uint32_t hits = L2_VALID(*p) & mask, fresh = mask & ~dirty;
-  if (hits) c->l2_write_hit_sectors += (int64_t)l2_mask_count(hits);
+  if (hits) c->l2_write_hit_sectors += (int64_t)mask_count(hits);
   if (fresh) c->l2_dirty_bytes += l2_mask_bytes(m, fresh);
   /* A store that writes part of a sector whose data is valid and clean (read, not written)
    * merges into it alone; another write to the sector while it stays makes both writers pay
@@ -887,8 +890,8 @@ static inline CM_ALWAYS_INLINE void l2_write_line(sp_cm_memsys *m, uint64_t line
   uint32_t alone = L2_ALONE(*p);
   if (m->l2_line_shift <= 2 && (alone & mask || partial)) {
     const uint32_t shared = alone & mask, lone = partial & hits & ~dirty;
-    ctr_alone_sub(m, (int64_t)l2_mask_count(shared), *p);
-    c->st_partial_alone_sectors += (int64_t)l2_mask_count(lone);
+    ctr_alone_sub(m, (int64_t)mask_count(shared), *p);
+    c->st_partial_alone_sectors += (int64_t)mask_count(lone);
     alone = (alone & ~mask) | lone;
   }
   *p = (uint64_t)(L2_VALID(*p) | mask) | (uint64_t)(dirty | mask) << 16 | (uint64_t)group << 32 |
@@ -949,15 +952,6 @@ static void l2_queue_push(sp_cm_memsys *m, const l2_op *op)
     const l2_op *mid = &m->l2q[(tail + SP_CM_L2Q / 2) % SP_CM_L2Q];
     if (l2_in_sample(m, mid->line << m->l2_line_shift, mid->array)) cm_lru_prefetch_victim(m->l2f, mid->line);
   }
-}
-
-/* The sectors in a mask (64 bits; as l2_mask_count, no libgcc call). */
-static inline uint32_t mask_count64(uint64_t x)
-{
-  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-  x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
-  return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
 }
 
 /* The sectors secs[0..n) (strictly ascending) grouped by line (sh: log2 sectors per line);
@@ -1023,8 +1017,9 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
   const uint64_t now = sm_tick(m, s, wa);
   if (modeled) pend_expire(&s->pend, now);
   const unsigned sh = m->spl_shift, sub = m->sub_shift;
-  /* the L2 keeps the L1's lines in the L1's sectors: its lines are the L1's misses as they are */
-  const int same_lines = sub == 0 && m->l2_line_shift == sh;
+  /* where the L2's lines are the L1's, a load's L2 lines are its L1 misses as they are (MODELED
+   * also keeps each missed sector, to time its fill) */
+  const int direct = m->l2_runs_are_l1s && !modeled;
   line_runs l1, l2;
   runs_of(wa->sectors, wa->n_sectors, sh, 0, &l1);
   uint64_t todo[SP_CM_MAX_UNITS];
@@ -1048,17 +1043,17 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
         }
       }
     } else if (hits) {
-      const int64_t nh = hits == mask ? l1.n[k] : mask_count64(hits);
+      const int64_t nh = hits == mask ? l1.n[k] : mask_count(hits);
       c->ld_l1_hit_sectors += nh;
       if (timed && l1_fill_pending(*valid, now)) c->ld_l1_hit_pending_sectors += nh;
     }
     *valid |= missed;
     if (!to_l2) continue;
     if (timed) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
-    if (same_lines && !modeled) {
+    if (direct) {
       l2.line[l2.count] = line;
       l2.mask[l2.count] = to_l2;
-      l2.n[l2.count] = (uint8_t)mask_count64(to_l2);
+      l2.n[l2.count] = (uint8_t)mask_count(to_l2);
       l2.partial[l2.count++] = 0;
       nt += l2.n[l2.count - 1];
       continue;
@@ -1073,7 +1068,7 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
     c->ld_l1_miss_bank_cycles += wa->bank_cycles;
   if (!nt) return;
   uint8_t hit[SP_CM_MAX_L2_UNITS];
-  if (!(same_lines && !modeled)) {
+  if (!direct) {
     uint64_t l2sec[SP_CM_MAX_L2_UNITS];
     const uint32_t n2 = nt << sub;
     for (uint32_t k = 0; k < n2; k++) l2sec[k] = (todo[k >> sub] << sub) + (k & ((1u << sub) - 1));
@@ -1131,8 +1126,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     line_runs r;
     runs_of(l2wa->sectors, l2wa->n_sectors, m->l2_line_shift, e->partial_which, &r);
     if (m->l1_on) {
-      /* without an L2 split the L2's sectors are the L1's; the same lines where their sizes agree */
-      if (!e->l2_split && m->l2_line_shift == m->spl_shift) {
+      if (m->l2_runs_are_l1s) { /* (then no L2 split: l2wa is wa) */
         store_l1(m, s, wa, &r);
       } else {
         line_runs r1;
