@@ -95,6 +95,9 @@ static const struct {
      "--block 32x8,128     only these block shapes (x[xy[xz]])\n"
      "--gangs 132,264      only these capped grid sizes (plus covering grids)\n"
      "--vector 32,64       only blocks whose x size (vector_length) is one of these\n"
+     "--registers N        the registers a thread of your compiled kernel holds (ptxas -v,\n"
+     "                     nvc -gpu=ptxinfo): fewer blocks fit an SM when N x threads exceeds\n"
+     "                     its registers; not given, no register limit is assumed\n"
      "--exact              simulate every candidate in full (no sampling)\n"
      "--l1-model base|modeled  the dissertation's L1 variant (default base)\n"},
     {"analyzer",
@@ -149,6 +152,7 @@ typedef struct sp_cli {
   int ngangs;
   int *vectors;
   int nvectors;
+  int registers; /* --registers; 0 = not given */
   sp_cm_l1_variant l1_variant;
   sp_analyzer_options opt;
   bool quiet;
@@ -261,6 +265,12 @@ static int sp_parse_model_option(sp_cli *cli, const char *opt, const char *v) {
     }
     free(copy);
     if (!cli->nblocks) return sp_usage_error("--block takes shapes like 32x8,128, not '%s'", v);
+  } else if (strcmp(opt, "--registers") == 0) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n < 1 || n > 255)
+      return sp_usage_error("--registers takes a count of registers a thread, 1..255, not '%s'", v);
+    cli->registers = (int)n;
   } else if (strcmp(opt, "--gangs") == 0) {
     free(cli->gangs);
     if (!sp_parse_list(v, &cli->gangs, &cli->ngangs))
@@ -339,7 +349,7 @@ static int sp_parse_args(sp_cli *cli, int argc, char **argv) {
                strcmp(a, "--format") == 0 || strcmp(a, "--block") == 0 ||
                strcmp(a, "--gangs") == 0 || strcmp(a, "--vector") == 0 ||
                strcmp(a, "--l1-model") == 0 || strcmp(a, "--compiler") == 0 ||
-               strcmp(a, "--nest") == 0) {
+               strcmp(a, "--nest") == 0 || strcmp(a, "--registers") == 0) {
       if (i + 1 >= argc) return sp_usage_error("%s needs a value", a);
       rc = sp_parse_model_option(cli, a, argv[++i]);
     } else if (strcmp(a, "--emit-plan") == 0 || strcmp(a, "--plan-top") == 0 ||
@@ -524,6 +534,7 @@ static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
   ro.space.gang_caps_absolute = true;
   ro.space.allow_interchange = true;
   ro.space.gcc_default = cli->compiler == SP_ADV_GCC;
+  ro.space.registers = cli->registers;
   ro.vector_lengths = cli->vectors;
   ro.nvector_lengths = cli->nvectors;
   bool tty = isatty(fileno(stderr)) && !cli->quiet;

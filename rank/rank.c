@@ -53,7 +53,7 @@ static double sp_estimate_warp_instructions(const sp_nest *n) {
 
 /* The blocks of s an SM holds at once (at least 1: a block too large for the arch still runs). */
 static int sp_blocks_per_sm(const sp_arch *arch, const sp_schedule *s) {
-  int active = sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
+  int active = sp_schedule_blocks_per_sm(arch, s);
   return active > 1 ? active : 1;
 }
 

@@ -37,6 +37,9 @@ expect 0 "gemm.c:16:26: warning: C\[i\]\[j\] reaches bytes 0..150732799 of .C., 
 expect 0 "264x1x1" -- --top 3 --gangs 264 --block 128,32x8 tests/inputs/needs_param.c --param n=100000
 expect 2 "--gangs takes positive numbers" -- --gangs 0 tests/inputs/needs_param.c
 expect 2 "more than 1024 threads" -- --block 64x32 tests/inputs/needs_param.c
+expect 2 "--registers takes a count of registers a thread, 1..255" -- --registers 0 tests/inputs/needs_param.c
+expect 2 "--registers takes a count" -- --registers 36k tests/inputs/needs_param.c
+expect 0 "limited by 40 registers a thread" -- --top 1 --registers 40 tests/inputs/needs_param.c --param n=100000
 expect 2 "no description .nosuch." -- --arch nosuch tests/inputs/needs_param.c --param n=100
 expect 0 "h100 +NVIDIA H100" -- --list-archs
 expect 0 "\"schema\": \"schedpredict-report\"" -- --format json tests/inputs/needs_param.c --param n=1000
@@ -56,6 +59,23 @@ expect 2 "--emit-plan needs the ranking" -- --summary --emit-plan "$tmp/p.json" 
 expect 0 "plan_user_call.c:11:16: warning: nest at line 10 left out of the plan: calls 'twice'" -- --block 128 --emit-plan "$tmp/plan.json" tests/inputs/plan_user_call.c
 if grep -q '"reason": "calls .twice' "$tmp/plan.json" && grep -q '"id": "plan_user_call.c:13"' "$tmp/plan.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: the plan lacks the skipped or the generated nest"; fi
 expect 2 "plan.json exists; pass --force" -- --block 128 --emit-plan "$tmp/plan.json" tests/inputs/plan_user_call.c
+# --registers limits the blocks an SM holds: vla_param.c:17's blocks of 1,024 threads with 36
+# registers each (46,080 registers allocated of the SM's 65,536) run one an SM, 32 warps, not two
+for r in 0 36; do
+  ra=(); [ $r -gt 0 ] && ra=(--registers $r)
+  "$bin" -q --format json --top 1000 --block 1024 --gangs 264 "${ra[@]}" --nest examples/vla_param.c:17 \
+    examples/vla_param.c --param n=8192 --param m=1024 > "$tmp/regs$r.json"
+done
+if python3 - "$tmp/regs0.json" "$tmp/regs36.json" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --registers 36 did not halve the warps of 1024-thread blocks"; fi
+import json, sys
+def cands(p):
+    n = json.load(open(p))["nests"][0]
+    return {(c["cuda_mapping"], tuple(c["grid"])): c for c in n["ranking"]}
+a, b = cands(sys.argv[1]), cands(sys.argv[2])
+c0, c1 = a[("i->bx j->tx", (264, 1, 1))], b[("i->bx j->tx", (264, 1, 1))]
+assert c0["time"]["active_warps_per_sm"] == 64 and c1["time"]["active_warps_per_sm"] == 32, (c0["time"], c1["time"])
+assert c1["time"]["total_us"] > c0["time"]["total_us"]
+PY
 # several files in one run
 out=$("$bin" -q --summary examples/transpose.c examples/jacobi.c | grep -c "nest")
 if [ "$out" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: two files gave $out nests, want 3"; fi

@@ -25,6 +25,9 @@ for src in examples/*.c; do
 done
 # the nvc advice goes through the same schema
 eval "\"$bin\" -q --format json --compiler nvc --top 1 examples/transpose.c" > "$tmp/transpose-nvc.json" || fail=$((fail + 1))
+# and a ranking under --registers (registers_per_thread a number, not null)
+eval "\"$bin\" -q --format json --top 1 --block 128,32x8 --registers 40 examples/transpose.c" > "$tmp/transpose-regs.json" || fail=$((fail + 1))
+grep -q '"registers_per_thread": 40' "$tmp/transpose-regs.json" || { echo "FAIL: --registers 40 is not in the report"; fail=$((fail + 1)); }
 "$py" tests/validate_json.py doc/report.schema.json "$tmp"/*.json || fail=$((fail + 1))
 # the schema is not vacuous: a report with vector_length(8) advice or a missing field fails it
 python3 - "$tmp/transpose-nvc.json" <<'PY' > "$tmp/broken.json"

@@ -137,7 +137,7 @@ static void test_classes_equal_trace(void) {
     tnest t;
     bool countable[16] = {false};
     random_nest(&t, countable);
-    sp_space_options o = {BLOCKS, 10, CAPS, 2, true, false, false};
+    sp_space_options o = {BLOCKS, 10, CAPS, 2, true, false, false, 0};
     sp_space sp;
     char err[256];
     if (sp_space_build(&t.n, &small, trial % 3 ? &o : NULL, &sp, err, sizeof err) != 0) {

@@ -221,7 +221,7 @@ static void test_options(void) {
   tn_transpose(&t, 1024);
   static const int blocks[][3] = {{256, 1, 1}, {32, 8, 1}, {2048, 1, 1}};
   static const int64_t caps[] = {2};
-  sp_space_options o = {blocks, 3, caps, 1, false, false, false};
+  sp_space_options o = {blocks, 3, caps, 1, false, false, false, 0};
   sp_space sp;
   char err[256];
   CHECK_EQ_INT(sp_space_build(&t.n, &H100, &o, &sp, err, sizeof err), 0);
@@ -313,6 +313,52 @@ static void test_check_rejects(void) {
   CHECK_EQ_INT(sp_schedule_check(&t.n, &b, &H100, err, sizeof err), -1);
 }
 
+/* --registers: hand-computed on the H100 (65,536 registers an SM, allocated 256 a warp, warps in
+ * fours). 36 a thread: 1,152 a warp, 1,280 allocated, 51 warps, 48 in fours: one block of 1,024
+ * threads (two without the limit), six of 256 (eight). 255: 8,160, 8,192 allocated, 8 warps: no
+ * block of 1,024 fits, and the space drops those. */
+static void test_registers(void) {
+  tnest t;
+  tn_transpose(&t, 1024);
+  sp_schedule s;
+  memset(&s, 0, sizeof s);
+  s.block[0] = 1024, s.block[1] = s.block[2] = 1;
+  CHECK_EQ_INT(sp_schedule_blocks_per_sm(&H100, &s), 2);
+  s.registers = 36;
+  CHECK_EQ_INT(sp_schedule_blocks_per_sm(&H100, &s), 1);
+  s.block[0] = 256;
+  CHECK_EQ_INT(sp_schedule_blocks_per_sm(&H100, &s), 6);
+  s.registers = 32; /* 32 x 2,048 threads: exactly the SM's registers */
+  CHECK_EQ_INT(sp_schedule_blocks_per_sm(&H100, &s), 8);
+
+  static const int blocks[][3] = {{1024, 1, 1}, {256, 1, 1}};
+  sp_space_options o = {blocks, 2, NULL, 0, false, false, false, 255};
+  sp_space sp;
+  char err[256];
+  CHECK_EQ_INT(sp_space_build(&t.n, &H100, &o, &sp, err, sizeof err), 0);
+  int wide = 0, regs = 0;
+  for (int i = 0; i < sp.n; i++) {
+    wide += sp.items[i].block[0] * sp.items[i].block[1] * sp.items[i].block[2] == 1024;
+    regs += sp.items[i].registers == 255;
+    CHECK_EQ_INT(sp_schedule_check(&t.n, &sp.items[i], &H100, err, sizeof err), 0);
+  }
+  CHECK(sp.n > 0);
+  CHECK_EQ_INT(wide, 0);
+  CHECK_EQ_INT(regs, sp.n);
+  s = sp.items[0];
+  s.block[0] = 1024;
+  s.block[1] = s.block[2] = 1;
+  s.map[0] = (sp_loop_map){-1, 1};
+  s.map[1] = (sp_loop_map){0, 0};
+  s.grid[0] = 1, s.grid[1] = 1024, s.grid[2] = 1;
+  s.collapse_count = 0;
+  CHECK_EQ_INT(sp_schedule_check(&t.n, &s, &H100, err, sizeof err), -1);
+  CHECK(strstr(err, "255 registers") != NULL);
+  s.registers = 0;
+  CHECK_EQ_INT(sp_schedule_check(&t.n, &s, &H100, err, sizeof err), 0);
+  sp_space_free(&sp);
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &H100, err, sizeof err) != 0) {
@@ -325,5 +371,6 @@ int main(void) {
   SP_RUN(test_options);
   SP_RUN(test_four_deep);
   SP_RUN(test_check_rejects);
+  SP_RUN(test_registers);
   return SP_TEST_END();
 }

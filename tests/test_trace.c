@@ -207,7 +207,7 @@ static int else_sink(void *vctx, const sp_warp_instr *wi) {
 static void check_lanes(const tnest *t, const sp_arch *arch, int64_t n, int64_t m, const uint8_t *want) {
   sp_space sp;
   char err[256];
-  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
+  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false, 0};
   CHECK_EQ_INT(sp_space_build(&t->n, arch, &o, &sp, err, sizeof err), 0);
   int checked = 0, bad = 0;
   const size_t cells = (size_t)(n * m);
@@ -324,7 +324,7 @@ static void test_every_iteration_once(void) {
     int64_t idx[SP_MAX_LOOPS] = {0}, count = 0;
     if (inner) enumerate(&t.n, 0, nb + 1, idx, exp0, exp1, &count, nb > 1 ? 0 : -1);
     enumerate(&t.n, 0, nb, idx, exp0, exp1, &count, -1);
-    sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
+    sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false, 0};
     sp_space sp;
     char err[256];
     if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) {
@@ -459,7 +459,7 @@ static bool random_nest_space(int trial, const sp_arch *small, bool band_only, t
                               bool *inner, sp_space *sp) {
   random_nest(t, nb, inner);
   if (band_only && *inner) t->n.nloops = *nb, t->n.nrefs = 1;
-  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false};
+  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false, 0};
   char err[256];
   return sp_space_build(&t->n, small, trial % 2 ? &o : NULL, sp, err, sizeof err) == 0;
 }

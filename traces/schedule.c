@@ -142,6 +142,10 @@ int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *
     if (threads > arch->max_threads_per_block)
       FAIL("block of %" PRId64 "+ threads exceeds %d", threads, arch->max_threads_per_block);
   }
+  if (s->registers < 0) FAIL("registers = %d", s->registers);
+  if (s->registers > 0 && sp_schedule_blocks_per_sm(arch, s) == 0)
+    FAIL("a block of %" PRId64 " threads with %d registers each does not fit an SM's %d registers",
+         threads, s->registers, arch->registers_per_sm);
   int64_t blocks = 1;
   for (int e = 0; e < 3; e++) {
     int64_t lim = e == 0 ? SP_GRID_X_MAX : SP_GRID_YZ_MAX;
@@ -255,7 +259,7 @@ bool sp_schedule_dims_shared(const sp_schedule *s) {
 
 bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b) {
   if (a->nband != b->nband || a->collapse_first != b->collapse_first ||
-      a->collapse_count != b->collapse_count)
+      a->collapse_count != b->collapse_count || a->registers != b->registers)
     return false;
   for (int k = 0; k < a->nband; k++)
     if (a->map[k].thread_dim != b->map[k].thread_dim || a->map[k].block_dim != b->map[k].block_dim)
@@ -295,6 +299,10 @@ bool sp_schedule_same_trace(const sp_schedule *a, const sp_schedule *b) {
     if (x.thread_dim != y.thread_dim || x.block_dim != y.block_dim) return false;
   }
   return true;
+}
+
+int sp_schedule_blocks_per_sm(const sp_arch *arch, const sp_schedule *s) {
+  return sp_arch_active_blocks_per_sm(arch, s->block[0] * s->block[1] * s->block[2], s->registers, 0);
 }
 
 static const char DIMC[3] = {'x', 'y', 'z'};
@@ -801,6 +809,7 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
   out->default_nvc = out->default_gcc = -1;
   w = 0;
   for (int i = 0; i < out->n; i++) {
+    out->items[i].registers = opt ? opt->registers : 0;
     if (sp_schedule_check(nest, &out->items[i], arch, NULL, 0) == 0) {
       if (i == dn) out->default_nvc = w;
       if (i == dg) out->default_gcc = w;

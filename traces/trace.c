@@ -1004,7 +1004,7 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   int threads = s->block[0] * s->block[1] * s->block[2];
   int active = opt && opt->active_blocks_per_sm > 0
                    ? opt->active_blocks_per_sm
-                   : sp_arch_active_blocks_per_sm(arch, threads, 0, 0);
+                   : sp_schedule_blocks_per_sm(arch, s);
   if (active <= 0) return -1;
   int64_t nblocks = s->grid[0] * s->grid[1] * s->grid[2];
   int nsm = arch->sm_count;

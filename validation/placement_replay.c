@@ -166,7 +166,7 @@ int main(int argc, char **argv)
   const sp_schedule *s = &space.items[cand >= 0 ? cand : space.default_index];
   int64_t nblocks = s->grid[0] * s->grid[1] * s->grid[2];
   if (dealt) {
-    int per_sm = sp_arch_active_blocks_per_sm(&arch, s->block[0] * s->block[1] * s->block[2], 0, 0);
+    int per_sm = sp_schedule_blocks_per_sm(&arch, s);
     if (sp_trace_deal_blocks(&arch, nblocks, per_sm, SP_REFILL_RANDOM, (uint64_t)seed, &place) != 0) {
       fprintf(stderr, "placement_replay: error: cannot deal %lld blocks (at most %lld)\n",
               (long long)nblocks, (long long)SP_DEAL_MAX_BLOCKS);

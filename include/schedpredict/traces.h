@@ -43,6 +43,9 @@ typedef struct sp_schedule {
   int collapse_first, collapse_count;
   int block[3];    /* blockDim.x, .y, .z (product <= the arch's max threads per block) */
   int64_t grid[3]; /* gridDim.x, .y, .z */
+  /* 32-bit registers a thread of the compiled kernel holds; 0 = unknown, no register limit on
+   * the blocks an SM runs at once (sp_schedule_blocks_per_sm) */
+  int registers;
   char name[48];   /* pattern name: "2_1", "2_2", "2_3", "3_1", ... or "default" */
   char openacc[192]; /* the clauses as a user writes them, one loop after another, e.g.
                         "i: gang  j: vector(128)" */
@@ -259,6 +262,9 @@ bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b);
  * dimensions of extent 1 (a loop on threadIdx.x + blockIdx.y under gridDim.y = 1 runs as on
  * threadIdx.x alone). The space holds one candidate of each. */
 bool sp_schedule_same_trace(const sp_schedule *a, const sp_schedule *b);
+/* The blocks of s an SM holds at once: Eq. 7.2 with s's registers where known (0: the block
+ * cannot run on the arch). */
+int sp_schedule_blocks_per_sm(const sp_arch *arch, const sp_schedule *s);
 
 /* Generates the candidate's warp instructions into sink. Returns 0, the sink's non-zero value,
  * or -1 on an invalid schedule or allocation failure. */
@@ -298,6 +304,8 @@ typedef struct sp_space_options {
    * gcc: the user's clauses honored, the rest partitioned and sized as GCC 12 and its libgomp
    * do), not the nvc-style one (outer loop gang with a covering grid, innermost vector(128)) */
   bool gcc_default;
+  /* every candidate's sp_schedule.registers (--registers); 0 = unknown */
+  int registers;
 } sp_space_options;
 
 typedef struct sp_space {
