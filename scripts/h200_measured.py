@@ -2,7 +2,7 @@
 """Every H200 measurement of planned candidates in the repo against a binary's `--arch h200`
 model: its predicted times and its picks, without a GPU.
 
-    python3 scripts/h200_measured.py BIN [--baseline BIN2] [--json FILE]
+    python3 scripts/h200_measured.py BIN [--baseline BIN2] [--json FILE] [--duration] [--registers]
 
 Datasets (plans and what the H200 measured for them):
   run13   validation/results/h100/2026-11-27-drift-run13/ (plans made for the H100 model,
@@ -52,6 +52,7 @@ GRAIN_EXAMPLES = ["2mm", "conv3d", "fdtd2d", "gemm", "himeno", "jacobi", "kernel
                   "yreuse"]
 REST = "validation/results/h200/2026-11-30-rest-run"
 REST_EXAMPLES = ["colmajor_runtime", "enum_sizes", "gesummv", "reverse_loop", "spmv_short_rows", "vla_param"]
+PLATEAU = 1.05  # SP_RANK_PLATEAU (include/schedpredict/rank.h)
 HARNESS_ARGS = {"redblack": ["--param", "color=1"]}  # the values the harness ran
 
 
@@ -92,13 +93,21 @@ def ranking(binary, name, extra, cache):
         nests = {}
         for n in json.loads(out.stdout)["nests"]:
             nid = n["location"].split("/")[-1].rsplit(":", 1)[0]
-            nests[nid] = {cand_key(c): (i + 1, c["time"]["total_us"], c["time"].get("bound"))
+            nests[nid] = {cand_key(c): (i + 1, c["time"]["total_us"], c["time"].get("bound"),
+                                        c["time"].get("active_warps_per_sm"))
                           for i, c in enumerate(n["ranking"])}
         cache[key] = nests
     return cache[key]
 
 
-def judge(binary, cache, duration):
+def judge(binary, cache, duration, registers=False):
+    """registers: each candidate's prediction from a ranking with --registers set to the count its
+    compiled kernel had (the measurement's `registers`). Where a nest's candidates had one count,
+    the pick is that ranking's first; where they had several that leave every candidate its warps,
+    the first of the ranking without registers. Otherwise no one ranking holds them all (the nest
+    is marked `mixed_registers`): the pick is the first, in the order of the ranking without
+    registers, whose prediction with its registers is within the model's plateau (SP_RANK_PLATEAU,
+    5 %) of the fastest such prediction."""
     nests = []
     for ds, name, plan_path, meas_path, extra in DATASETS:
         plan, meas = load(os.path.join(ROOT, plan_path)), load(os.path.join(ROOT, meas_path))
@@ -106,26 +115,40 @@ def judge(binary, cache, duration):
         for k in meas["kernels"]:
             pk = next(p for p in plan["kernels"] if p["id"] == k["id"])
             byid = {c["id"]: c for c in pk["candidates"]}
-            rows, cands, unmatched = [], [], 0
+            rows, cands, unmatched, counts = [], [], 0, set()
             for mc in k["candidates"]:
                 if mc.get("status") != "ok":
                     continue
                 key = cand_key(byid[mc["id"]])
                 t = measured_us(mc, duration)
-                if key in pred.get(k["id"], {}):
-                    rank, p, bound = pred[k["id"]][key]
-                    rows.append((rank, p, t))
+                with_regs = pred
+                if registers and mc.get("registers"):
+                    counts.add(mc["registers"])
+                    with_regs = ranking(binary, name, extra + ["--registers", str(mc["registers"])], cache)
+                if key in with_regs.get(k["id"], {}):
+                    rank, p, bound, warps = with_regs[k["id"]][key]
+                    base = pred.get(k["id"], {}).get(key)
+                    rows.append((rank, p, t, base[0] if base else rank))
                     cands.append({"pred_us": p, "time_us": t, "bound": bound})
+                    if registers:  # fewer warps an SM than without the registers
+                        cands[-1]["register_limited"] = bool(base) and warps != base[3]
+                        cands[-1]["pred_us_without_registers"] = base[1] if base else p
                 else:
                     unmatched += 1
             if not rows:
                 continue
-            pick = min(rows)
+            # several counts that leave every candidate its warps rank as the ranking without them
+            mixed = len(counts) > 1 and any(c["register_limited"] for c in cands)
+            if mixed:
+                fastest = min(r[1] for r in rows)
+                pick = min((r for r in rows if r[1] <= PLATEAU * fastest), key=lambda r: r[3])
+            else:
+                pick = min(rows, key=lambda r: (r[3], r[0]) if len(counts) > 1 else r)
             best = min(r[2] for r in rows)
             nests.append({"dataset": ds, "nest": k["id"], "n": len(rows), "unmatched": unmatched,
-                          "log_errors": [math.log(m / p) for _, p, m in rows],
+                          "log_errors": [math.log(r[2] / r[1]) for r in rows],
                           "pick_us": pick[2], "best_us": best, "regret": pick[2] / best - 1,
-                          "candidates": cands})
+                          "mixed_registers": mixed, "candidates": cands})
     return nests
 
 
@@ -148,11 +171,14 @@ def main():
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--duration", action="store_true",
                     help="measured time: gpu__time_duration.sum, not the CUDA events' median")
+    ap.add_argument("--registers", action="store_true",
+                    help="predict each candidate with --registers set to its compiled kernel's count "
+                         "(what a user who gives --registers sees), and pick by those predictions")
     a = ap.parse_args()
     bins = [("new", os.path.abspath(a.binary))] + ([("base", os.path.abspath(a.baseline))] if a.baseline else [])
     cache, res = {}, {}
     for label, b in bins:
-        res[label] = judge(b, cache, a.duration)
+        res[label] = judge(b, cache, a.duration, a.registers)
     print(f"{'nest':34s} " + "  ".join(f"{label + ': |log| ratio regret':>30s}" for label, _ in bins))
     for i, n in enumerate(res["new"]):
         cells = []
@@ -169,6 +195,18 @@ def main():
               f"median measured/predicted {s['median_ratio']:.3f}; pick the measured best in "
               f"{s['pick_best']}, within 10 % in {s['pick_within_10pct']}, median regret "
               f"{100 * s['median_regret']:.1f} %")
+    if a.registers:
+        for label, _ in bins:
+            lim = [c for n in res[label] for c in n["candidates"] if c["register_limited"]]
+            if not lim:
+                continue
+            def err(key):
+                logs = [math.log(c["time_us"] / c[key]) for c in lim]
+                return statistics.mean(abs(e) for e in logs), math.exp(statistics.median(logs))
+            (e1, m1), (e0, m0) = err("pred_us"), err("pred_us_without_registers")
+            print(f"{label}: {len(lim)} candidates register-limited (fewer warps an SM with their registers): "
+                  f"time error {e1:.3f} mean |log| ({e0:.3f} without registers), median measured/predicted "
+                  f"{m1:.3f} ({m0:.3f})")
     print()
     print_by_bound({label: {"nests": res[label]} for label, _ in bins}, [label for label, _ in bins])
     if a.json:
