@@ -59,6 +59,16 @@ changed = sum(c["pred_us"] != c["pred_us_without_registers"] for c in same)
 assert len(same) > 900 and changed <= len(same) // 100, (len(same), changed)
 EOF
 
+# scripts/register_limited.py: the H200's register-limited candidates ran slower against their
+# plans' predictions than the others
+python3 scripts/register_limited.py validation/results/h200 >"$tmp/out" 2>&1 || fail "register_limited.py: exit $?"
+python3 - "$tmp/out" <<'EOF' || fail "register_limited.py"
+import re, sys
+m = re.search(r"(\d+) measured candidates, (\d+) register-limited: median measured/predicted ([\d.]+), the others ([\d.]+)",
+              open(sys.argv[1]).read())
+assert m and int(m[1]) > 500 and 20 < int(m[2]) < int(m[1]) and float(m[3]) > float(m[4]) * 1.1, m
+EOF
+
 rc=0
 python3 scripts/h200_measured.py "$tmp/no-such-binary" >"$tmp/out" 2>&1 || rc=$?
 [ $rc -ne 0 ] && grep -q "no-such-binary" "$tmp/out" || fail "a missing binary: exit $rc, $(cat "$tmp/out")"
