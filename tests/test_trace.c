@@ -310,7 +310,7 @@ static void test_parity_guards(void) {
 static void test_every_iteration_once(void) {
   sp_arch small = H100;
   small.sm_count = 3;
-  int nschedules = 0, bad_nests = 0, nplaced = 0, nwarps_checked = 0;
+  int nschedules = 0, bad_nests = 0, nplaced = 0, nwarps_checked = 0, nlimited = 0;
   int64_t total_iters = 0, shaped = 0;
   for (int trial = 0; trial < 120; trial++) {
     tnest t;
@@ -324,7 +324,8 @@ static void test_every_iteration_once(void) {
     int64_t idx[SP_MAX_LOOPS] = {0}, count = 0;
     if (inner) enumerate(&t.n, 0, nb + 1, idx, exp0, exp1, &count, nb > 1 ? 0 : -1);
     enumerate(&t.n, 0, nb, idx, exp0, exp1, &count, -1);
-    sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false, 0};
+    /* every fourth trial: kernels of 40-119 registers a thread, fewer blocks an SM at once */
+    sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false, trial % 4 == 1 ? 40 + trial % 80 : 0};
     sp_space sp;
     char err[256];
     if (sp_space_build(&t.n, &small, trial % 2 ? &o : NULL, &sp, err, sizeof err) != 0) {
@@ -363,9 +364,11 @@ static void test_every_iteration_once(void) {
                                                 : issued <= st.warps_working_per_block;
       nwarps_checked += sp_nest_rectangular(&t.n);
       shaped += c.shaped;
+      nlimited += s->registers > 0 && st.active_blocks_per_sm < sp_arch_active_blocks_per_sm(
+                                           &small, s->block[0] * s->block[1] * s->block[2], 0, 0);
       bool ok = rc == 0 && c.outside == 0 && c.shape_broken == 0 && memcmp(got0, exp0, (size_t)size) == 0 &&
                 st.iterations == count && (!inner || memcmp(got1, exp1, (size_t)size) == 0) &&
-                warps_ok;
+                warps_ok && st.active_blocks_per_sm == sp_schedule_blocks_per_sm(&small, s);
       nschedules++;
       if (!ok) {
         if (bad_nests < 5)
@@ -385,12 +388,14 @@ static void test_every_iteration_once(void) {
     free(exp0), free(exp1), free(got0), free(got1);
   }
   fprintf(stderr, "  %d schedules checked (%d under a random placement, %d with the working warps "
-          "exact), %lld iterations, %lld shaped instructions\n", nschedules, nplaced, nwarps_checked,
-          (long long)total_iters, (long long)shaped);
+          "exact, %d with fewer blocks an SM for their registers), %lld iterations, %lld shaped "
+          "instructions\n", nschedules, nplaced, nwarps_checked, nlimited, (long long)total_iters,
+          (long long)shaped);
   CHECK_EQ_INT(bad_nests, 0);
   CHECK(nwarps_checked > 300);
   CHECK(nschedules > 1000);
   CHECK(nplaced > 400);
+  CHECK(nlimited > 50);
   CHECK(shaped > 20000);
 }
 

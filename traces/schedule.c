@@ -290,7 +290,7 @@ static int trivial_dims(const sp_schedule *s) {
 
 bool sp_schedule_same_trace(const sp_schedule *a, const sp_schedule *b) {
   if (a->nband != b->nband || a->collapse_first != b->collapse_first ||
-      a->collapse_count != b->collapse_count)
+      a->collapse_count != b->collapse_count || a->registers != b->registers)
     return false;
   for (int d = 0; d < 3; d++)
     if (a->block[d] != b->block[d] || a->grid[d] != b->grid[d]) return false;

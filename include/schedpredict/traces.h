@@ -255,12 +255,12 @@ bool sp_schedule_collapsed_away(const sp_schedule *s, int k);
 /* Two band loops on one thread dimension or one grid dimension. */
 bool sp_schedule_dims_shared(const sp_schedule *s);
 
-/* Same mapping and launch configuration (names and OpenACC text aside). */
+/* Same mapping, launch configuration and registers (names and OpenACC text aside). */
 bool sp_schedule_equal(const sp_schedule *a, const sp_schedule *b);
 
-/* The same trace: the same launch configuration, and mappings that differ at most by hardware
- * dimensions of extent 1 (a loop on threadIdx.x + blockIdx.y under gridDim.y = 1 runs as on
- * threadIdx.x alone). The space holds one candidate of each. */
+/* The same trace: the same launch configuration and registers, and mappings that differ at most
+ * by hardware dimensions of extent 1 (a loop on threadIdx.x + blockIdx.y under gridDim.y = 1
+ * runs as on threadIdx.x alone). The space holds one candidate of each. */
 bool sp_schedule_same_trace(const sp_schedule *a, const sp_schedule *b);
 /* The blocks of s an SM holds at once: Eq. 7.2 with s's registers where known (0: the block
  * cannot run on the arch). */
