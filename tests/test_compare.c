@@ -134,6 +134,45 @@ static void test_hand_computed(void) {
   sp_cmp_free(&c);
 }
 
+/* Registers (the plan's model_arch h100: 65,536 an SM, 256 a warp, warps in fours): matmul.c:10's
+ * blocks of 256 threads fit 8 an SM at 32 registers a thread, 6 at 36 or 40 (1,152 or 1,280
+ * allocated a warp: 48 warps). With ids 2 and 4 at 40 and 36 and the grid's 65,536 blocks, those
+ * two are register-limited: measured / predicted 50/60 and 40/35, median their mean; the others
+ * 30/25, 10/11, 12/9, median 1.2. A plan that assumed 40 registers limits none; nor does an
+ * unknown model_arch. */
+static void test_register_limits(void) {
+  sp_cmp_data c;
+  char err[1024];
+  const char *m[] = {DIR "measured.json"};
+  CHECK(load(&c, m, 1, err, sizeof err) == 0);
+  CHECK(c.arch_known);
+  sp_cmp_kernel *k = (sp_cmp_kernel *)find_kernel(&c, "matmul.c:10");
+  CHECK(k && k->st.n_register_limited == 0 && isnan(k->st.limited_time_ratio));
+  if (!k) return;
+  NEAR(k->st.others_time_ratio, 40.0 / 35); /* all five: 50/60 10/11 40/35 30/25 12/9 */
+  k->cand[2].registers = 40;
+  k->cand[4].registers = 36;
+  sp_cmp_analyze(&c);
+  CHECK(k->st.n_register_limited == 2 && k->cand[2].register_limited && k->cand[4].register_limited &&
+        !k->cand[0].register_limited);
+  NEAR(k->st.limited_time_ratio, (50.0 / 60 + 40.0 / 35) / 2);
+  NEAR(k->st.others_time_ratio, 30.0 / 25);
+  char *text = sp_cmp_render(&c, SP_CMP_TEXT);
+  CHECK(text && strstr(text, "register-limited: 2 of the 5 held registers"));
+  free(text);
+  char *json = sp_cmp_render(&c, SP_CMP_JSON);
+  CHECK(json && strstr(json, "\"register_limited\": 2") && strstr(json, "\"register_limited\": true"));
+  free(json);
+  k->model_registers = 40;
+  sp_cmp_analyze(&c);
+  CHECK(k->st.n_register_limited == 0);
+  k->model_registers = 0;
+  c.arch_known = false;
+  sp_cmp_analyze(&c);
+  CHECK(k->st.n_register_limited == 0);
+  sp_cmp_free(&c);
+}
+
 /* Shards merge into exactly what one file gives; an overlap names both files. */
 static void test_shards(void) {
   sp_cmp_data one, two;
@@ -450,7 +489,7 @@ static void test_outputs(void) {
   int rows = csv_rows(csv, nf, 32, 4, col, cell, sizeof cell);
   CHECK(rows == 1 + 5 + 4 + 1);
   for (int r = 1; r < rows; r++) CHECK(nf[r] == nf[0]);
-  CHECK(nf[0] == 14 + 2 * SP_CMP_NFIELDS + 10);
+  CHECK(nf[0] == 14 + 2 * SP_CMP_NFIELDS + 11);
   CHECK(strcmp(cell, "1010") == 0);
   csv_rows(csv, nf, 32, 1, csv_column(csv, "cuda_mapping"), cell, sizeof cell);
   CHECK(strcmp(cell, "i->bx j->tx, \"default\"") == 0);
@@ -521,6 +560,7 @@ static void test_multiline_message(void) {
 
 int main(void) {
   test_hand_computed();
+  test_register_limits();
   test_shards();
   test_corrupt();
   test_mutations();

@@ -91,7 +91,39 @@ static double sp_mae(const sp_cmp_kernel *k, sp_cmp_field f, bool raw_l2) {
   return n ? sum / n : NAN;
 }
 
-static void sp_analyze_kernel(sp_cmp_kernel *k) {
+/* Marks the candidates whose measured registers let fewer of their blocks on an SM than the model
+ * assumed, and the median measured / predicted time of them and of the others (arch NULL: the
+ * plan's model_arch is no description here, nothing is marked). */
+static void sp_register_limits(sp_cmp_kernel *k, const sp_arch *arch) {
+  sp_cmp_kernel_stats *st = &k->st;
+  size_t n = (size_t)(k->ncand ? k->ncand : 1);
+  double *lim = malloc(n * sizeof *lim), *other = malloc(n * sizeof *other);
+  size_t nl = 0, no = 0;
+  for (int i = 0; lim && other && i < k->ncand; i++) {
+    sp_cmp_candidate *c = &k->cand[i];
+    c->register_limited = false;
+    if (!c->ok) continue;
+    if (arch && c->registers > 0 && c->registers <= arch->max_registers_per_thread) {
+      int threads = (int)(c->block[0] * c->block[1] * c->block[2]);
+      int fit = sp_arch_active_blocks_per_sm(arch, threads, (int)c->registers, 0);
+      int assumed = sp_arch_active_blocks_per_sm(arch, threads, (int)k->model_registers, 0);
+      c->register_limited = fit < assumed &&
+                            c->grid[0] * c->grid[1] * c->grid[2] > (int64_t)fit * arch->sm_count;
+    }
+    double r = c->meas[SP_CMP_TIME_US] / c->model[SP_CMP_TIME_US];
+    if (r > 0 && isfinite(r)) {
+      if (c->register_limited) lim[nl++] = r;
+      else other[no++] = r;
+    }
+    st->n_register_limited += c->register_limited;
+  }
+  st->limited_time_ratio = nl ? sp_cmp_median(lim, nl) : NAN;
+  st->others_time_ratio = no ? sp_cmp_median(other, no) : NAN;
+  free(lim);
+  free(other);
+}
+
+static void sp_analyze_kernel(sp_cmp_kernel *k, const sp_arch *arch) {
   sp_cmp_kernel_stats *st = &k->st;
   memset(st, 0, sizeof *st);
   st->chosen = st->best = st->deflt = -1;
@@ -165,6 +197,7 @@ static void sp_analyze_kernel(sp_cmp_kernel *k) {
   st->sectors = sp_exactness(k, SP_CMP_LD_SECTORS);
   st->l1_miss_sectors = sp_exactness(k, SP_CMP_L1_MISS_SECTORS);
   st->l2_sectors = sp_exactness(k, SP_CMP_L2_SECTORS);
+  sp_register_limits(k, arch);
   free(cost);
   free(pred);
   free(meas);
@@ -179,7 +212,7 @@ void sp_cmp_analyze(sp_cmp_data *c) {
   for (int i = 0; i < c->nkernels; i++) {
     sp_cmp_kernel *k = &c->kernels[i];
     k->paper_row = sp_paper_row(k);
-    sp_analyze_kernel(k);
+    sp_analyze_kernel(k, c->arch_known ? &c->arch : NULL);
     for (int j = 0; j < k->ncand; j++) c->n_wrong_result += k->cand[j].wrong_result;
   }
 }

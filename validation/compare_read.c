@@ -265,6 +265,8 @@ static void sp_read_plan_kernel(sp_rd *r, json_t *kj, const char *path, sp_cmp_k
   k->selection = sp_get_str(r, kj, path, "selection", false);
   k->space_size = sp_get_int(r, kj, path, "space_size", false, 0, INT64_MAX, -1);
   k->reference = sp_get_int(r, kj, path, "reference", false, 0, INT64_MAX, -1);
+  if (!json_is_null(json_object_get(kj, "registers_per_thread")))
+    k->model_registers = sp_get_int(r, kj, path, "registers_per_thread", false, 1, 255, 0);
   json_t *cands = sp_get(r, kj, path, "candidates", JSON_ARRAY, true);
   if (!cands) return;
   char cp[SP_PATH];
@@ -299,6 +301,8 @@ int sp_cmp_load_plan_json(sp_cmp_data *c, json_t *root, const char *path, char *
     c->generator_date = sp_get_str(&r, gen, "generator", "date", false);
   }
   c->model_arch = sp_get_str(&r, root, "", "model_arch", false);
+  char arch_err[256];
+  c->arch_known = c->model_arch && sp_arch_load(c->model_arch, &c->arch, arch_err, sizeof arch_err) == 0;
   c->skipped = sp_get(&r, root, "", "skipped", JSON_ARRAY, false);
   for (size_t i = 0; c->skipped && i < json_array_size(c->skipped) && !r.failed; i++) {
     char p[SP_PATH];

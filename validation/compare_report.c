@@ -185,6 +185,13 @@ static void sp_text_stats(FILE *out, const sp_cmp_kernel *k) {
   sp_text_exactness(out, "load sectors", &st->sectors);
   sp_text_exactness(out, "L1 miss sectors", &st->l1_miss_sectors);
   sp_text_exactness(out, "L2 read sectors", &st->l2_sectors);
+  if (st->n_register_limited)
+    fprintf(out,
+            "  register-limited: %d of the %d held registers that let fewer of their blocks on an "
+            "SM than the model assumed; measured / predicted time %s of them, %s of the others "
+            "(median; schedpredict --registers N gives the model the count)\n",
+            st->n_register_limited, st->n_ok, sp_f(a, sizeof a, "%.2fx", st->limited_time_ratio),
+            sp_f(b, sizeof b, "%.2fx", st->others_time_ratio));
 }
 
 static void sp_text_candidates(FILE *out, const sp_cmp_kernel *k) {
@@ -409,6 +416,7 @@ static json_t *sp_jcandidate(const sp_cmp_kernel *k, int i) {
   json_object_set_new(o, "counters", fields);
   json_object_set_new(o, "achieved_occupancy", sp_jnum(c->occupancy_pct));
   json_object_set_new(o, "registers", c->registers >= 0 ? json_integer(c->registers) : json_null());
+  json_object_set_new(o, "register_limited", json_boolean(c->register_limited));
   json_object_set_new(o, "result_equal", sp_jstr(c->result_equal));
   json_object_set_new(o, "max_rel_diff", sp_jnum(c->max_rel_diff));
   return o;
@@ -446,6 +454,9 @@ static json_t *sp_jstats(const sp_cmp_kernel *k) {
   json_object_set_new(o, "load_sectors", sp_jexact(&st->sectors));
   json_object_set_new(o, "l1_miss_sectors", sp_jexact(&st->l1_miss_sectors));
   json_object_set_new(o, "l2_read_sectors", sp_jexact(&st->l2_sectors));
+  json_object_set_new(o, "register_limited", json_integer(st->n_register_limited));
+  json_object_set_new(o, "register_limited_time_ratio", sp_jnum(st->limited_time_ratio));
+  json_object_set_new(o, "others_time_ratio", sp_jnum(st->others_time_ratio));
   return o;
 }
 
@@ -574,7 +585,7 @@ static void sp_render_csv(FILE *out, const sp_cmp_data *c) {
   for (int f = 0; f < SP_CMP_NFIELDS; f++)
     fprintf(out, ",%s_modeled,%s_measured", sp_cmp_fields[f].key, sp_cmp_fields[f].key);
   fputs(",global_hit_rate_raw_measured,l2_tex_read_hit_rate_raw_measured,cost_xu,time_min_us,"
-        "time_max_us,achieved_occupancy,registers,sampled,result_equal,max_rel_diff\n",
+        "time_max_us,achieved_occupancy,registers,register_limited,sampled,result_equal,max_rel_diff\n",
         out);
   int *order = sp_kernel_order(c);
   for (int o = 0; order && o < c->nkernels; o++) {
@@ -612,6 +623,7 @@ static void sp_render_csv(FILE *out, const sp_cmp_data *c) {
       sp_csv_num(&w, d->time_max_us);
       sp_csv_num(&w, d->occupancy_pct);
       sp_csv_num(&w, d->registers >= 0 ? (double)d->registers : NAN);
+      sp_csv_num(&w, d->register_limited);
       sp_csv_num(&w, d->sampled);
       sp_csv_str(&w, d->result_equal);
       sp_csv_num(&w, d->max_rel_diff);

@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+#include "schedpredict/arch.h"
+
 #define SP_CMP_SCHEMA "schedpredict-comparison"
 #define SP_CMP_SCHEMA_VERSION 1
 
@@ -69,6 +71,9 @@ typedef struct sp_cmp_candidate {
   double l1_hit_raw_pct, l2_hit_raw_pct, occupancy_pct, time_min_us, time_max_us, max_rel_diff;
   double duration_us; /* gpu__time_duration.sum in us (CUPTI, one replayed launch); NaN: absent */
   int64_t registers; /* -1: not given */
+  /* its registers let fewer of its blocks on an SM than the model assumed (the plan's
+   * registers_per_thread), and its grid has more blocks than the SMs then hold at once */
+  bool register_limited;
   bool ok;           /* measured, status ok, result not "differs": used in the statistics */
   bool wrong_result;
 } sp_cmp_candidate;
@@ -94,6 +99,8 @@ typedef struct sp_cmp_kernel_stats {
   double l1_mae_pp, l2_mae_pp, l2_raw_mae_pp; /* mean |modeled - measured| hit rate, points */
   double dram_median_abs_rel, dram_worst_rel;
   sp_cmp_exactness requests, sectors, l1_miss_sectors, l2_sectors;
+  int n_register_limited; /* of the ok candidates */
+  double limited_time_ratio, others_time_ratio; /* median measured / predicted time; NaN: none */
 } sp_cmp_kernel_stats;
 
 typedef struct sp_cmp_kernel {
@@ -101,6 +108,7 @@ typedef struct sp_cmp_kernel {
   int64_t line;
   const char *selection;
   int64_t space_size, reference;
+  int64_t model_registers; /* the plan's registers_per_thread; 0: the model assumed no limit */
   sp_cmp_candidate *cand;
   int ncand;
   sp_cmp_kernel_stats st;
@@ -119,6 +127,8 @@ typedef struct sp_cmp_data {
   const char *plan_path;
   json_t *plan_root;
   const char *model_arch, *generator_version, *generator_date;
+  sp_arch arch;    /* the description model_arch names, for the register limits */
+  bool arch_known; /* false: model_arch missing or not a description here */
   sp_cmp_kernel *kernels;
   int nkernels;
   json_t *skipped; /* the plan's nests that were not generated (borrowed), or NULL */
