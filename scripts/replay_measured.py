@@ -2,7 +2,7 @@
 """Replays a schedpredict binary's ranking against the H100 measurements committed in the repo,
 without a GPU: how good its picks would have been.
 
-    scripts/replay_measured.py BIN [--baseline BIN2] [--examples a,b] [--json FILE]
+    scripts/replay_measured.py BIN [--baseline BIN2] [--examples a,b] [--json FILE] [--registers]
                                [--jobs N] [--timeout S] [--results DIR] [--duration]
 
 Runs `BIN --format json --top 100000 -q examples/NAME.c ARGS` (ARGS: the example's first
@@ -125,6 +125,7 @@ SAME_HARNESS = SUPERSEDING | {"run7", "run8", "run9", "run10", "run11", "run12",
 # the times.
 CANDIDATE_SUPERSEDING = {"run10", "run11", "run12", "run13", "run14"}
 FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
+PLATEAU = 1.05  # SP_RANK_PLATEAU (include/schedpredict/rank.h)
 
 
 def die(msg, code=2):
@@ -209,7 +210,7 @@ def load_dataset(ddir, only, duration=False):
                         x.update({"id": c["id"], "plan_rank": c["model_rank"],
                                   "plan_pred": c["predicted"]["time_us"], "openacc": c["openacc"]})
                     continue
-                d[key] = {"time": t, "id": c["id"], "twins": 1,
+                d[key] = {"time": t, "id": c["id"], "twins": 1, "registers": mc.get("registers") or 0,
                           "plan_rank": c["model_rank"], "plan_pred": c["predicted"]["time_us"],
                           "openacc": c["openacc"]}
             defaults = dict(k.get("defaults") or {})
@@ -247,6 +248,7 @@ def merge_datasets(ds, superseding=(), same_harness=(), cand_superseding=()):
             if len(cs) > 1:
                 twice.append(cs[-1]["time"] / cs[0]["time"])
             merged[nest][key] = {"time": t, "id": None, "plan_rank": None, "plan_pred": None,
+                                 "registers": cs[-1]["registers"],
                                  "openacc": cs[-1]["openacc"], "runs": len(cs)}
     notok = {}
     for x in (x for d in ds for x in d["notok"]):
@@ -272,10 +274,10 @@ def fill_baselines(sets):
 
 # ---------------------------------------------------------------- running the binary
 
-def run_example(binary, name, timeout):
+def run_example(binary, name, timeout, registers=0):
     src = os.path.join("examples", name + ".c")
     cmd = [binary, "--format", "json", "--top", "100000", "-q", src] + example_args(
-        os.path.join(ROOT, src))
+        os.path.join(ROOT, src)) + (["--registers", str(registers)] if registers else [])
     t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
@@ -302,7 +304,8 @@ def run_example(binary, name, timeout):
             continue
         ranking = {}
         for i, c in enumerate(n["ranking"]):
-            ranking.setdefault(cand_key(c), (i + 1, c["time"]["total_us"], c["time"].get("bound")))
+            ranking.setdefault(cand_key(c), (i + 1, c["time"]["total_us"], c["time"].get("bound"),
+                                             c["time"].get("active_warps_per_sm")))
         if len(n["ranking"]) < n.get("candidates_evaluated", 0):
             notes.append(f"{nest_str(nest)}: ranking holds {len(n['ranking'])} of "
                          f"{n['candidates_evaluated']} candidates")
@@ -310,15 +313,24 @@ def run_example(binary, name, timeout):
     return {"nests": nests, "notes": notes}, None, dt
 
 
-def run_all(binaries, names, jobs, timeout):
-    """{label: {example: result or None}}, {label: {example: error}}, {label: seconds}."""
+def reg_run(example, registers):
+    return f"{example} --registers {registers}"
+
+
+def run_all(binaries, names, jobs, timeout, registers=None):
+    """{label: {example: result or None}}, {label: {example: error}}, {label: seconds}.
+    registers: {example: register counts}; each example also runs with --registers N for each N,
+    its result under reg_run(example, N)."""
     out = {label: {} for label, _ in binaries}
     errors = {label: {} for label, _ in binaries}
     secs = {label: 0.0 for label, _ in binaries}
-    tasks = [(label, b, n) for label, b in binaries for n in names]
+    tasks = [(label, b, n, 0) for label, b in binaries for n in names]
+    tasks += [(label, b, n, r) for label, b in binaries for n in names
+              for r in sorted((registers or {}).get(n, ())) if r]
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futs = {pool.submit(run_example, b, n, timeout): (label, n) for label, b, n in tasks}
+        futs = {pool.submit(run_example, b, n, timeout, r): (label, reg_run(n, r) if r else n)
+                for label, b, n, r in tasks}
         for fut in concurrent.futures.as_completed(futs):
             label, name = futs[fut]
             res, err, dt = fut.result()
@@ -370,8 +382,14 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def evaluate(d, ranker, runs):
-    """ranker: 'plan' (the plans' own ranks) or a binary label with runs[label][example]."""
+def evaluate(d, ranker, runs, registers=False):
+    """ranker: 'plan' (the plans' own ranks) or a binary label with runs[label][example].
+    registers: each candidate's rank and prediction from the run with --registers set to the
+    count its kernel held (runs[label][reg_run(example, N)]). Where a nest's candidates held one
+    count, the pick is that ranking's first; several that leave every candidate its warps, the
+    first of the ranking without registers; otherwise (no one ranking holds them all: the nest's
+    `mixed_registers`) the first, in that order, whose prediction with its registers is within
+    the plateau (PLATEAU) of the fastest such prediction."""
     nests, unmatched = [], []
     for nest in sorted(d["meas"]):
         cands = d["meas"][nest]
@@ -387,12 +405,21 @@ def evaluate(d, ranker, runs):
                 ranking, why = {}, "nest not ranked: " + res["nests"][nest]
             else:
                 ranking, why = res["nests"][nest], "schedule not in the binary's ranking"
-        matched = []
+        matched, counts, limited = [], set(), 0
         for key, c in cands.items():
-            if key in ranking:
-                rank, pred = ranking[key][:2]
-                bound = ranking[key][2] if len(ranking[key]) > 2 else None
-                matched.append((key, rank, pred, c["time"], bound))
+            own = ranking
+            if registers and ranker != "plan" and c.get("registers"):
+                counts.add(c["registers"])
+                res = runs[ranker].get(reg_run(d["example"][nest], c["registers"]))
+                own = res["nests"].get(nest, {}) if res else {}
+                own = own if isinstance(own, dict) else {}
+            if key in own and key in ranking:
+                rank, pred = own[key][:2]
+                bound = own[key][2] if len(own[key]) > 2 else None
+                warps_changed = own is not ranking and own[key][3:4] != ranking[key][3:4]
+                limited += warps_changed
+                matched.append((key, rank, pred, c["time"], bound, ranking[key][0], warps_changed,
+                                ranking[key][1]))
             else:
                 unmatched.append({"nest": nest_str(nest), "key": key_str(key), "id": c["id"],
                                   "time_us": c["time"], "reason": why})
@@ -400,7 +427,8 @@ def evaluate(d, ranker, runs):
                "matched": len(matched),
                "log_errors": [math.log(m[3] / m[2]) for m in matched if m[2] and m[2] > 0],
                "candidates": [{"key": key_str(m[0]), "rank": m[1], "pred_us": m[2], "time_us": m[3],
-                               "bound": m[4]}
+                               "bound": m[4], "register_limited": m[6],
+                               "pred_us_without_registers": m[7]}
                               for m in sorted(matched, key=lambda m: m[1])]}
         base = {}
         for comp in ("nvc", "gcc"):
@@ -408,8 +436,14 @@ def evaluate(d, ranker, runs):
             base[comp] = cands[key]["time"] if key in cands else None
             row[f"{comp}_default"] = key_str(key) if key else None
             row[f"{comp}_default_time_us"] = base[comp]
+        row["mixed_registers"] = len(counts) > 1 and limited > 0
+        row["register_limited"] = limited
         if matched:
-            pick = min(matched, key=lambda m: m[1])
+            if row["mixed_registers"]:
+                fastest = min(m[2] for m in matched)
+                pick = min((m for m in matched if m[2] <= PLATEAU * fastest), key=lambda m: m[5])
+            else:
+                pick = min(matched, key=lambda m: m[5] if len(counts) > 1 else m[1])
             best = min(matched, key=lambda m: (m[3], m[1]))
             row.update({
                 "pick": key_str(pick[0]), "pick_key": pick[0], "pick_rank": pick[1],
@@ -526,6 +560,9 @@ def main():
                     help="directory of the datasets (default validation/results/h100)")
     ap.add_argument("--duration", action="store_true",
                     help="measured time: gpu__time_duration.sum, not the CUDA events' median")
+    ap.add_argument("--registers", action="store_true",
+                    help="predict each candidate with --registers set to its kernel's count (the "
+                         "measurement's registers), and pick by those rankings (see evaluate)")
     ap.add_argument("--unmatched-shown", type=int, default=10, metavar="N",
                     help="unmatched candidates listed per dataset and binary (default 10)")
     a = ap.parse_args()
@@ -571,7 +608,13 @@ def main():
         die("no measured examples found")
 
     t0 = time.monotonic()
-    runs, errors, secs = run_all(binaries, names, a.jobs, a.timeout)
+    counts = {}
+    if a.registers:
+        for d in sets.values():
+            for nest, cands in d["meas"].items():
+                counts.setdefault(d["example"][nest], set()).update(
+                    c["registers"] for c in cands.values() if c.get("registers"))
+    runs, errors, secs = run_all(binaries, names, a.jobs, a.timeout, counts)
     wall = time.monotonic() - t0
 
     rankers = [label for label, _ in binaries]
@@ -588,7 +631,7 @@ def main():
         if not d["meas"] and not d["notok"]:  # nothing of --examples in this dataset
             print(f"\n({name}: {d['desc']}: none of these examples measured)")
             continue
-        res = {r: evaluate(d, r, runs) for r in rankers + (["plan"] if name != "merged" else [])}
+        res = {r: evaluate(d, r, runs, a.registers) for r in rankers + (["plan"] if name != "merged" else [])}
         report["datasets"][name] = {"description": d["desc"], "not_ok": d["notok"],
                                     "problems": d["problems"],
                                     "rankings": {r: {"summary": v["summary"], "nests": [
@@ -603,6 +646,18 @@ def main():
                     [(r, v["summary"]) for r, v in res.items()])
         if name == "merged":
             print_by_bound(res, rankers)
+            for r in (rankers if a.registers else []):
+                lim = [c for n in res[r]["nests"] for c in n["candidates"] if c["register_limited"]]
+                if not lim:
+                    continue
+                logs = {k: [math.log(c["time_us"] / c[k]) for c in lim]
+                        for k in ("pred_us", "pred_us_without_registers")}
+                print(f"{r}: {len(lim)} candidates register-limited (fewer warps an SM with their "
+                      f"registers): time error {statistics.mean(map(abs, logs['pred_us'])):.3f} mean "
+                      f"|log| ({statistics.mean(map(abs, logs['pred_us_without_registers'])):.3f} "
+                      f"without registers), median measured/predicted "
+                      f"{math.exp(statistics.median(logs['pred_us'])):.3f} "
+                      f"({math.exp(statistics.median(logs['pred_us_without_registers'])):.3f})")
         if name == "merged" and d["twice"]:
             q = sorted(d["twice"])
             pct = lambda p: q[min(len(q) - 1, int(p * len(q)))]
