@@ -35,7 +35,7 @@ import argparse, gzip, json, math, os, statistics, subprocess, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from counters_measured import example_args  # noqa: E402
-from replay_measured import measured_us, print_by_bound  # noqa: E402
+from replay_measured import measured_us, print_by_bound, print_register_limited, registers_pick  # noqa: E402
 from trace_key import cand_key  # noqa: E402
 
 R13 = "validation/results/h100/2026-11-27-drift-run13"
@@ -52,7 +52,6 @@ GRAIN_EXAMPLES = ["2mm", "conv3d", "fdtd2d", "gemm", "himeno", "jacobi", "kernel
                   "yreuse"]
 REST = "validation/results/h200/2026-11-30-rest-run"
 REST_EXAMPLES = ["colmajor_runtime", "enum_sizes", "gesummv", "reverse_loop", "spmv_short_rows", "vla_param"]
-PLATEAU = 1.05  # SP_RANK_PLATEAU (include/schedpredict/rank.h)
 HARNESS_ARGS = {"redblack": ["--param", "color=1"]}  # the values the harness ran
 
 
@@ -138,12 +137,9 @@ def judge(binary, cache, duration, registers=False):
             if not rows:
                 continue
             # several counts that leave every candidate its warps rank as the ranking without them
-            mixed = len(counts) > 1 and any(c["register_limited"] for c in cands)
-            if mixed:
-                fastest = min(r[1] for r in rows)
-                pick = min((r for r in rows if r[1] <= PLATEAU * fastest), key=lambda r: r[3])
-            else:
-                pick = min(rows, key=lambda r: (r[3], r[0]) if len(counts) > 1 else r)
+            limited = any(c.get("register_limited") for c in cands)
+            mixed = len(counts) > 1 and limited
+            pick = registers_pick(rows, lambda r: r[0], lambda r: r[1], lambda r: r[3], counts, limited)
             best = min(r[2] for r in rows)
             nests.append({"dataset": ds, "nest": k["id"], "n": len(rows), "unmatched": unmatched,
                           "log_errors": [math.log(r[2] / r[1]) for r in rows],
@@ -195,18 +191,8 @@ def main():
               f"median measured/predicted {s['median_ratio']:.3f}; pick the measured best in "
               f"{s['pick_best']}, within 10 % in {s['pick_within_10pct']}, median regret "
               f"{100 * s['median_regret']:.1f} %")
-    if a.registers:
-        for label, _ in bins:
-            lim = [c for n in res[label] for c in n["candidates"] if c["register_limited"]]
-            if not lim:
-                continue
-            def err(key):
-                logs = [math.log(c["time_us"] / c[key]) for c in lim]
-                return statistics.mean(abs(e) for e in logs), math.exp(statistics.median(logs))
-            (e1, m1), (e0, m0) = err("pred_us"), err("pred_us_without_registers")
-            print(f"{label}: {len(lim)} candidates register-limited (fewer warps an SM with their registers): "
-                  f"time error {e1:.3f} mean |log| ({e0:.3f} without registers), median measured/predicted "
-                  f"{m1:.3f} ({m0:.3f})")
+    for label, _ in bins if a.registers else ():
+        print_register_limited(label, [c for n in res[label] for c in n["candidates"]])
     print()
     print_by_bound({label: {"nests": res[label]} for label, _ in bins}, [label for label, _ in bins])
     if a.json:

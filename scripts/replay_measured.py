@@ -128,6 +128,31 @@ FAST = 1.02  # the pick counts as faster / slower than a baseline beyond 2 %
 PLATEAU = 1.05  # SP_RANK_PLATEAU (include/schedpredict/rank.h)
 
 
+def registers_pick(rows, rank, pred, base_rank, counts, limited):
+    """The pick of a nest whose candidates were predicted with their kernels' registers (--registers):
+    rows, each with its rank and prediction in its own ranking and its rank in the ranking without
+    registers (the functions given). One count: the first of that ranking. Several that change no
+    candidate's warps: the first of the ranking without registers. Otherwise no one ranking holds
+    them all: the first, in that order, whose prediction is within the plateau of the fastest."""
+    if len(counts) > 1 and limited:
+        fastest = min(pred(r) for r in rows)
+        return min((r for r in rows if pred(r) <= PLATEAU * fastest), key=base_rank)
+    return min(rows, key=base_rank if len(counts) > 1 else rank)
+
+
+def print_register_limited(label, cands):
+    """The register-limited candidates' time error and median ratio, with and without registers."""
+    lim = [c for c in cands if c["register_limited"]]
+    if not lim:
+        return
+    logs = {k: [math.log(c["time_us"] / c[k]) for c in lim] for k in ("pred_us", "pred_us_without_registers")}
+    err = {k: statistics.mean(abs(e) for e in v) for k, v in logs.items()}
+    med = {k: math.exp(statistics.median(v)) for k, v in logs.items()}
+    print(f"{label}: {len(lim)} candidates register-limited (fewer warps an SM with their registers): "
+          f"time error {err['pred_us']:.3f} mean |log| ({err['pred_us_without_registers']:.3f} without "
+          f"registers), median measured/predicted {med['pred_us']:.3f} ({med['pred_us_without_registers']:.3f})")
+
+
 def die(msg, code=2):
     print(f"replay_measured: {msg}", file=sys.stderr)
     sys.exit(code)
@@ -439,11 +464,7 @@ def evaluate(d, ranker, runs, registers=False):
         row["mixed_registers"] = len(counts) > 1 and limited > 0
         row["register_limited"] = limited
         if matched:
-            if row["mixed_registers"]:
-                fastest = min(m[2] for m in matched)
-                pick = min((m for m in matched if m[2] <= PLATEAU * fastest), key=lambda m: m[5])
-            else:
-                pick = min(matched, key=lambda m: m[5] if len(counts) > 1 else m[1])
+            pick = registers_pick(matched, lambda m: m[1], lambda m: m[2], lambda m: m[5], counts, limited)
             best = min(matched, key=lambda m: (m[3], m[1]))
             row.update({
                 "pick": key_str(pick[0]), "pick_key": pick[0], "pick_rank": pick[1],
@@ -647,17 +668,7 @@ def main():
         if name == "merged":
             print_by_bound(res, rankers)
             for r in (rankers if a.registers else []):
-                lim = [c for n in res[r]["nests"] for c in n["candidates"] if c["register_limited"]]
-                if not lim:
-                    continue
-                logs = {k: [math.log(c["time_us"] / c[k]) for c in lim]
-                        for k in ("pred_us", "pred_us_without_registers")}
-                print(f"{r}: {len(lim)} candidates register-limited (fewer warps an SM with their "
-                      f"registers): time error {statistics.mean(map(abs, logs['pred_us'])):.3f} mean "
-                      f"|log| ({statistics.mean(map(abs, logs['pred_us_without_registers'])):.3f} "
-                      f"without registers), median measured/predicted "
-                      f"{math.exp(statistics.median(logs['pred_us'])):.3f} "
-                      f"({math.exp(statistics.median(logs['pred_us_without_registers'])):.3f})")
+                print_register_limited(r, [c for n in res[r]["nests"] for c in n["candidates"]])
         if name == "merged" and d["twice"]:
             q = sorted(d["twice"])
             pct = lambda p: q[min(len(q) - 1, int(p * len(q)))]
