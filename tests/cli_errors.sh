@@ -60,7 +60,8 @@ expect 0 "plan_user_call.c:11:16: warning: nest at line 10 left out of the plan:
 if grep -q '"reason": "calls .twice' "$tmp/plan.json" && grep -q '"id": "plan_user_call.c:13"' "$tmp/plan.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: the plan lacks the skipped or the generated nest"; fi
 expect 2 "plan.json exists; pass --force" -- --block 128 --emit-plan "$tmp/plan.json" tests/inputs/plan_user_call.c
 # --registers limits the blocks an SM holds: vla_param.c:17's blocks of 1,024 threads with 36
-# registers each (46,080 registers allocated of the SM's 65,536) run one an SM, 32 warps, not two
+# registers each (1,280 allocated a warp, 40,960 a block of the SM's 65,536) run one an SM, 32
+# warps, not two
 for r in 0 36; do
   ra=(); [ $r -gt 0 ] && ra=(--registers $r)
   "$bin" -q --format json --top 1000 --block 1024 --gangs 264 "${ra[@]}" --nest examples/vla_param.c:17 \
