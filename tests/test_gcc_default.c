@@ -27,8 +27,8 @@ static void directives(tnest *t, const char *d0, unsigned f0, const char *d1, un
   t->n.loops[1].clauses.flags = f1;
 }
 
-static const sp_schedule *gcc_default(const sp_nest *n, sp_space *sp) {
-  sp_space_options o = {.allow_interchange = true, .gcc_default = true};
+static const sp_schedule *gcc_default_regs(const sp_nest *n, sp_space *sp, int registers) {
+  sp_space_options o = {.allow_interchange = true, .gcc_default = true, .registers = registers};
   char err[256] = "";
   if (sp_space_build(n, &H100, &o, sp, err, sizeof err) != 0) {
     fprintf(stderr, "space: %s\n", err);
@@ -41,6 +41,8 @@ static const sp_schedule *gcc_default(const sp_nest *n, sp_space *sp) {
   CHECK_EQ_INT(marked, 1);
   return sp->default_gcc >= 0 ? &sp->items[sp->default_gcc] : NULL;
 }
+
+static const sp_schedule *gcc_default(const sp_nest *n, sp_space *sp) { return gcc_default_regs(n, sp, 0); }
 
 static void check_launch(const sp_schedule *s, int bx, int by, int64_t gx) {
   CHECK_EQ_INT(s->block[0], bx);
@@ -196,6 +198,35 @@ static void test_nvc_default_kept(void) {
   sp_space_free(&sp);
 }
 
+/* libgomp sizes the block by the occupancy API, with the kernel's registers (--registers). On the
+ * H100, 48 a thread: 1,536 a warp, 42 warps, 40 in fours; from 1,024 threads down, a block of 640
+ * (20 warps) is the first whose blocks (2) hold the most threads (1,280): 2 x 2 x 132 x 20 =
+ * 10,560 gangs of 20 workers, what GCC launched for xreuse and seven other nests
+ * (validation/results/h100/gcc-openacc/2026-11-22/table.md). 40: 1,280 a warp, 48 warps: 768
+ * (24 warps, 2 an SM), 12,672 gangs. num_workers(3) x 32: the API tries 96 (21 blocks, 2,016
+ * threads), then 64 (32 blocks, 2,048): gangs 2 x 32 x 132 x 2 = 16,896 for a launch of 96. */
+static void test_occupancy_registers(void) {
+  tnest t;
+  directives(&t, "#pragma acc parallel loop", 0, "#pragma acc loop", 0);
+  sp_space sp;
+  const sp_schedule *s = gcc_default_regs(&t.n, &sp, 48);
+  CHECK(s != NULL);
+  if (s) check_launch(s, 32, 20, 10560);
+  sp_space_free(&sp);
+  s = gcc_default_regs(&t.n, &sp, 40);
+  CHECK(s != NULL);
+  if (s) check_launch(s, 32, 24, 12672);
+  sp_space_free(&sp);
+  directives(&t, "#pragma acc parallel loop gang num_workers(3) vector_length(32)", SP_CL_GANG,
+             "#pragma acc loop worker vector", SP_CL_WORKER | SP_CL_VECTOR);
+  t.n.construct_clauses.num_workers = 3;
+  t.n.construct_clauses.vector_length = 32;
+  s = gcc_default(&t.n, &sp);
+  CHECK(s != NULL);
+  if (s) check_launch(s, 96, 1, 16896);
+  sp_space_free(&sp);
+}
+
 int main(void) {
   char err[256];
   if (sp_arch_load("h100", &H100, err, sizeof err) != 0) {
@@ -209,5 +240,6 @@ int main(void) {
   SP_RUN(test_all_given);
   SP_RUN(test_seq_inner);
   SP_RUN(test_nvc_default_kept);
+  SP_RUN(test_occupancy_registers);
   return SP_TEST_END();
 }

@@ -556,9 +556,11 @@ static void default_schedule(sp_schedule *s, const sp_nest *nest, int nb, const 
  * libgomp's nvptx plugin (libgomp/plugin/plugin-nvptx.c, nvptx_exec) then sizes what the
  * compiler left open: vector 32 unless vector_length; with cuOccupancyMaxPotentialBlockSize
  * limited to num_workers x vector when both are known, workers = block / vector (at most 15 when
- * vector > 32) and gangs = 2 x minimum grid x block / 32. We assume no register or shared-memory
- * limit, so the block is the largest allowed: on an H100 16,896 gangs of 32 workers x 32 lanes,
- * what GOMP_DEBUG printed for a bare 2-deep nest (validation/results/h100/gcc-openacc/). */
+ * vector > 32) and gangs = 2 x minimum grid x block / 32. Without --registers we assume no
+ * register or shared-memory limit, so the block is the largest allowed: on an H100 16,896 gangs
+ * of 32 workers x 32 lanes, what GOMP_DEBUG printed for a bare 2-deep nest
+ * (validation/results/h100/gcc-openacc/). Other kernels there launched 10,560 x 20 x 32, what the
+ * occupancy API gives for 41-48 registers a thread (occupancy_block). */
 enum { GWV_G = 1, GWV_W = 2, GWV_V = 4, GWV_MAX = 8 };
 
 typedef struct gcc_part {
@@ -660,9 +662,27 @@ static int64_t first_given(int64_t construct, int64_t loop) {
   return construct > 0 ? construct : loop > 0 ? loop : 0;
 }
 
-/* The launch dims GCC + libgomp use: gangs, workers, vector (1 for a level no loop uses). */
-static void gcc_dims(const sp_nest *nest, const gcc_part *g, const sp_arch *arch, int64_t *gangs,
-                     int *workers, int *vector) {
+/* cuOccupancyMaxPotentialBlockSize as libgomp calls it (no shared memory): of the block sizes
+ * from limit (0: the arch's maximum) down in steps of a warp, the one whose blocks an SM holds
+ * the most threads of, the larger on ties; regs as sp_arch_active_blocks_per_sm. */
+static int occupancy_block(const sp_arch *arch, int limit, int regs) {
+  int lim = limit > 0 && limit < arch->max_threads_per_block ? limit : arch->max_threads_per_block;
+  int best = lim, best_threads = 0;
+  for (int aligned = (lim + SP_WARP - 1) / SP_WARP * SP_WARP; aligned > 0; aligned -= SP_WARP) {
+    int size = aligned < lim ? aligned : lim;
+    int threads = sp_arch_active_blocks_per_sm(arch, size, regs, 0) * size;
+    if (threads > best_threads) best = size, best_threads = threads;
+    if (threads >= arch->max_threads_per_sm) break;
+  }
+  return best;
+}
+
+/* The launch dims GCC + libgomp use: gangs, workers, vector (1 for a level no loop uses). libgomp
+ * (plugin-nvptx.c, nvptx_exec) asks the occupancy API for a block of at most num_workers x
+ * vector (no limit when workers are left to it) with the kernel's registers (regs, 0: unknown),
+ * and sizes workers and gangs from that block; the launch is workers x vector. */
+static void gcc_dims(const sp_nest *nest, const gcc_part *g, const sp_arch *arch, int regs,
+                     int64_t *gangs, int *workers, int *vector) {
   unsigned used = 0;
   for (int k = 0; k < nest->nloops; k++) used |= g->mask[k];
   const sp_clauses *c = &nest->construct_clauses, *l0 = &nest->loops[0].clauses;
@@ -674,8 +694,7 @@ static void gcc_dims(const sp_nest *nest, const gcc_part *g, const sp_arch *arch
     v = vl > 0 && vl % SP_WARP == 0 && vl <= arch->max_threads_per_block ? (int)vl : SP_WARP;
   bool w_runtime = (used & GWV_W) && nw <= 0;
   if ((used & GWV_W) && nw > 0) w = nw > arch->max_threads_per_block ? arch->max_threads_per_block : (int)nw;
-  int limit = w_runtime ? 0 : w * v;
-  int block = limit > 0 && limit < arch->max_threads_per_block ? limit : arch->max_threads_per_block;
+  int block = occupancy_block(arch, w_runtime ? 0 : w * v, regs);
   if (w_runtime) {
     w = block / v > 0 ? block / v : 1;
     if (v > SP_WARP && w > 15) w = 15; /* one barrier per worker, 15 available */
@@ -684,7 +703,7 @@ static void gcc_dims(const sp_nest *nest, const gcc_part *g, const sp_arch *arch
   if ((used & GWV_G) && ng > 0) {
     *gangs = ng;
   } else if (used & GWV_G) {
-    int per_sm = sp_arch_active_blocks_per_sm(arch, block, 0, 0); /* libgomp asks the occupancy */
+    int per_sm = sp_arch_active_blocks_per_sm(arch, block, regs, 0);
     if (per_sm < 1) per_sm = 1;
     int64_t warps = block / SP_WARP > 0 ? block / SP_WARP : 1;
     *gangs = 2 * (int64_t)arch->sm_count * per_sm * warps;
@@ -696,13 +715,13 @@ static void gcc_dims(const sp_nest *nest, const gcc_part *g, const sp_arch *arch
 /* GCC's schedule of the nest as written, on the units u (see build_units); false when the
  * model cannot hold it: a level on a loop the model does not map (a vector loop below statements,
  * outside the band), or a block larger than the GPU allows (GCC stops at run time). */
-static bool gcc_default_schedule(sp_schedule *s, const sp_nest *nest, const sp_arch *arch, int nb,
-                                 const unit *u, int n, int cfirst, int ccount) {
+static bool gcc_default_schedule(sp_schedule *s, const sp_nest *nest, const sp_arch *arch, int regs,
+                                 int nb, const unit *u, int n, int cfirst, int ccount) {
   gcc_part g;
   gcc_partition(nest, &g);
   int64_t gangs;
   int w, v;
-  gcc_dims(nest, &g, arch, &gangs, &w, &v);
+  gcc_dims(nest, &g, arch, regs, &gangs, &w, &v);
   int t[3] = {-1, -1, -1}, b[3] = {-1, -1, -1};
   int blk[3] = {1, 1, 1};
   int64_t grid[3] = {1, 1, 1};
@@ -755,6 +774,7 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
   if (opt && opt->gang_caps && opt->ngang_caps < 0) FAIL("bad gang caps");
   unit u[SP_MAX_LOOPS], uc[SP_MAX_LOOPS];
   int n = 0, nc = 0, cf = 0, cc = 0, cf2 = 0, cc2 = 0;
+  const int regs = opt ? opt->registers : 0;
   build_units(nest, nb, false, u, &n, &cf, &cc);
   if (n == 0) FAIL("the nest has no parallel band loop to map");
   bool has_user_collapse = build_units(nest, nb, true, uc, &nc, &cf2, &cc2);
@@ -796,8 +816,8 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
   for (int k = 0; k < nest->nloops; k++) directive |= nest->loops[k].clauses.directive != NULL;
   acc &= directive;
   if (dn >= 0 && acc &&
-      (collapse_units ? gcc_default_schedule(&def, nest, arch, nb, uc, nc, cf2, cc2)
-                      : gcc_default_schedule(&def, nest, arch, nb, u, n, cf, cc))) {
+      (collapse_units ? gcc_default_schedule(&def, nest, arch, regs, nb, uc, nc, cf2, cc2)
+                      : gcc_default_schedule(&def, nest, arch, regs, nb, u, n, cf, cc))) {
     dg = find_or_push(out, &def);
     if (dg >= 0) { /* already in the space (this trace): it is what GCC does, so named */
       out->items[dg] = def;
