@@ -201,7 +201,7 @@ static void test_nvc_default_kept(void) {
 /* libgomp sizes the block by the occupancy API, with the kernel's registers (--registers). On the
  * H100, 48 a thread: 1,536 a warp, 42 warps, 40 in fours; from 1,024 threads down, a block of 640
  * (20 warps) is the first whose blocks (2) hold the most threads (1,280): 2 x 2 x 132 x 20 =
- * 10,560 gangs of 20 workers, what GCC launched for xreuse and seven other nests
+ * 10,560 gangs of 20 workers, what GCC launched for xreuse and six other functions
  * (validation/results/h100/gcc-openacc/2026-11-22/table.md). 40: 1,280 a warp, 48 warps: 768
  * (24 warps, 2 an SM), 12,672 gangs. num_workers(3) x 32: the API tries 96 (21 blocks, 2,016
  * threads), then 64 (32 blocks, 2,048): gangs 2 x 32 x 132 x 2 = 16,896 for a launch of 96. */
