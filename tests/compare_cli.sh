@@ -11,6 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 . tests/expect.sh
 
 expect 0 "usage: schedpredict compare" -- compare --help
+expect 0 "measured registers" -- compare --help
 expect 2 "give a plan and at least one measurement" -- compare $d/plan.json
 expect 2 "unknown option --bogus" -- compare --bogus $d/plan.json $d/measured.json
 expect 2 "--format takes text, json or csv, not xml" -- compare --format xml $d/plan.json $d/measured.json
