@@ -2688,6 +2688,10 @@ int sp_rank_nest(const sp_nest *nest, const sp_arch *arch, const sp_rank_options
   return 0;
 }
 
+int sp_rank_registers(const sp_rank_result *r) {
+  return r && r->n > 0 ? r->candidates[0].schedule.registers : 0;
+}
+
 bool sp_rank_screened_only(const sp_rank_result *r, const sp_rank_candidate *c) {
   return r->screened && !c->refined;
 }

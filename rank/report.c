@@ -172,9 +172,9 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
                    "tell apart: the widest block x comes first there, and of the same threads a grid "
                    "along the thread-x loop before one across it",
               plateau, 100 * (SP_RANK_PLATEAU - 1));
-    if (r->n > 0 && r->candidates[0].schedule.registers > 0)
+    if (sp_rank_registers(r) > 0)
       fprintf(out, "\n  blocks an SM holds at once are limited by %d registers a thread (--registers)",
-              r->candidates[0].schedule.registers);
+              sp_rank_registers(r));
     fputs("\n\n", out);
     fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
             "pattern", "CUDA mapping", "block", "grid", "requests", "sectors", "L1%", "L2%",
@@ -289,7 +289,7 @@ char *sp_report_json(const sp_report_nest *nests, int n, const sp_arch *arch, in
     }
     json_object_set_new(o, "candidates_evaluated", json_integer(r->n));
     json_object_set_new(o, "plateau", json_integer(sp_rank_plateau_size(r)));
-    int regs = r->n > 0 ? r->candidates[0].schedule.registers : 0;
+    int regs = sp_rank_registers(r);
     json_object_set_new(o, "registers_per_thread", regs > 0 ? json_integer(regs) : json_null());
     double dflt = r->candidates[r->default_index].time.total_s;
     json_t *ranked = json_array();

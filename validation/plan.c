@@ -591,7 +591,7 @@ static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
   json_object_set_new(o, "reference", json_integer(r->default_index));
   json_object_set_new(o, "defaults", json_pack("{s:i, s:i}", "gcc", r->default_gcc, "nvc", r->default_nvc));
   json_object_set_new(o, "space_size", json_integer(r->n));
-  int regs = r->n > 0 ? r->candidates[0].schedule.registers : 0;
+  int regs = sp_rank_registers(r);
   json_object_set_new(o, "registers_per_thread", regs > 0 ? json_integer(regs) : json_null());
   int *sel = malloc((size_t)(r->n + 1) * sizeof *sel);
   int *rank_of = malloc((size_t)(r->n + 1) * sizeof *rank_of);

@@ -132,6 +132,9 @@ typedef struct sp_rank_result {
 /* Whether c's figures come from the screening's short sample only (rough: they only chose
  * what was refined). */
 bool sp_rank_screened_only(const sp_rank_result *r, const sp_rank_candidate *c);
+/* The registers a thread the ranking assumed (--registers, the same for every candidate); 0: no
+ * register limit. */
+int sp_rank_registers(const sp_rank_result *r);
 
 /* c's predicted time from the screening, whether or not it was refined since (screened_s). */
 double sp_rank_screened_s(const sp_rank_candidate *c);
