@@ -128,7 +128,8 @@ def judge(binary, cache, duration, registers=False):
                     rank, p, bound, warps = with_regs[k["id"]][key]
                     base = pred.get(k["id"], {}).get(key)
                     rows.append((rank, p, t, base[0] if base else rank))
-                    cands.append({"pred_us": p, "time_us": t, "bound": bound})
+                    cands.append({"pred_us": p, "time_us": t, "bound": bound, "rank": rank,
+                                  "mapping": key[0], "block": list(key[1]), "grid": list(key[2])})
                     if registers:  # fewer warps an SM than without the registers
                         cands[-1]["register_limited"] = bool(base) and warps != base[3]
                         cands[-1]["pred_us_without_registers"] = base[1] if base else p
