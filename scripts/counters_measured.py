@@ -3,7 +3,7 @@
 repo, without a GPU: how far its load requests, load sectors, L1 hit rate, L2 read sectors and
 DRAM read bytes are from what Nsight Compute counted (scripts/replay_measured.py does the same for the ranking).
 
-    scripts/counters_measured.py BIN [--baseline BIN2] [--examples a,b] [--run DIR]
+    scripts/counters_measured.py BIN [--baseline BIN2] [--examples a,b] [--run DIR] [--simulated]
 
 Runs `BIN --format json --top 100000 -q examples/NAME.c ARGS` (ARGS: the example's
 `// schedpredict-args:` line) for every example measured in --run (default: the eighth run,
@@ -12,7 +12,9 @@ measured counters), and matches candidates by (nest, mapping as its trace runs, 
 scripts/trace_key.py). Per nest: the median over its matched candidates of |modeled/measured - 1|
 (requests, sectors, L2 read sectors and the same against the L1's misses, DRAM read bytes, in %) and of |modeled - measured| L1 hit rate (points);
 then over all candidates the median and mean. With --baseline, each cell is "BASE -> BIN" and
-only candidates both binaries rank are counted; rows where a cell moves by 0.05 or more end in
+only candidates both binaries rank are counted; with --simulated, only those each binary simulated
+past the screening (not `screened_only`: a screened candidate's counts are a short sample's
+estimates); rows where a cell moves by 0.05 or more end in
 '*'. Exit 0; 1 when an example failed under a binary (reported; its candidates are left out);
 2 on a bad command line or a missing binary or run."""
 import argparse
@@ -74,8 +76,9 @@ def example_args(src):
     return []
 
 
-def run_example(binary, name):
-    """{key: counters} of the example's whole ranking, or an error string."""
+def run_example(binary, name, simulated=False):
+    """{key: counters} of the example's whole ranking (simulated: of its candidates simulated past
+    the screening), or an error string."""
     src = os.path.join("examples", name + ".c")
     p = subprocess.run([binary, "--format", "json", "--top", "100000", "-q", src] +
                        example_args(os.path.join(ROOT, src)), cwd=ROOT, capture_output=True, text=True)
@@ -86,6 +89,8 @@ def run_example(binary, name):
     for n in json.loads(p.stdout).get("nests", []):
         file, line, _col = n["location"].rsplit(":", 2)
         for c in n.get("ranking", []):
+            if simulated and c.get("screened_only"):
+                continue
             out.setdefault(key_of(file, line, c["cuda_mapping"], c["block"], c["grid"]), c["counters"])
     return out
 
@@ -103,6 +108,8 @@ def main():
     ap.add_argument("--examples", help="comma-separated example names (default: all measured)")
     ap.add_argument("--run", default=RUN8, help="validation run directory (default: the eighth run)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--simulated", action="store_true",
+                    help="only candidates simulated past the screening (their counts are not a sample's)")
     a = ap.parse_args()
     bins = [b for b in (a.baseline, a.binary) if b]
     for b in bins:
@@ -119,7 +126,7 @@ def main():
         names = want
     jobs = [(b, n) for b in bins for n in names]
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
-        results = list(ex.map(lambda j: run_example(*j), jobs))
+        results = list(ex.map(lambda j: run_example(*j, simulated=a.simulated), jobs))
     failed = 0
     model = {b: {} for b in bins}
     for (b, n), r in zip(jobs, results):
