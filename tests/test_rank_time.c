@@ -67,8 +67,16 @@ static void test_blocks_matter(void) {
                 (h100.clock_boost_mhz * 1e6);
   CHECK(one_wave.bound == SP_BOUND_DRAM);
   CHECK_NEAR(one_wave.latency_s, wait, 1e-3 * wait);
-  CHECK_NEAR(one_wave.total_s, bytes / (h100.dram_bw_gbs * 1e9) + wait + one_wave.launch_s,
+  /* the levels add as the 3-norm of their times: DRAM, the L2 (the same bytes, at the chip's
+   * figure with every SM busy) and the L1's store bytes at l1_bw_bytes_per_cycle on each SM */
+  double dram = bytes / (h100.dram_bw_gbs * 1e9), l2 = bytes / (h100.l2_bw_gbs * 1e9);
+  double l1 = (double)c.st_sectors * 32 / h100.l1_bw_bytes_per_cycle / (h100.clock_boost_mhz * 1e6 * 132);
+  CHECK_NEAR(one_wave.dram_s, dram, 1e-9 * dram);
+  CHECK_NEAR(one_wave.l2_s, l2, 1e-9 * l2);
+  CHECK_NEAR(one_wave.l1_s, l1, 1e-9 * l1);
+  CHECK_NEAR(one_wave.total_s, cbrt(dram * dram * dram + l2 * l2 * l2 + l1 * l1 * l1) + wait + one_wave.launch_s,
              1e-3 * one_wave.total_s);
+  CHECK(one_wave.total_s > dram + wait + one_wave.launch_s); /* more than the busiest level */
 }
 
 /* What k SMs draw: the probe's curves where the arch has them (h100), the shares otherwise. */
@@ -464,9 +472,9 @@ static void test_uneven_blocks(void) {
   CHECK(even.uneven_s == 0 && even.total_s == equal.total_s);
   work[7] = heaviest[7] = 3;
   sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, NULL, &u, 1.0, &uneven);
-  double f = 3 / (134.0 / 132), shared = fmax(equal.dram_s, equal.l2_s);
-  double want = fmax(shared, equal.l1_s * f) + equal.latency_s * f -
-                (fmax(shared, equal.l1_s) + equal.latency_s);
+  double f = 3 / (134.0 / 132), d3 = pow(equal.dram_s, 3) + pow(equal.l2_s, 3);
+  double want = cbrt(d3 + pow(equal.l1_s * f, 3)) + equal.latency_s * f -
+                (cbrt(d3 + pow(equal.l1_s, 3)) + equal.latency_s);
   CHECK(want > 0 && fabs(uneven.uneven_s - want) < 1e-12 * want + 1e-18);
   CHECK(fabs(uneven.total_s - (equal.total_s + want)) < 1e-12);
   /* two waves: the later blocks take the slots the light ones leave; not applied */
