@@ -18,6 +18,9 @@ Datasets (plans and what the H200 measured for them):
           redblack)
   rest    validation/results/h200/2026-11-30-rest-run/, the 6 examples no other H200 run
           measured, the plans of the model with the grain rule
+  levels  validation/results/h200/2026-11-30-l2-levels-run/, the 19 examples whose pick the
+          measured L2 bandwidth and the 3-norm of the levels changed, the plans of the model
+          with them (--param color=1 for redblack)
 
 Each example runs as `BIN --arch h200 --format json --top 100000 -q examples/NAME.c ARGS` (ARGS:
 its `// schedpredict-args:` line, and the dataset's own). A measured candidate (status ok) is
@@ -52,6 +55,10 @@ GRAIN_EXAMPLES = ["2mm", "conv3d", "fdtd2d", "gemm", "himeno", "jacobi", "kernel
                   "yreuse"]
 REST = "validation/results/h200/2026-11-30-rest-run"
 REST_EXAMPLES = ["colmajor_runtime", "enum_sizes", "gesummv", "reverse_loop", "spmv_short_rows", "vla_param"]
+LEVELS = "validation/results/h200/2026-11-30-l2-levels-run"
+LEVELS_EXAMPLES = ["atax", "bicg", "conv2d", "correlation", "covariance", "divergence", "fdtd2d", "gwv_explicit",
+                   "heat3d", "himeno", "jacobi", "jacobi2d", "kernels_region", "matmul", "pointer_arith",
+                   "redblack", "tile", "transpose", "yreuse"]
 HARNESS_ARGS = {"redblack": ["--param", "color=1"]}  # the values the harness ran
 
 
@@ -69,7 +76,8 @@ DATASETS = (
     runs("fp", FP, ("aos_particles", "correlation", "himeno"), plan_suffix=".plan.json") +
     runs("model", MODEL, MODEL_EXAMPLES) +
     runs("grain", GRAIN, GRAIN_EXAMPLES) +
-    runs("rest", REST, REST_EXAMPLES))
+    runs("rest", REST, REST_EXAMPLES) +
+    runs("levels", LEVELS, LEVELS_EXAMPLES))
 
 
 def load(path):
@@ -161,6 +169,14 @@ def summary(nests):
             "median_regret": statistics.median(n["regret"] for n in nests)}
 
 
+def summary_line(s):
+    return (f"{s['nests']} nests, {s['candidates']} candidates ({s['unmatched']} unmatched); "
+            f"time error {s['mean_abs_log']:.3f} mean |log|, {s['within_20pct']} within 20 %, "
+            f"median measured/predicted {s['median_ratio']:.3f}; pick the measured best in "
+            f"{s['pick_best']}, within 10 % in {s['pick_within_10pct']}, median regret "
+            f"{100 * s['median_regret']:.1f} %")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("binary")
@@ -186,12 +202,11 @@ def main():
         print(f"{n['dataset'] + ' ' + n['nest']:34s} " + "  ".join(f"{c:>30s}" for c in cells))
     print()
     for label, _ in bins:
-        s = summary(res[label])
-        print(f"{label}: {s['nests']} nests, {s['candidates']} candidates ({s['unmatched']} unmatched); "
-              f"time error {s['mean_abs_log']:.3f} mean |log|, {s['within_20pct']} within 20 %, "
-              f"median measured/predicted {s['median_ratio']:.3f}; pick the measured best in "
-              f"{s['pick_best']}, within 10 % in {s['pick_within_10pct']}, median regret "
-              f"{100 * s['median_regret']:.1f} %")
+        print(f"{label}: {summary_line(summary(res[label]))}")
+    print("by dataset:")
+    for ds in dict.fromkeys(n["dataset"] for n in res["new"]):
+        for label, _ in bins:
+            print(f"  {ds:8s} {label}: {summary_line(summary([n for n in res[label] if n['dataset'] == ds]))}")
     for label, _ in bins if a.registers else ():
         print_register_limited(label, [c for n in res[label] for c in n["candidates"]])
     print()
