@@ -273,9 +273,8 @@ static int64_t sp_eval_text(sp_az *az, const char *expr) {
   return e.found ? e.value : -1;
 }
 
-/* Elements of `name` by a section name[lo:len][lo:len]... of a data clause in the directive:
- * the product over dimensions of lo + len; -1 if the directive has none. */
-static int64_t sp_section_elements(sp_az *az, const char *directive, const char *name) {
+/* (walk.h) */
+int64_t sp_section_elements(sp_az *az, const char *directive, const char *name) {
   if (!directive) return -1;
   size_t len = strlen(name);
   for (const char *p = strstr(directive, name); p; p = strstr(p + 1, name)) {

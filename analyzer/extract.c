@@ -1240,6 +1240,33 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   }
 }
 
+/* An array without a declared size that the nest reads irregularly (x[col[j]]): the extent of its
+ * accesses is only their affine part's, which says nothing of where the lanes go (0 for x[col[j]],
+ * one element). The construct's data clause gives it when it names the array's section
+ * (present(x[0:n])): the trace then spreads the lanes over all of it. Otherwise the size stays
+ * unknown, and the user is told: the trace keeps the lanes within a few lines, which an L1 holds. */
+static void sp_irregular_array_size(sp_nb *nb, int a) {
+  sp_nest *n = nb->nest;
+  sp_array *arr = &n->arrays[a];
+  const sp_ref *irregular = NULL;
+  for (int r = 0; r < n->nrefs && !irregular; r++)
+    if (n->refs[r].array == a && n->refs[r].irregular) irregular = &n->refs[r];
+  if (!irregular) return;
+  int64_t elems = sp_section_elements(nb->az, n->construct_clauses.directive, arr->name), bytes;
+  for (int k = 0; k < n->nloops && elems <= 0; k++)
+    elems = sp_section_elements(nb->az, n->loops[k].clauses.directive, arr->name);
+  if (elems > 0 && !__builtin_mul_overflow(elems, arr->elem_size, &bytes)) {
+    if (bytes > arr->total_bytes) arr->total_bytes = bytes;
+    arr->size_from_access = false;
+    return;
+  }
+  sp_diag_report(nb->az->diag, SP_WARNING, irregular->loc.file, irregular->loc.line, irregular->loc.col,
+                 "the size of '%s' is not known (%s is indirect): the model keeps its lanes within "
+                 "a few KB, which overstates their reuse; give the array's extent in the construct's "
+                 "data clause, e.g. present(%s[0:n]) with n a constant or a --param",
+                 arr->name, irregular->text ? irregular->text : "its subscript", arr->name);
+}
+
 /* Sizes of arrays declared without a size: the extent the nest touches. Every reference's offset
  * range over the iteration space must fit in 64 bits. */
 bool sp_nb_finish_arrays(sp_nb *nb) {
@@ -1297,6 +1324,7 @@ bool sp_nb_finish_arrays(sp_nb *nb) {
     }
     arr->size_from_access = !known;
     arr->total_bytes = known ? total : (int64_t)end[a];
+    if (!known) sp_irregular_array_size(nb, a);
   }
   free(end);
   return true;

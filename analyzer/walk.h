@@ -153,6 +153,10 @@ void sp_nb_free(sp_nb *nb);
 int sp_directives_of(sp_az *az, CXCursor stmt, int *out, int max);
 /* codegen.c: what validation/ needs to generate the band as CUDA (nest->codegen). */
 void sp_codegen_collect(sp_nb *nb, CXCursor top);
+/* Elements of array `name` by a section name[lo:len][lo:len]... of a data clause in a directive's
+ * text: the product over dimensions of lo + len, the bounds evaluated as C with the file's macros
+ * and the --param values; -1 when the directive has no such section. */
+int64_t sp_section_elements(sp_az *az, const char *directive, const char *name);
 /* The -D definitions of the parser arguments as #define lines (malloc'd). */
 char *sp_codegen_defines(char *const *args, int nargs);
 /* Those, then the file's macro definitions in effect and its file-scope type definitions. */

@@ -29,6 +29,10 @@ expect 5 "no loop nest to schedule.*--all-loops" -- tests/inputs/no_nests.c
 expect 0 "parallel \(dependence-test\)" -- --summary tests/inputs/no_nests.c --all-loops
 expect 0 "while loop in the nest.*skipped" -- --summary tests/inputs/unmodelable.c
 expect 0 "unmodelable.c:10:3: warning: loop 'i' is declared parallel but carries a dependence" -- --summary tests/inputs/unmodelable.c
+# an indirect gather's array: its size from the construct's data clause (x[0:n / 2 + 1000]:
+# 501,000 doubles), else a warning at the access
+expect 0 "array x: double\[\?\], 3\.8 MiB$" -- --summary tests/inputs/gather_size.c --param n=1000000
+expect 0 "gather_size.c:14:22: warning: the size of 'x' is not known .*present\(x\[0:n\]\)" -- --summary tests/inputs/gather_size.c --param n=1000000
 expect 3 "use of undeclared identifier 'N'" -- tests/inputs/uses_define.c
 expect 0 "777 iterations" -- --summary tests/inputs/uses_define.c -- -DN=777
 expect 0 "777 iterations" -- --summary -p tests/inputs/compdb tests/inputs/uses_define.c
