@@ -905,8 +905,10 @@ static void test_thread_rounds(void) {
 
 /* sp_warp_instr.shape on a 64 x 64 transpose with 24 x 4 blocks: warp 0 holds rows 0 (24
  * lanes) and 1 (8), warp 1 rows 1 (16) and 2 (16), so the two have different lane layouts under
- * the same full mask and must not share a shape; every instruction of a shape keeps its layout;
- * a collapsed schedule (per-lane path) gives none. */
+ * the same full mask and must not share a shape; every instruction of a shape keeps its layout.
+ * A collapsed schedule (per-lane path) gives a shape per reference to the warps whose lanes stay
+ * in one row of the group: all of them on 64-wide rows, and none of those that wrap into the
+ * next row on 48-wide ones (warps 1, 4, 7, ...: lanes 32-47 of a row and 0-15 of the next). */
 static int shape_sink(void *vctx, const sp_warp_instr *wi) {
   check_shape(vctx, wi);
   return 0;
@@ -935,7 +937,15 @@ static void test_shapes(void) {
   s.map[0] = (sp_loop_map){0, 0};
   s.block[0] = 128, s.grid[0] = 32;
   CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, shape_sink, c, NULL), 0);
-  CHECK_EQ_INT(c->shaped, 0);
+  CHECK_EQ_INT(c->shape_broken, 0);
+  CHECK_EQ_INT(c->shaped, 2 * 64 * 64 / 32); /* every instruction of both references */
+  CHECK_EQ_INT(c->nshapes, 2);
+  tn_transpose(&t, 48);
+  memset(c, 0, sizeof *c);
+  s.grid[0] = 18; /* 48 x 48 / 128 */
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, shape_sink, c, NULL), 0);
+  CHECK_EQ_INT(c->shape_broken, 0);
+  CHECK_EQ_INT(c->shaped, 2 * (48 * 48 / 32) * 2 / 3); /* 72 warps, 24 of which wrap */
   free(c);
 }
 

@@ -102,6 +102,10 @@ typedef struct warp {
   uint32_t even;  /* per-lane path: bit k, loop k's index is the same in every lane (and bit
                    * 16 + lv: so is level lv's last bound) */
   int64_t *dig;   /* [count][32] its digits */
+  /* the collapse group's innermost index steps by its loop's step from each lane to the next
+   * (no digit wraps within the warp): a reference whose other loops are the same in every lane
+   * then has the same lane offsets in every such warp (sp_warp_instr.shape) */
+  bool lane_step;
   /* affine path: every index is s[loop] + sum_d g[loop][d] * threadIdx.d of the lane */
   int64_t *s;     /* [nloops] */
   int64_t *u;     /* [nlev] the scalar part of the level's last bound */
@@ -128,7 +132,9 @@ typedef struct tr {
   /* Affine path (no collapse group): per-lane parts precomputed per warp of the block, so the
    * per-warp state is a few scalars and an instruction costs 32 additions. */
   bool fast;
-  uint64_t shape_base; /* the run's sp_warp_instr.shape ids: shape_base + ref * wpb + warp + 1; 0: none */
+  /* the run's sp_warp_instr.shape ids, 0: none. Affine path: shape_base + ref * wpb + warp + 1;
+   * a collapse group's: shape_base + ref + 1 (only where the lanes step, warp.lane_step) */
+  uint64_t shape_base;
   int wpb;
   int64_t g[SP_MAX_LOOPS][3];
   int64_t *lv_lane;  /* [nlev][wpb][32]: lane part of idx - last bound */
@@ -378,6 +384,10 @@ static void collapse_indices(const tr *T, warp *w) {
     for (int l = 0; l < SP_WARP; l++) ix[l] = c->lo[j] + c->st[j] * d[l];
     mark_even(&w->even, UINT32_C(1) << (c->first + j), ix); /* a group on blocks only: invariant */
   }
+  const int64_t *d = w->dig + (c->count - 1) * SP_WARP;
+  bool step = true;
+  for (int l = 1; l < SP_WARP; l++) step &= d[l] == d[0] + l;
+  w->lane_step = step;
 }
 
 /* The lanes within level lv's bound (a non-collapsed level of the per-lane path): all or none
@@ -566,6 +576,16 @@ static void fast_lane_idx(const tr *T, const warp *w, const lanes_t *ln, int l, 
   }
 }
 
+/* Whether every loop of offset a but the collapse group's innermost is the same in every lane
+ * (with w->lane_step: the lanes are offsets 0, k, 2k, ... apart, k that loop's step times its
+ * coefficient, whatever the warp). */
+static inline bool only_inner_varies(const tr *T, const affc *a, uint32_t even) {
+  const int inner = T->cg.first + T->cg.count - 1;
+  for (int i = 0; i < a->n; i++)
+    if (a->t[i].loop != inner && !(even >> a->t[i].loop & 1)) return false;
+  return true;
+}
+
 /* Runs warp w to its next memory instruction: 1 and *wi filled, or 0 when the warp is done. */
 /* A warp's addresses: its scalar part plus each lane's offset. A function with restrict
  * parameters so that GCC -O2 vectorizes the loop (in place, it did not). */
@@ -635,6 +655,8 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
       } else {
         affc_eval_even(&R->off, w->idx, w->even, (int64_t *)wi->addr);
         for (int l = 0; l < SP_WARP; l++) wi->addr[l] += R->base;
+        if (T->shape_base && w->lane_step && only_inner_varies(T, &R->off, w->even))
+          wi->shape = T->shape_base + (uint64_t)o->ref + 1;
       }
       w->pc = pc;
       return 1;
@@ -661,6 +683,7 @@ static void start_warp(const tr *T, warp *w, const lanes_t *ln, const int64_t *b
   w->live = true;
   w->root = ln->root;
   w->even = 0;
+  w->lane_step = false;
   for (int m = 0; m < T->nmapped; m++) {
     int td = T->map_t[m], bd = T->map_b[m];
     int64_t per = td >= 0 ? T->block[td] : 1;
@@ -1059,7 +1082,8 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   if (T->fast && fast_tables(T, nest)) goto out;
   /* ids unique to this run: a sample cache or a model reused across candidates never mixes
    * two runs' layouts */
-  if (T->fast && (int64_t)nest->nrefs * wpb + wpb < (INT64_C(1) << 24))
+  if ((T->fast && (int64_t)nest->nrefs * wpb + wpb < (INT64_C(1) << 24)) ||
+      (T->has_collapse && nest->nrefs < (1 << 24)))
     T->shape_base = (atomic_fetch_add(&sp_trace_serial, 1) + 1) << 24;
   T->skip_rounds = opt && opt->sample_skip_rounds > 0 ? opt->sample_skip_rounds : 0;
   T->skip_dim = sp_trace_skip_dim(nest, s);
