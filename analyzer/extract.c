@@ -1240,11 +1240,12 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   }
 }
 
-/* An array without a declared size that the nest reads irregularly (x[col[j]]): the extent of its
- * accesses is only their affine part's, which says nothing of where the lanes go (0 for x[col[j]],
- * one element). The construct's data clause gives it when it names the array's section
- * (present(x[0:n])): the trace then spreads the lanes over all of it. Otherwise the size stays
- * unknown, and the user is told: the trace keeps the lanes within a few lines, which an L1 holds. */
+/* An array without a declared size that the nest reads irregularly (x[col[j]]): the extent of
+ * its accesses is only their affine part's, which says nothing of where the lanes go (0 for
+ * x[col[j]], one element). The construct's data clause gives it when it names the array's
+ * section (present(x[0:n])): the trace then spreads the lanes over all of it. Otherwise the size
+ * stays unknown, and the user is told: the trace keeps the lanes within a few lines, which an L1
+ * holds. */
 static void sp_irregular_array_size(sp_nb *nb, int a) {
   sp_nest *n = nb->nest;
   sp_array *arr = &n->arrays[a];
@@ -1260,10 +1261,11 @@ static void sp_irregular_array_size(sp_nb *nb, int a) {
     arr->size_from_access = false;
     return;
   }
-  sp_diag_report(nb->az->diag, SP_WARNING, irregular->loc.file, irregular->loc.line, irregular->loc.col,
+  sp_diag_report(nb->az->diag, SP_WARNING, irregular->loc.file, irregular->loc.line,
+                 irregular->loc.col,
                  "the size of '%s' is not known (%s is indirect): the model keeps its lanes within "
-                 "a few KB, which overstates their reuse; give the array's extent in the construct's "
-                 "data clause, e.g. present(%s[0:n]) with n a constant or a --param",
+                 "a few KB, which overstates their reuse; give the array's extent in the "
+                 "construct's data clause, e.g. present(%s[0:n]) with n a constant or a --param",
                  arr->name, irregular->text ? irregular->text : "its subscript", arr->name);
 }
 

@@ -330,9 +330,9 @@ static double sp_group_time(const sp_cm_counters *c, const sp_arch *a, const sp_
     if (parts[i] > parts[worst]) worst = i;
   *bound = part_bound[worst];
   if (worst == 3 && parts[6] > parts[3] - parts[6]) *bound = SP_BOUND_ARITH_LATENCY;
-  /* The memory system's levels (sp_levels_seconds) plus the warps' waiting, not the larger of the two: an
-   * iteration's loads are issued only after the previous iteration's have returned, so the
-   * latency chain is not hidden behind the transfers. Chosen on the H100 measurements of 60
+  /* The memory system's levels (sp_levels_seconds) plus the warps' waiting, not the larger of
+   * the two: an iteration's loads are issued only after the previous iteration's have returned,
+   * so the latency chain is not hidden behind the transfers. Chosen on the H100 measurements of 60
    * nests among parameter-free forms (max, sum, 2-norm): the sum ordered them best (median
    * Spearman 0.74 -> 0.84, first choice within 10 % of the measured best in 30 nests instead of
    * 17) and its times are still below the measured ones (median measured/predicted 1.86 ->
@@ -452,8 +452,9 @@ static double sp_uneven_seconds(const sp_rank_uneven *u, const double *parts) {
     if (!u->sm_blocks[i]) continue;
     double t = sp_levels_seconds(parts[0], parts[1], parts[2] * u->sm_work[i] / sm_mean) +
                parts[3] * u->sm_max[i] / block_mean;
-    double te = sp_levels_seconds(parts[0], parts[1], parts[2] * u->sm_blocks[i] * block_mean / sm_mean) +
-                parts[3];
+    double te =
+        sp_levels_seconds(parts[0], parts[1], parts[2] * u->sm_blocks[i] * block_mean / sm_mean) +
+        parts[3];
     worst = fmax(worst, t);
     worst_equal = fmax(worst_equal, te);
   }

@@ -70,11 +70,13 @@ static void test_blocks_matter(void) {
   /* the levels add as the 3-norm of their times: DRAM, the L2 (the same bytes, at the chip's
    * figure with every SM busy) and the L1's store bytes at l1_bw_bytes_per_cycle on each SM */
   double dram = bytes / (h100.dram_bw_gbs * 1e9), l2 = bytes / (h100.l2_bw_gbs * 1e9);
-  double l1 = (double)c.st_sectors * 32 / h100.l1_bw_bytes_per_cycle / (h100.clock_boost_mhz * 1e6 * 132);
+  double l1 = (double)c.st_sectors * 32 / h100.l1_bw_bytes_per_cycle /
+              (h100.clock_boost_mhz * 1e6 * 132);
   CHECK_NEAR(one_wave.dram_s, dram, 1e-9 * dram);
   CHECK_NEAR(one_wave.l2_s, l2, 1e-9 * l2);
   CHECK_NEAR(one_wave.l1_s, l1, 1e-9 * l1);
-  CHECK_NEAR(one_wave.total_s, cbrt(dram * dram * dram + l2 * l2 * l2 + l1 * l1 * l1) + wait + one_wave.launch_s,
+  CHECK_NEAR(one_wave.total_s,
+             cbrt(dram * dram * dram + l2 * l2 * l2 + l1 * l1 * l1) + wait + one_wave.launch_s,
              1e-3 * one_wave.total_s);
   CHECK(one_wave.total_s > dram + wait + one_wave.launch_s); /* more than the busiest level */
 }
