@@ -205,13 +205,22 @@ static bool sp_parse_list(const char *text, int64_t **out, int *n) {
   return *n > 0;
 }
 
+/* A whole decimal number in lo..hi (v: an option's value). */
+static bool sp_parse_ranged(const char *v, long lo, long hi, long *out) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || n < lo || n > hi) return false;
+  *out = n;
+  return true;
+}
+
 static int sp_parse_model_option(sp_cli *cli, const char *opt, const char *v) {
   if (strcmp(opt, "--arch") == 0) {
     cli->arch = v;
   } else if (strcmp(opt, "--top") == 0) {
-    char *end;
-    long t = strtol(v, &end, 10);
-    if (*end || t < 1 || t > 100000) return sp_usage_error("--top takes a positive number, not '%s'", v);
+    long t;
+    if (!sp_parse_ranged(v, 1, 100000, &t))
+      return sp_usage_error("--top takes a positive number, not '%s'", v);
     cli->top = (int)t;
   } else if (strcmp(opt, "--format") == 0) {
     static const char *names[] = {"text", "json", "remarks", "sarif", "opt-record"};
@@ -266,9 +275,8 @@ static int sp_parse_model_option(sp_cli *cli, const char *opt, const char *v) {
     free(copy);
     if (!cli->nblocks) return sp_usage_error("--block takes shapes like 32x8,128, not '%s'", v);
   } else if (strcmp(opt, "--registers") == 0) {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end || n < 1 || n > 255)
+    long n;
+    if (!sp_parse_ranged(v, 1, 255, &n))
       return sp_usage_error("--registers takes a count of registers a thread, 1..255, not '%s'", v);
     cli->registers = (int)n;
   } else if (strcmp(opt, "--gangs") == 0) {
@@ -296,9 +304,8 @@ static int sp_parse_plan_option(sp_cli *cli, const char *opt, const char *v) {
     cli->emit_plan = v;
     return SP_EXIT_OK;
   }
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (end == v || *end || n < 0 || n > 1000000)
+  long n;
+  if (!sp_parse_ranged(v, 0, 1000000, &n))
     return sp_usage_error("--plan-top and --plan-sample take a number >= 0, not '%s'", v);
   *(strcmp(opt, "--plan-top") == 0 ? &cli->plan.top : &cli->plan.sample) = (int)n;
   return SP_EXIT_OK;

@@ -172,9 +172,10 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
                    "tell apart: the widest block x comes first there, and of the same threads a grid "
                    "along the thread-x loop before one across it",
               plateau, 100 * (SP_RANK_PLATEAU - 1));
-    if (sp_rank_registers(r) > 0)
+    const int regs = sp_rank_registers(r);
+    if (regs > 0)
       fprintf(out, "\n  blocks an SM holds at once are limited by %d registers a thread (--registers)",
-              sp_rank_registers(r));
+              regs);
     fputs("\n\n", out);
     fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
             "pattern", "CUDA mapping", "block", "grid", "requests", "sectors", "L1%", "L2%",

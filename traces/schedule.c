@@ -829,7 +829,7 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
   out->default_nvc = out->default_gcc = -1;
   w = 0;
   for (int i = 0; i < out->n; i++) {
-    out->items[i].registers = opt ? opt->registers : 0;
+    out->items[i].registers = regs;
     if (sp_schedule_check(nest, &out->items[i], arch, NULL, 0) == 0) {
       if (i == dn) out->default_nvc = w;
       if (i == dg) out->default_gcc = w;
