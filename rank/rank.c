@@ -317,6 +317,7 @@ typedef struct sp_capped_sink {
   int64_t sector_cap, min_seen, passed;
   int reached; /* references executed at least once */
   bool fed_enough;
+  sp_prefix_stop stop; /* where the trace stops (cap > 0) */
 } sp_capped_sink;
 
 /* Snapshot slots i and j trade places. */
@@ -338,8 +339,8 @@ static void sp_sink_snapshot(sp_capped_sink *c, int i) {
 
 static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
   sp_capped_sink *c = ctx;
-  if (c->fed_enough) return c->cap > 0 && ++c->passed >= c->cap ? 1 : 0;
-  c->passed++;
+  const int stop = c->cap > 0 && sp_prefix_stop_after(&c->stop, wi, ++c->passed);
+  if (c->fed_enough) return stop;
   int rc = sp_cm_memsys_access(c->memsys, wi);
   if (rc) return rc;
   int n = sp_lanes_in(wi->active);
@@ -351,7 +352,7 @@ static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
     sp_sink_snapshot(c, 0);
     c->snap_at *= 2;
   }
-  if (c->sector_cap <= 0) return c->cap > 0 && c->seen >= c->cap ? 1 : 0;
+  if (c->sector_cap <= 0) return stop;
   if (!c->snap_seen[2] && c->reached == c->nrefs) sp_sink_snapshot(c, 2);
   /* enough: every reference has run, and as many instructions again since (the second part,
    * whose rate the extrapolation takes, is past the cold first pass of the body) */
@@ -360,11 +361,12 @@ static int sp_capped_access(void *ctx, const sp_warp_instr *wi) {
     c->fed_enough = true;
     sp_sink_swap(c, 0, 2); /* the extrapolation's second part starts there */
   }
-  return c->cap > 0 && c->seen >= c->cap ? 1 : 0;
+  return stop;
 }
 
 static void sp_sink_free(sp_capped_sink *k) {
   free(k->ref_lanes);
+  sp_prefix_stop_free(&k->stop);
   for (int i = 0; i < 3; i++) {
     free(k->snap[i]);
     free(k->snap_lanes[i]);
@@ -389,6 +391,29 @@ typedef struct sp_model_cache {
  * default spaces of 3-D nests. */
 #define SP_SAMPLE_RECORD_MAX 8192
 #define SP_SAMPLE_CACHE_BYTES ((size_t)32 << 20)
+
+/* How far a screening prefix may go past its cap while references still run for the first time
+ * (prefix_stop.h): 4 caps (himeno's 64 warps an SM take 2,048 instructions for a pass of the
+ * body, 4,096 with the second part, on a cap of 1,250), but no further than the recording holds,
+ * so that prefixes up to its room are still shared (sample_cache.c). */
+#define SP_PREFIX_REACH_CAPS 2
+
+/* Per reference, the instructions a warp issues before it first runs it (prefix_stop.h): the
+ * executions of the references before it in program order per execution of it; -1 for one the
+ * run never executes. */
+static void sp_refs_ahead(const sp_nest *run, double *ahead) {
+  for (int r = 0; r < run->nrefs; r++) {
+    double ex = sp_rank_ref_executions(run, r);
+    ahead[r] = ex > 0 ? 0 : -1;
+    for (int q = 0; q < r && ex > 0; q++) ahead[r] += sp_rank_ref_executions(run, q) / ex;
+  }
+}
+
+static int64_t sp_prefix_limit(int64_t cap) {
+  int64_t limit = cap * SP_PREFIX_REACH_CAPS;
+  if (limit > SP_SAMPLE_RECORD_MAX) limit = SP_SAMPLE_RECORD_MAX;
+  return limit > cap ? limit : cap;
+}
 
 /* Threads too long for the budget even on one wave (a few blocks, or a long sequential loop
  * in every thread: gemm's k) are sampled by running the whole grid with the longest
@@ -934,15 +959,17 @@ static void sp_sample_copy(sp_capped_sink *k, sp_cm_counters *raw, void *blob, b
 static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch *arch,
                          const sp_schedule *sched, const sp_trace_options *topt, int nsms,
                          const sp_cm_options *cmo, sp_model_cache *mc, sp_capped_sink *sink,
-                         sp_cm_counters *raw, sp_trace_stats *stats, bool *truncated) {
+                         const double *ahead, sp_cm_counters *raw, sp_trace_stats *stats,
+                         bool *truncated) {
   sp_sample_cache *sc = mc->samples;
-  const bool record = sc && sink->cap > 0 && sink->cap <= SP_SAMPLE_RECORD_MAX;
+  const bool record = sc && sink->cap > 0 && sink->stop.limit <= SP_SAMPLE_RECORD_MAX;
   const size_t bytes = sp_sample_bytes(nest->nrefs);
   void *blob = NULL;
   int rc = 0;
   if (record) {
     blob = malloc(bytes);
-    if (!blob || sp_trace_record_start(&mc->rec, sink->cap) != 0) rc = -1;
+    if (!blob || sp_trace_record_start(&mc->rec, sink->cap, sink->stop.limit, nest->nrefs, ahead) != 0)
+      rc = -1;
   } else if (!(sink->memsys = sp_model_ready(mc, nest, arch, nsms, cmo))) {
     rc = -1;
   }
@@ -1034,13 +1061,22 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     ok &= (sink.snap_lanes[i] = calloc(nr, sizeof(double))) != NULL;
   }
   sp_cm_counters *ref_raw = calloc(nr, sizeof *ref_raw);
-  if (!ref_raw || !ok) {
+  double *ahead = calloc(nr, sizeof *ahead);
+  if (ref_raw && ahead && sink.cap > 0) {
+    sp_refs_ahead(run, ahead);
+    ok &= sp_prefix_stop_init(&sink.stop, sink.cap, by_sectors ? sp_prefix_limit(sink.cap) : sink.cap,
+                              nest->nrefs, ahead) == 0;
+  }
+  if (!ref_raw || !ahead || !ok) {
     free(ref_raw);
+    free(ahead);
     sp_sink_free(&sink);
     return -1;
   }
   bool truncated = false;
-  int rc = sp_sample_run(nest, run, arch, sched, topt, nsms, cmo, mc, &sink, ref_raw, stats, &truncated);
+  int rc = sp_sample_run(nest, run, arch, sched, topt, nsms, cmo, mc, &sink, ahead, ref_raw, stats,
+                         &truncated);
+  free(ahead);
   if (cut) *cut = truncated;
   if (rc == 0) {
     bool extrapolate = !raw && (topt->sample_sms > 0 || topt->sample_waves > 0 || truncated || shortened);

@@ -56,18 +56,20 @@ static inline void sc_lane_add(uint64_t sum[2], uint64_t addr, int lane) {
   sum[1] += (uint64_t)(p >> 64);
 }
 
-int sp_trace_record_start(sp_trace_record *rec, int64_t cap) {
+int sp_trace_record_start(sp_trace_record *rec, int64_t cap, int64_t limit, int nrefs,
+                          const double *ahead) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, sc_lane_mul_init);
-  if (cap <= 0) return -1;
-  if (cap > rec->room) {
-    sp_warp_instr *p = realloc(rec->instr, (size_t)cap * sizeof *p);
+  if (cap <= 0 || limit < cap) return -1;
+  if (limit > rec->room) {
+    sp_warp_instr *p = realloc(rec->instr, (size_t)limit * sizeof *p);
     if (!p) return -1;
     rec->instr = p;
-    rec->room = cap;
+    rec->room = limit;
   }
   rec->n = 0;
-  rec->cap = cap;
+  sp_prefix_stop_free(&rec->stop);
+  if (sp_prefix_stop_init(&rec->stop, cap, limit, nrefs, ahead) != 0) return -1;
   rec->hash[0] = UINT64_C(0xCBF29CE484222325);
   rec->hash[1] = UINT64_C(0x84222325CBF29CE4);
   return 0;
@@ -88,11 +90,12 @@ int sp_trace_record_access(void *ctx, const sp_warp_instr *wi) {
     for (uint32_t m = wi->active; m; m &= m - 1) sc_lane_add(sum, wi->addr[__builtin_ctz(m)], __builtin_ctz(m));
   rec->hash[0] = (rec->hash[0] ^ sum[0]) * SC_MUL0;
   rec->hash[1] = ((rec->hash[1] ^ sum[1]) * SC_MUL1) ^ (rec->hash[1] >> 29);
-  return rec->n >= rec->cap ? 1 : 0;
+  return sp_prefix_stop_after(&rec->stop, wi, rec->n) ? 1 : 0;
 }
 
 void sp_trace_record_free(sp_trace_record *rec) {
   free(rec->instr);
+  sp_prefix_stop_free(&rec->stop);
   memset(rec, 0, sizeof *rec);
 }
 

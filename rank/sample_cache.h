@@ -9,17 +9,21 @@
 
 #include "schedpredict/memsys.h"
 #include "schedpredict/traces.h"
+#include "rank/prefix_stop.h"
 
 /* A sample's trace, recorded (and hashed) before it goes to a memory model. The recording sink
- * stops the trace after `cap` instructions, as the simulating sink would. */
+ * stops the trace where the simulating sink would (prefix_stop.h). */
 typedef struct sp_trace_record {
   sp_warp_instr *instr;
-  int64_t n, cap, room; /* recorded, where the trace stops, allocated */
+  int64_t n, room; /* recorded, allocated */
+  sp_prefix_stop stop;
   uint64_t hash[2];
 } sp_trace_record;
 
-/* Readies rec for a trace of at most cap instructions (cap > 0); -1 on allocation failure. */
-int sp_trace_record_start(sp_trace_record *rec, int64_t cap);
+/* Readies rec for a trace that stops by the rule of sp_prefix_stop_init(cap, limit, nrefs,
+ * ahead) (0 < cap <= limit); -1 on allocation failure. */
+int sp_trace_record_start(sp_trace_record *rec, int64_t cap, int64_t limit, int nrefs,
+                          const double *ahead);
 /* The sp_trace_sink that records into an sp_trace_record. */
 int sp_trace_record_access(void *ctx, const sp_warp_instr *wi);
 void sp_trace_record_free(sp_trace_record *rec);

@@ -10,7 +10,7 @@
 typedef struct tnest {
   sp_nest n;
   sp_array arr[8];
-  sp_ref refs[16];
+  sp_ref refs[32];
   sp_guard guards[32];
   int nguards;
   char names[SP_MAX_LOOPS][8];

@@ -983,6 +983,49 @@ static void test_sampling_counted_unreached_store(void)
   sampling_unreached_store(true);
 }
 
+/* A screening prefix reaches every reference of the body (rank/prefix_stop.h), himeno's way: 6
+ * arrays of 4 components (x[q][i][j]) read and one array written at [i][j] on 512 x 1,024
+ * floats, whose 25 references take 64 resident warps 1,600 instructions for one pass of the
+ * body, past the screening's cap of 1,250. Every warp is full, so every candidate makes 24 x
+ * 16,384 load requests and 16,384 store requests; a screened-only candidate's extrapolated
+ * counts must be within 2 % of them (before, the last loads and the store were never reached
+ * and counted 0). */
+static void test_sampling_screen_whole_body(void)
+{
+  tnest t;
+  tn_2d(&t, 512, 1024);
+  int chain[2] = {0, 1};
+  int64_t c[SP_MAX_LOOPS] = {1024 * 4, 4};
+  const int64_t comp = 512 * 1024 * 4;
+  for (int a = 0; a < 6; a++) {
+    int x = tn_array(&t, 4, 4 * comp);
+    for (int q = 0; q < 4; q++) tn_ref(&t, x, false, 4, chain, 2, q * comp, c);
+  }
+  tn_ref(&t, tn_array(&t, 4, comp), true, 4, chain, 2, 0, c);
+  /* blocks that keep 64 warps resident, on covering grids */
+  static const int blocks[][3] = {{32, 8, 1}, {64, 4, 1}, {128, 2, 1}, {256, 1, 1}, {32, 16, 1},
+                                  {64, 8, 1}, {128, 4, 1}, {512, 1, 1}, {32, 32, 1}, {1024, 1, 1}};
+  sp_rank_options o = block_options(blocks, 10);
+  o.screen_total = 1; /* the smallest screening: SP_SCREEN_MIN instructions a candidate */
+  o.threads = 2;
+  sp_rank_result r;
+  char err[256];
+  CHECK_EQ_INT(sp_rank_nest(&t.n, &H100, &o, &r, err, sizeof err), 0);
+  int screened = 0;
+  double worst_ld = 0, worst_st = 0;
+  for (int i = 0; i < r.n; i++) {
+    const sp_rank_candidate *k = &r.candidates[i];
+    screened += sp_rank_screened_only(&r, k);
+    worst_ld = fmax(worst_ld, fabs((double)k->total.ld_requests / (24 * 16384.0) - 1));
+    worst_st = fmax(worst_st, fabs((double)k->total.st_requests / 16384.0 - 1));
+  }
+  fprintf(stderr, "  %d candidates, %d only screened: load requests off by %.2f %% at most, stores by %.2f %%\n",
+          r.n, screened, 100 * worst_ld, 100 * worst_st);
+  CHECK(screened >= 4);
+  CHECK(worst_ld <= 0.02 && worst_st <= 0.02);
+  sp_rank_result_free(&r);
+}
+
 /* A refined candidate's requests, sectors and lines are counted, not extrapolated
  * (sp_trace_ref_classes): b[i][j][k] = a[i][j][k-1] + a[i][j][k] + a[i][j][k+1] for k = 1 .. 254
  * on floats, whose last pass of k over 32 lanes has 30 and fills 4 sectors where the others fill
@@ -2085,6 +2128,7 @@ int main(void)
   SP_RUN(test_sampling_slab_rereads);
   SP_RUN(test_sampling_two_stores);
   SP_RUN(test_sampling_counted_l1);
+  SP_RUN(test_sampling_screen_whole_body);
   SP_RUN(test_sampling_counted_unreached_store);
   SP_RUN(test_sampling_last_wave);
   SP_RUN(test_sampling_sm_strata);
