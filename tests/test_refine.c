@@ -147,7 +147,8 @@ static void test_calibration_partial(void)
 
 /* A later round (himeno's case): the baselines calibrate by sqrt(1.8 * 1.0) = 1.3416, but
  * group A's refined twin shows 1.8; group B has no refined twin and goes by the calibration,
- * one of it per round. Best refined 170: a contender must be expected under 166.6. */
+ * one of it per round. Best refined 170: a contender must be expected under 166.6, or within
+ * the plateau (178.5) by the margin, under 175.0, on blocks wider in x than the plateau's 32. */
 static void test_later_round(void)
 {
   ranking k;
@@ -165,20 +166,49 @@ static void test_later_round(void)
   int b0 = rk_add(&k, 32, 8, 110e-6), b1 = rk_add(&k, 32, 8, 110.2e-6),
       b2 = rk_add(&k, 32, 8, 110.4e-6);
   int c0 = rk_add(&k, 16, 16, 120e-6); /* 161.0 expected */
-  int d0 = rk_add(&k, 64, 1, 130e-6);  /* 174.4 */
+  int d0 = rk_add(&k, 64, 1, 130e-6);  /* 174.4: in the plateau, wider */
+  int e0 = rk_add(&k, 16, 2, 129e-6);  /* 173.1: in the plateau, narrower */
+  int f0 = rk_add(&k, 128, 1, 131e-6); /* 175.7: in the plateau, but not by the margin */
   CHECK_NEAR(sp_screen_calibration(&k.r), sqrt(1.8), 1e-12);
   rk_order(&k);
   int idx[MAXC];
   int n = sp_refine_select(&k.r, NULL, 1, 8, idx);
-  CHECK_EQ_INT(n, 2);
-  CHECK(has(idx, n, b0) && has(idx, n, c0));
+  CHECK_EQ_INT(n, 3);
+  CHECK(has(idx, n, b0) && has(idx, n, c0) && has(idx, n, d0));
   CHECK(!has(idx, n, a1) && !has(idx, n, a2) && !has(idx, n, b1) && !has(idx, n, b2) &&
-        !has(idx, n, d0));
+        !has(idx, n, e0) && !has(idx, n, f0));
   /* B refines 1.82x: its twins are expected at 200.4 and 200.7; C at 150 is the new best, and
-   * nothing is expected under 147 */
+   * nothing is expected under 147, nor under 154.4 on blocks wider than C's 16 */
   rk_refine(&k, b0, 200.2e-6);
   rk_refine(&k, c0, 150e-6);
+  rk_refine(&k, d0, 176e-6);
   rk_order(&k);
+  CHECK_EQ_INT(sp_refine_select(&k.r, NULL, 2, 8, idx), 0);
+}
+
+/* The plateau's contenders alone: best refined 100 us on 32x4 blocks, no baselines (the
+ * calibration is 1). Screened-only candidates expected within the plateau (105) by the margin
+ * (under 102.94) on blocks wider in x than 32 are refined, one of each group of twins; once
+ * one of 256x1 lands in the plateau, only blocks wider still are. */
+static void test_plateau_contenders(void)
+{
+  ranking k;
+  rk_init(&k);
+  int best = rk_add(&k, 32, 4, 90e-6);
+  rk_refine(&k, best, 100e-6);
+  int wide = rk_add(&k, 256, 1, 102e-6), twin = rk_add(&k, 256, 1, 102.1e-6),
+      narrow = rk_add(&k, 16, 16, 101e-6), far = rk_add(&k, 512, 1, 103.5e-6),
+      mid = rk_add(&k, 128, 1, 102.5e-6);
+  rk_order(&k);
+  int idx[MAXC];
+  int n = sp_refine_select(&k.r, NULL, 1, 8, idx);
+  CHECK_EQ_INT(n, 2);
+  CHECK(has(idx, n, wide) && has(idx, n, mid));
+  CHECK(!has(idx, n, twin) && !has(idx, n, narrow) && !has(idx, n, far));
+  rk_refine(&k, wide, 103e-6);
+  rk_refine(&k, mid, 104e-6);
+  rk_order(&k);
+  /* the twin is expected at 103 x 102.1 / 102 = 103.1, and is no wider than 256 */
   CHECK_EQ_INT(sp_refine_select(&k.r, NULL, 2, 8, idx), 0);
 }
 
@@ -472,6 +502,7 @@ int main(void)
   SP_RUN(test_estimate);
   SP_RUN(test_calibration_partial);
   SP_RUN(test_later_round);
+  SP_RUN(test_plateau_contenders);
   SP_RUN(test_l1_strata);
   return sp_test_failures ? 1 : 0;
 }
