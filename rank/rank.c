@@ -125,7 +125,11 @@ static bool sp_shortening_keeps_l1(const sp_nest *n, const sp_arch *arch, const 
  * register, sum += A[i][k] * B[k][j]). nvcc unrolls such a loop (4-32 iterations in the
  * generated kernels) and the warp keeps up to the architecture's warp_loads_in_flight of them
  * outstanding. A store keeps the next iteration's loads behind it (mlp_probe: unrolling a loop
- * with a store changed nothing). */
+ * with a store changed nothing). A body of more reads than that has no more in flight either:
+ * himeno's 31, taken as one wait, predicted its 32x4x2 pick at 254 us where the H200 ran it in
+ * 377, its warps stalled on loads 60 of every 66 cycles at 52 % of the DRAM's bandwidth
+ * (ncu: validation/results/h200/2026-11-30-himeno-stalls/); lone warps of conv2d's 9 loads and
+ * heat3d's 7 ran 1.32x and 1.50x their predicted times, 0.92x and 1.31x with the cap. */
 static double sp_loads_per_iteration(const sp_nest *n, const sp_arch *arch) {
   int deepest = 0, reads = 0, inner = -1;
   bool stores = false;
@@ -138,10 +142,11 @@ static double sp_loads_per_iteration(const sp_nest *n, const sp_arch *arch) {
       inner = n->refs[r].loops[deepest - 1];
     }
   if (reads == 0) return 1;
-  if (inner < 0 || n->loops[inner].band || stores || reads >= arch->warp_loads_in_flight)
-    return reads;
+  if (!(arch->warp_loads_in_flight > 0)) return reads;
+  const double cap = arch->warp_loads_in_flight;
+  if (inner < 0 || n->loops[inner].band || stores) return fmin(cap, reads);
   double trip = n->loops[inner].trip_min > 0 ? (double)n->loops[inner].trip_min : 1;
-  return fmin(arch->warp_loads_in_flight, reads * trip);
+  return fmin(cap, reads * trip);
 }
 
 
