@@ -21,6 +21,9 @@ Datasets (plans and what the H200 measured for them):
   levels  validation/results/h200/2026-11-30-l2-levels-run/, the 19 examples whose pick the
           measured L2 bandwidth and the 3-norm of the levels changed, the plans of the model
           with them (--param color=1 for redblack)
+  mlp     validation/results/h200/2026-11-30-mlp-run/, fdtd2d and himeno, whose pick the
+          screening of whole bodies and the cap on a body's loads in flight changed, and
+          conv2d, the plans of the model with them
 
 Each example runs as `BIN --arch h200 --format json --top 100000 -q examples/NAME.c ARGS` (ARGS:
 its `// schedpredict-args:` line, and the dataset's own). A measured candidate (status ok) is
@@ -59,6 +62,7 @@ LEVELS = "validation/results/h200/2026-11-30-l2-levels-run"
 LEVELS_EXAMPLES = ["atax", "bicg", "conv2d", "correlation", "covariance", "divergence", "fdtd2d", "gwv_explicit",
                    "heat3d", "himeno", "jacobi", "jacobi2d", "kernels_region", "matmul", "pointer_arith",
                    "redblack", "tile", "transpose", "yreuse"]
+MLP = "validation/results/h200/2026-11-30-mlp-run"
 HARNESS_ARGS = {"redblack": ["--param", "color=1"]}  # the values the harness ran
 
 
@@ -77,7 +81,8 @@ DATASETS = (
     runs("model", MODEL, MODEL_EXAMPLES) +
     runs("grain", GRAIN, GRAIN_EXAMPLES) +
     runs("rest", REST, REST_EXAMPLES) +
-    runs("levels", LEVELS, LEVELS_EXAMPLES))
+    runs("levels", LEVELS, LEVELS_EXAMPLES) +
+    runs("mlp", MLP, ("conv2d", "fdtd2d", "himeno")))
 
 
 def load(path):
