@@ -17,8 +17,8 @@
  * the references before it in program order per execution of r: 1 + 2 x 1,024 for gemm's store
  * after its k loop), that is at W (ahead[r] + 1) instructions, W the warps in turn: the
  * instructions between the first warp's first two. A reference expected past limit (gemm's
- * store, one that only an edge's blocks run) is not waited for, nor one that has not come by
- * twice its expected place. A prefix whose references all ran within cap stops at cap; one whose
+ * store; conv3d's on a limit of two caps, rank.c; one that only an edge's blocks run) is not
+ * waited for, nor one that has not come by twice its expected place. A prefix whose references all ran within cap stops at cap; one whose
  * last reference ran later, at twice that. */
 #ifndef SP_RANK_PREFIX_STOP_H
 #define SP_RANK_PREFIX_STOP_H

@@ -398,9 +398,11 @@ typedef struct sp_model_cache {
 #define SP_SAMPLE_CACHE_BYTES ((size_t)32 << 20)
 
 /* How far a screening prefix may go past its cap while references still run for the first time
- * (prefix_stop.h): 4 caps (himeno's 64 warps an SM take 2,048 instructions for a pass of the
- * body, 4,096 with the second part, on a cap of 1,250), but no further than the recording holds,
- * so that prefixes up to its room are still shared (sample_cache.c). */
+ * (prefix_stop.h): 2 caps (himeno's 64 warps an SM take 2,048 instructions for a pass of the
+ * body on a cap of 1,250), but no further than the recording holds, so that prefixes up to its
+ * room are still shared (sample_cache.c). 4 caps, which also waited for conv3d's store after its
+ * 27-step window (3,456 instructions), took conv3d's screening from 23 to 41 M lookups, and its
+ * H200 time error from 0.33 to 0.37 (bench_rank; scripts/h200_measured.py). */
 #define SP_PREFIX_REACH_CAPS 2
 
 /* Per reference, the instructions a warp issues before it first runs it (prefix_stop.h): the
