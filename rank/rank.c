@@ -409,10 +409,11 @@ typedef struct sp_model_cache {
  * executions of the references before it in program order per execution of it; -1 for one the
  * run never executes. */
 static void sp_refs_ahead(const sp_nest *run, double *ahead) {
+  double before = 0; /* executions of the references before r */
   for (int r = 0; r < run->nrefs; r++) {
     double ex = sp_rank_ref_executions(run, r);
-    ahead[r] = ex > 0 ? 0 : -1;
-    for (int q = 0; q < r && ex > 0; q++) ahead[r] += sp_rank_ref_executions(run, q) / ex;
+    ahead[r] = ex > 0 ? before / ex : -1;
+    before += ex;
   }
 }
 
@@ -1068,13 +1069,14 @@ static int sp_simulate(const sp_nest *nest, const sp_nest *run, const sp_arch *a
     ok &= (sink.snap_lanes[i] = calloc(nr, sizeof(double))) != NULL;
   }
   sp_cm_counters *ref_raw = calloc(nr, sizeof *ref_raw);
-  double *ahead = calloc(nr, sizeof *ahead);
-  if (ref_raw && ahead && sink.cap > 0) {
-    sp_refs_ahead(run, ahead);
-    ok &= sp_prefix_stop_init(&sink.stop, sink.cap, by_sectors ? sp_prefix_limit(sink.cap) : sink.cap,
+  /* only a screening prefix waits for references (prefix_stop.h); others stop at the cap */
+  const bool wait = by_sectors && sink.cap > 0;
+  double *ahead = wait ? calloc(nr, sizeof *ahead) : NULL;
+  if (wait && ahead) sp_refs_ahead(run, ahead);
+  if (sink.cap > 0)
+    ok &= sp_prefix_stop_init(&sink.stop, sink.cap, wait ? sp_prefix_limit(sink.cap) : sink.cap,
                               nest->nrefs, ahead) == 0;
-  }
-  if (!ref_raw || !ahead || !ok) {
+  if (!ref_raw || (wait && !ahead) || !ok) {
     free(ref_raw);
     free(ahead);
     sp_sink_free(&sink);

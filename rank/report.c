@@ -58,7 +58,8 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
   /* the default among the near-ties (within SP_RANK_PLATEAU of the fastest), where the plateau
    * rule put a wider block x first, however the default's time compares with rank 1's */
   bool default_near = false;
-  for (int i = 0; i < sp_rank_plateau_size(r); i++) default_near |= r->order[i] == r->default_index;
+  const int plateau = sp_rank_plateau_size(r);
+  for (int i = 0; i < plateau; i++) default_near |= r->order[i] == r->default_index;
   if (speedup < 1.0 || default_near)
     SP_SAY("The top-ranked schedule is predicted at %.2fx the compiler default's speed, among near-ties "
            "ordered by block width: the default is as fast as the model can tell (%s bound vs %s bound)",
