@@ -2749,9 +2749,18 @@ double sp_rank_screened_partial_s(const sp_rank_candidate *c) {
   return c->refined ? c->screened_partial_s : c->time.partial_s;
 }
 
+static bool sp_big_block(const sp_schedule *s) {
+  return s->block[0] * s->block[1] * s->block[2] > SP_RANK_PLATEAU_THREADS;
+}
+
+bool sp_rank_plateau_shape_before(const sp_schedule *a, const sp_schedule *b) {
+  if (sp_big_block(a) != sp_big_block(b)) return !sp_big_block(a);
+  return a->block[0] > b->block[0];
+}
+
 bool sp_rank_plateau_before(const sp_rank_candidate *a, const sp_rank_candidate *b) {
-  if (a->schedule.block[0] != b->schedule.block[0])
-    return a->schedule.block[0] > b->schedule.block[0];
+  if (sp_rank_plateau_shape_before(&a->schedule, &b->schedule)) return true;
+  if (sp_rank_plateau_shape_before(&b->schedule, &a->schedule)) return false;
   return a->time.total_s < b->time.total_s;
 }
 

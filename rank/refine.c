@@ -112,33 +112,35 @@ double sp_screen_calibration(const sp_rank_result *out) {
   return n ? fmax(1.0, exp(log_sum / n)) : 1;
 }
 
-/* The widest block x among the refined candidates within SP_RANK_PLATEAU of best (of the
- * subset where also is not NULL): the plateau's first (sp_rank_order_plateau) so far. */
-static int sp_plateau_x(const sp_rank_result *out, const bool *also, double best) {
-  int x = 0;
+/* The shape the plateau's order (sp_rank_order_plateau) puts first so far: of the refined
+ * candidates within SP_RANK_PLATEAU of best (of the subset where also is not NULL), the one no
+ * other's shape comes before; NULL where there is none. */
+static const sp_schedule *sp_plateau_head(const sp_rank_result *out, const bool *also, double best) {
+  const sp_schedule *head = NULL;
   for (int i = 0; i < out->n; i++) {
     const sp_rank_candidate *c = &out->candidates[i];
     if (c->refined && (!also || also[i]) && c->time.total_s <= SP_RANK_PLATEAU * best &&
-        c->schedule.block[0] > x)
-      x = c->schedule.block[0];
+        (!head || sp_rank_plateau_shape_before(&c->schedule, head)))
+      head = &c->schedule;
   }
-  return x;
+  return head;
 }
 
 /* A screened-only candidate worth refining in round `round`: any in the first; later one
  * expected to be faster than `best` by more than SP_REFINE_MARGIN, or expected within the
- * plateau (SP_RANK_PLATEAU of best) on a block wider in x than plateau_x, where the plateau's
- * order would put it first; and no twin of one already queued in idx[0..n). Without the second
- * kind the plateau's order chose among the refined candidates only: himeno's 256x1 blocks,
- * screened 2 % behind the 32x4x2 ones, were left unrefined once the screening saw every
+ * plateau (SP_RANK_PLATEAU of best) on a block shape the plateau's order puts before head's,
+ * where it would come first; and no twin of one already queued in idx[0..n). Without the
+ * second kind the plateau's order chose among the refined candidates only: himeno's 256x1
+ * blocks, screened 2 % behind the 32x4x2 ones, were left unrefined once the screening saw every
  * reference (prefix_stop.h), and the H100 ran the 32x4x2 pick 19 % slower than them. */
 static bool sp_contender(const sp_rank_result *out, const sp_rank_candidate *c, double calib,
-                         double best, int plateau_x, int round, const int *idx, int n) {
+                         double best, const sp_schedule *head, int round, const int *idx, int n) {
   if (c->refined) return false;
   if (round == 0) return true;
   double est = sp_refined_estimate(out, c, calib);
   return (est < best * (1 - SP_REFINE_MARGIN) ||
-          (est * (1 + SP_REFINE_MARGIN) <= best * SP_RANK_PLATEAU && c->schedule.block[0] > plateau_x)) &&
+          (est * (1 + SP_REFINE_MARGIN) <= best * SP_RANK_PLATEAU &&
+           (!head || sp_rank_plateau_shape_before(&c->schedule, head)))) &&
          !sp_twin_queued(out, c, idx, n);
 }
 
@@ -150,12 +152,12 @@ int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int
     if (c->refined && c->time.total_s < best) best = c->time.total_s;
     if (c->refined && also && also[i] && c->time.total_s < best_also) best_also = c->time.total_s;
   }
-  const int plateau_x = sp_plateau_x(out, NULL, best);
-  const int plateau_x_also = also ? sp_plateau_x(out, also, best_also) : 0;
+  const sp_schedule *head = sp_plateau_head(out, NULL, best);
+  const sp_schedule *head_also = also ? sp_plateau_head(out, also, best_also) : NULL;
   int nref = 0, nalso = 0;
   for (int i = 0; i < out->n && nref < per_round; i++) {
     const sp_rank_candidate *c = &out->candidates[out->order[i]];
-    if (sp_contender(out, c, calib, best, plateau_x, round, idx, nref)) {
+    if (sp_contender(out, c, calib, best, head, round, idx, nref)) {
       nalso += also && also[out->order[i]];
       idx[nref++] = out->order[i];
     }
@@ -164,7 +166,7 @@ int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int
     int k = out->order[i];
     const sp_rank_candidate *c = &out->candidates[k];
     if (also[k] && !sp_listed(idx, first, k) &&
-        sp_contender(out, c, calib, best_also, plateau_x_also, round, idx, nref)) {
+        sp_contender(out, c, calib, best_also, head_also, round, idx, nref)) {
       idx[nref++] = k;
       nalso++;
     }

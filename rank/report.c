@@ -56,7 +56,7 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
   } while (0)
   const double speedup = d->time.total_s / b->time.total_s;
   /* the default among the near-ties (within SP_RANK_PLATEAU of the fastest), where the plateau
-   * rule put a wider block x first, however the default's time compares with rank 1's */
+   * rule put another block shape first, however the default's time compares with rank 1's */
   bool default_near = false;
   const int plateau = sp_rank_plateau_size(r);
   for (int i = 0; i < plateau; i++) default_near |= r->order[i] == r->default_index;
@@ -173,9 +173,10 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
     int plateau = sp_rank_plateau_size(r);
     if (plateau > 1)
       fprintf(out, "\n  ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model can "
-                   "tell apart: the widest block x comes first there, and of the same threads a grid "
+                   "tell apart: blocks of at most %d threads come first there, the widest block x first, "
+                   "and of the same threads a grid "
                    "along the thread-x loop before one across it",
-              plateau, 100 * (SP_RANK_PLATEAU - 1));
+              plateau, 100 * (SP_RANK_PLATEAU - 1), SP_RANK_PLATEAU_THREADS);
     const int regs = sp_rank_registers(r);
     if (regs > 0)
       fprintf(out, "\n  blocks an SM holds at once are limited by %d registers a thread (--registers)",

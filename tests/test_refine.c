@@ -198,13 +198,14 @@ static void test_plateau_contenders(void)
   rk_refine(&k, best, 100e-6);
   int wide = rk_add(&k, 256, 1, 102e-6), twin = rk_add(&k, 256, 1, 102.1e-6),
       narrow = rk_add(&k, 16, 16, 101e-6), far = rk_add(&k, 512, 1, 103.5e-6),
-      mid = rk_add(&k, 128, 1, 102.5e-6);
+      mid = rk_add(&k, 128, 1, 102.5e-6), big = rk_add(&k, 1024, 1, 101.5e-6);
   rk_order(&k);
   int idx[MAXC];
   int n = sp_refine_select(&k.r, NULL, 1, 8, idx);
   CHECK_EQ_INT(n, 2);
   CHECK(has(idx, n, wide) && has(idx, n, mid));
-  CHECK(!has(idx, n, twin) && !has(idx, n, narrow) && !has(idx, n, far));
+  /* big is the widest in x, but its 1,024 threads come after the 128 of the best's 32x4 */
+  CHECK(!has(idx, n, twin) && !has(idx, n, narrow) && !has(idx, n, far) && !has(idx, n, big));
   rk_refine(&k, wide, 103e-6);
   rk_refine(&k, mid, 104e-6);
   rk_order(&k);
@@ -438,7 +439,7 @@ static void rk_check_order(const ranking *k, const int *want, int n)
   for (int q = 0; q < n; q++) CHECK(k->order[q] == want[q]);
 }
 
-/* The plateau: the widest block x first, then a grid across the grain (j, on threadIdx.x, dealt
+/* The plateau: the widest block x first (all of at most 256 threads), then a grid across the grain (j, on threadIdx.x, dealt
  * over blockIdx.y) behind every grid along it with the same threads, then by time. */
 static void test_plateau_grain(void)
 {
@@ -493,9 +494,40 @@ static void test_plateau_grain(void)
   CHECK(!sp_rank_same_threads(&a, &b));
 }
 
+/* The plateau's shapes: blocks of at most SP_RANK_PLATEAU_THREADS threads first, widest x first
+ * within each kind, then the faster; blocks of more threads after them, however fast. */
+static void test_plateau_threads(void)
+{
+  ranking k;
+  rk_init(&k);
+  rk_add(&k, 1024, 1, 1.000); /* 0 */
+  rk_add(&k, 32, 8, 1.001);   /* 1 */
+  rk_add(&k, 512, 1, 1.002);  /* 2 */
+  rk_add(&k, 256, 1, 1.010);  /* 3 */
+  rk_add(&k, 32, 4, 1.003);   /* 4: the same x as 1, slower */
+  rk_add(&k, 64, 8, 1.004);   /* 5: 512 threads, wider x than 1 */
+  rk_add(&k, 128, 1, 1.20);   /* 6: beyond the plateau */
+  for (int i = 0; i < k.r.n; i++) {
+    sp_schedule *s = &k.c[i].schedule;
+    s->nband = 1;
+    s->map[0] = (sp_loop_map){0, 0};
+    s->grid[0] = s->grid[1] = s->grid[2] = 1;
+  }
+  rk_order(&k);
+  CHECK(sp_rank_plateau_size(&k.r) == 6);
+  sp_rank_order_plateau(&k.r, k.order);
+  rk_check_order(&k, (const int[]){3, 1, 4, 0, 2, 5, 6}, 7);
+  CHECK(sp_rank_plateau_shape_before(&k.c[3].schedule, &k.c[0].schedule));
+  CHECK(!sp_rank_plateau_shape_before(&k.c[0].schedule, &k.c[3].schedule));
+  CHECK(sp_rank_plateau_shape_before(&k.c[5].schedule, &k.c[2].schedule) == false);
+  CHECK(!sp_rank_plateau_shape_before(&k.c[1].schedule, &k.c[4].schedule) &&
+        !sp_rank_plateau_shape_before(&k.c[4].schedule, &k.c[1].schedule));
+}
+
 int main(void)
 {
   SP_RUN(test_plateau_grain);
+  SP_RUN(test_plateau_threads);
   SP_RUN(test_l1_census);
   SP_RUN(test_l1_census_drained);
   SP_RUN(test_first_round);

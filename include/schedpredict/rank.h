@@ -143,7 +143,8 @@ double sp_rank_screened_partial_s(const sp_rank_candidate *c);
 
 /* Predicted times within this factor of the fastest are ones the model cannot tell apart: its
  * times are off by 1.3x (median) on the H100 and its near-ties are ordered by sampling noise.
- * Among them the ranking puts the widest block x (vector length) first, then the faster: of
+ * Among them the ranking puts the widest block x (vector length) first (since 2026-11-30 among
+ * blocks of at most SP_RANK_PLATEAU_THREADS threads, then among larger ones), then the faster: of
  * the pairs of such near-ties measured on the H100 (validation runs 1 and 2) whose block x
  * differed, the wider one was faster in 66 %; on the fresh run 3 this raised the pick within
  * 10 % of the measured best from 24 to 32 of 60 kernels (1.02: 28), and the fourth run, of
@@ -162,8 +163,22 @@ bool sp_rank_across_grain(const sp_schedule *s);
  * only in how the loops are dealt over the grid. */
 bool sp_rank_same_threads(const sp_schedule *a, const sp_schedule *b);
 
+/* Blocks of at most this many threads come first in the plateau. Of the measured pairs of
+ * near-ties (predicted within 5 %) whose block x differed, the wider ran faster 2:1 where it had
+ * at most 256 threads (H100 488:232, H200 157:94), but less often where it had more and the
+ * narrower did not (H100 569:411, H200 186:227): the GPU frees a block's slot only when its
+ * slowest warp is done, which the model's even warps do not see, and a 1,024-thread block holds
+ * half an SM. In the replays of every measurement (2026-11-30) this order took the H200's pick
+ * within 10 % of the measured best from 91 to 96 of 119 nests and the H100's merged dataset
+ * from 49 to 51 of 60. scripts/plateau_pairs.py counts the pairs. */
+#define SP_RANK_PLATEAU_THREADS 256
+
+/* Whether block shape a comes before b in the plateau's order, whatever their times: at most
+ * SP_RANK_PLATEAU_THREADS threads before more, then the wider block x. */
+bool sp_rank_plateau_shape_before(const sp_schedule *a, const sp_schedule *b);
+
 /* Whether a should come before b among candidates predicted within SP_RANK_PLATEAU of the
- * fastest: the wider block x, then the shorter predicted time. */
+ * fastest: by shape (sp_rank_plateau_shape_before), then the shorter predicted time. */
 bool sp_rank_plateau_before(const sp_rank_candidate *a, const sp_rank_candidate *b);
 
 /* Reorders the plateau at the head of order (an order by time of r's candidates): by
