@@ -24,6 +24,9 @@ Datasets (plans and what the H200 measured for them):
   mlp     validation/results/h200/2026-11-30-mlp-run/, fdtd2d and himeno, whose pick the
           screening of whole bodies and the cap on a body's loads in flight changed, and
           conv2d, the plans of the model with them
+  threads validation/results/h200/2026-11-30-threads-run/, the 16 examples whose pick the
+          plateau's order by threads (blocks of at most 256 first) changed, the plans of the
+          model with it
 
 Each example runs as `BIN --arch h200 --format json --top 100000 -q examples/NAME.c ARGS` (ARGS:
 its `// schedpredict-args:` line, and the dataset's own). A measured candidate (status ok) is
@@ -63,6 +66,10 @@ LEVELS_EXAMPLES = ["atax", "bicg", "conv2d", "correlation", "covariance", "diver
                    "heat3d", "himeno", "jacobi", "jacobi2d", "kernels_region", "matmul", "pointer_arith",
                    "redblack", "tile", "transpose", "yreuse"]
 MLP = "validation/results/h200/2026-11-30-mlp-run"
+THREADS = "validation/results/h200/2026-11-30-threads-run"
+THREADS_EXAMPLES = ["collapse4", "colmajor_runtime", "conv2d", "correlation", "covariance", "enum_sizes", "fdtd2d",
+                    "jacobi", "kernels_region", "omp_target", "pointer_arith", "reverse_loop", "spmv_short_rows",
+                    "triangular", "vla_param", "xreuse"]
 HARNESS_ARGS = {"redblack": ["--param", "color=1"]}  # the values the harness ran
 
 
@@ -82,7 +89,8 @@ DATASETS = (
     runs("grain", GRAIN, GRAIN_EXAMPLES) +
     runs("rest", REST, REST_EXAMPLES) +
     runs("levels", LEVELS, LEVELS_EXAMPLES) +
-    runs("mlp", MLP, ("conv2d", "fdtd2d", "himeno")))
+    runs("mlp", MLP, ("conv2d", "fdtd2d", "himeno")) +
+    runs("threads", THREADS, THREADS_EXAMPLES))
 
 
 def load(path):

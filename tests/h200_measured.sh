@@ -16,13 +16,13 @@ python3 scripts/h200_measured.py "$bin" --baseline "$bin" --json "$tmp/r.json" >
 new=$(grep "^new: " "$tmp/out" | sed 's/^new: //')
 base=$(grep "^base: " "$tmp/out" | sed 's/^base: //')
 [ -n "$new" ] && [ "$new" = "$base" ] || fail "the binary against itself differs: '$new' / '$base'"
-echo "$new" | grep -q "^119 nests, 1561 candidates (0 unmatched)" || fail "not every candidate matched: $new"
-# the lines by dataset add up to the whole: 9 datasets, 119 nests
+echo "$new" | grep -q "^151 nests, 1972 candidates (0 unmatched)" || fail "not every candidate matched: $new"
+# the lines by dataset add up to the whole: 10 datasets, 151 nests
 python3 - "$tmp/out" <<'EOF' || fail "by dataset"
 import re, sys
 rows = re.findall(r"^  (\S+) +new: (\d+) nests, (\d+) candidates", open(sys.argv[1]).read(), re.M)
-assert len(rows) == 9 and sum(int(r[1]) for r in rows) == 119 and sum(int(r[2]) for r in rows) == 1561, rows
-assert ("levels", "34", "447") in rows, rows
+assert len(rows) == 10 and sum(int(r[1]) for r in rows) == 151 and sum(int(r[2]) for r in rows) == 1972, rows
+assert ("levels", "34", "447") in rows and ("threads", "32", "411") in rows, rows
 EOF
 python3 - "$tmp/r.json" "$new" <<'EOF' || fail "summary"
 import json, math, re, statistics, sys
@@ -47,9 +47,9 @@ k = next(k for k in ev if k[1] == "fdtd2d.c:15")
 assert du[k]["best_us"] < 3 < 5 < ev[k]["best_us"], (ev[k]["best_us"], du[k]["best_us"])
 EOF
 
-# --registers: vla_param.c:17's kernels held 28-36 registers; with them the blocks of 1,024
-# threads with 36 run one an SM, and the pick is the collapsed loop on 528 blocks of 512 that
-# ran fastest (28 % slower without); candidates whose warps did not change keep their times, but
+# --registers: vla_param.c:17's kernels (the rest run's) held 28-36 registers; with them the
+# blocks of 1,024 threads with 36 run one an SM, and the pick is the collapsed loop on 1,056
+# blocks of 256, 1.7 % behind the fastest (30 % slower without); candidates whose warps did not change keep their times, but
 # for a few that the limited ones take out of the refinement rounds or put in
 python3 scripts/h200_measured.py "$bin" --duration --registers --json "$tmp/g.json" >"$tmp/out" 2>"$tmp/err" ||
   fail "--registers: exit $?"
@@ -58,8 +58,8 @@ grep -q "candidates register-limited (fewer warps an SM with their registers)" "
 python3 - "$tmp/d.json" "$tmp/g.json" <<'EOF' || fail "--registers"
 import json, sys
 du, rg = (json.load(open(p))["new"]["nests"] for p in sys.argv[1:3])
-vla = [(a, b) for a, b in zip(du, rg) if a["nest"] == "vla_param.c:17"]
-assert len(vla) == 1 and vla[0][0]["regret"] > 0.2 and vla[0][1]["regret"] == 0, vla
+vla = [(a, b) for a, b in zip(du, rg) if a["nest"] == "vla_param.c:17" and a["dataset"] == "rest"]
+assert len(vla) == 1 and vla[0][0]["regret"] > 0.2 and vla[0][1]["regret"] < 0.05, vla
 assert vla[0][1]["mixed_registers"]
 same = [c for n in rg for c in n["candidates"] if not c["register_limited"]]
 changed = sum(c["pred_us"] != c["pred_us_without_registers"] for c in same)
