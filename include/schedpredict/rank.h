@@ -168,9 +168,10 @@ bool sp_rank_same_threads(const sp_schedule *a, const sp_schedule *b);
  * at most 256 threads (H100 488:232, H200 157:94), but less often where it had more and the
  * narrower did not (H100 569:411, H200 186:227): the GPU frees a block's slot only when its
  * slowest warp is done, which the model's even warps do not see, and a 1,024-thread block holds
- * half an SM. In the replays of every measurement (2026-11-30) this order took the H200's pick
- * within 10 % of the measured best from 91 to 96 of 119 nests and the H100's merged dataset
- * from 49 to 51 of 60. scripts/plateau_pairs.py counts the pairs. */
+ * half an SM. Replayed on every measurement (2026-11-30, by gpu__time_duration), this order took
+ * the H200's pick within 10 % of the measured best from 91 to 96 of 119 nests and the H100's
+ * merged runs from 49 to 51 of 60; on the H200's fresh plans of the model with it (the threads
+ * run) from 21 to 27 of 32. scripts/plateau_pairs.py counts the pairs. */
 #define SP_RANK_PLATEAU_THREADS 256
 
 /* Whether block shape a comes before b in the plateau's order, whatever their times: at most
