@@ -152,22 +152,34 @@ static void affc_from(affc *out, const sp_affine *a) {
     if (a->coef[k]) out->t[out->n++] = (term){k, a->coef[k]};
 }
 
-/* v[l] = a evaluated at each lane's indices (wrapping arithmetic), where the loops in `even` have
- * one index for all lanes: their terms are added once, as a scalar, the others lane by lane. */
-static inline void affc_eval_even(const affc *a, const int64_t *idx, uint32_t even, int64_t *v) {
-  uint64_t sc = (uint64_t)a->c;
+/* v[l] = base + a evaluated at each lane's indices (wrapping arithmetic), where the loops in
+ * `even` have one index for all lanes: their terms are added once, as a scalar, the others lane
+ * by lane. */
+static inline void affc_eval_even_at(const affc *a, const int64_t *idx, uint32_t even, uint64_t base,
+                                     int64_t *v) {
+  uint64_t sc = base + (uint64_t)a->c;
   int lanes[SP_MAX_LOOPS], nl = 0;
   for (int i = 0; i < a->n; i++) {
     if (even >> a->t[i].loop & 1) sc += (uint64_t)a->t[i].coef * (uint64_t)idx[a->t[i].loop * SP_WARP];
     else lanes[nl++] = i;
   }
   uint64_t *u = (uint64_t *)v;
-  for (int l = 0; l < SP_WARP; l++) u[l] = sc;
-  for (int j = 0; j < nl; j++) {
+  if (nl == 0) {
+    for (int l = 0; l < SP_WARP; l++) u[l] = sc;
+    return;
+  }
+  const uint64_t k0 = (uint64_t)a->t[lanes[0]].coef;
+  const int64_t *x0 = idx + a->t[lanes[0]].loop * SP_WARP;
+  for (int l = 0; l < SP_WARP; l++) u[l] = sc + k0 * (uint64_t)x0[l];
+  for (int j = 1; j < nl; j++) {
     const uint64_t k = (uint64_t)a->t[lanes[j]].coef;
     const int64_t *x = idx + a->t[lanes[j]].loop * SP_WARP;
     for (int l = 0; l < SP_WARP; l++) u[l] += k * (uint64_t)x[l];
   }
+}
+
+static inline void affc_eval_even(const affc *a, const int64_t *idx, uint32_t even, int64_t *v) {
+  affc_eval_even_at(a, idx, even, 0, v);
 }
 
 static inline bool lanes_equal(const int64_t *x) {
@@ -653,8 +665,7 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
         if (T->shape_base) wi->shape = T->shape_base + (uint64_t)o->ref * (uint64_t)T->wpb + (uint64_t)w->widx + 1;
         lane_addrs(wi->addr, T->ref_lane + ((size_t)o->ref * (size_t)T->wpb + (size_t)w->widx) * SP_WARP, sc);
       } else {
-        affc_eval_even(&R->off, w->idx, w->even, (int64_t *)wi->addr);
-        for (int l = 0; l < SP_WARP; l++) wi->addr[l] += R->base;
+        affc_eval_even_at(&R->off, w->idx, w->even, R->base, (int64_t *)wi->addr);
         if (T->shape_base && w->lane_step && only_inner_varies(T, &R->off, w->even))
           wi->shape = T->shape_base + (uint64_t)o->ref + 1;
       }
