@@ -961,7 +961,17 @@ static void runs_of(const uint64_t *secs, uint32_t n, unsigned sh, uint64_t part
 {
   const uint64_t in_line = (UINT64_C(1) << sh) - 1;
   uint32_t c = 0;
-  for (uint32_t i = 0; i < n; c++) {
+  if (n > 0 && secs[n - 1] - secs[0] == n - 1) { /* one contiguous range, as coalesced warps read */
+    const uint64_t first = secs[0], last = secs[n - 1], l0 = first >> sh, l1 = last >> sh;
+    for (uint64_t line = l0; line <= l1; line++, c++) {
+      const uint64_t lo = line == l0 ? first & in_line : 0, hi = line == l1 ? last & in_line : in_line;
+      r->line[c] = line;
+      r->mask[c] = ((UINT64_C(2) << hi) - 1) & ~((UINT64_C(1) << lo) - 1);
+      r->n[c] = (uint8_t)(hi - lo + 1);
+      r->partial[c] = 0;
+    }
+  }
+  for (uint32_t i = c ? n : 0; i < n; c++) {
     const uint32_t i0 = i;
     const uint64_t line = secs[i] >> sh;
     uint64_t mask = UINT64_C(1) << (secs[i++] & in_line);
