@@ -970,16 +970,17 @@ static void runs_of(const uint64_t *secs, uint32_t n, unsigned sh, uint64_t part
       r->n[c] = (uint8_t)(hi - lo + 1);
       r->partial[c] = 0;
     }
-  }
-  for (uint32_t i = c ? n : 0; i < n; c++) {
-    const uint32_t i0 = i;
-    const uint64_t line = secs[i] >> sh;
-    uint64_t mask = UINT64_C(1) << (secs[i++] & in_line);
-    for (; i < n && secs[i] >> sh == line; i++) mask |= UINT64_C(1) << (secs[i] & in_line);
-    r->line[c] = line;
-    r->mask[c] = mask;
-    r->n[c] = (uint8_t)(i - i0);
-    r->partial[c] = 0;
+  } else {
+    for (uint32_t i = 0; i < n; c++) {
+      const uint32_t i0 = i;
+      const uint64_t line = secs[i] >> sh;
+      uint64_t mask = UINT64_C(1) << (secs[i++] & in_line);
+      for (; i < n && secs[i] >> sh == line; i++) mask |= UINT64_C(1) << (secs[i] & in_line);
+      r->line[c] = line;
+      r->mask[c] = mask;
+      r->n[c] = (uint8_t)(i - i0);
+      r->partial[c] = 0;
+    }
   }
   r->count = c;
   /* the partial sectors' lines: runs ascend as the sectors do */
