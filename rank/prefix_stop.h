@@ -18,8 +18,8 @@
  * after its k loop), that is at W (ahead[r] + 1) instructions, W the warps in turn: the
  * instructions between the first warp's first two. A reference expected past limit (gemm's
  * store; conv3d's on a limit of two caps, rank.c; one that only an edge's blocks run) is not
- * waited for, nor one that has not come by twice its expected place. A prefix whose references all ran within cap stops at cap; one whose
- * last reference ran later, at twice that. */
+ * waited for, nor one that has not come by twice its expected place. A prefix whose references
+ * all ran within cap stops at cap; one whose last reference ran later, at twice that. */
 #ifndef SP_RANK_PREFIX_STOP_H
 #define SP_RANK_PREFIX_STOP_H
 

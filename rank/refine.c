@@ -115,7 +115,8 @@ double sp_screen_calibration(const sp_rank_result *out) {
 /* The shape the plateau's order (sp_rank_order_plateau) puts first so far: of the refined
  * candidates within SP_RANK_PLATEAU of best (of the subset where also is not NULL), the one no
  * other's shape comes before; NULL where there is none. */
-static const sp_schedule *sp_plateau_head(const sp_rank_result *out, const bool *also, double best) {
+static const sp_schedule *sp_plateau_head(const sp_rank_result *out, const bool *also,
+                                          double best) {
   const sp_schedule *head = NULL;
   for (int i = 0; i < out->n; i++) {
     const sp_rank_candidate *c = &out->candidates[i];

@@ -155,8 +155,8 @@ static void affc_from(affc *out, const sp_affine *a) {
 /* v[l] = base + a evaluated at each lane's indices (wrapping arithmetic), where the loops in
  * `even` have one index for all lanes: their terms are added once, as a scalar, the others lane
  * by lane. */
-static inline void affc_eval_even_at(const affc *a, const int64_t *idx, uint32_t even, uint64_t base,
-                                     int64_t *v) {
+static inline void affc_eval_even(const affc *a, const int64_t *idx, uint32_t even, uint64_t base,
+                                  int64_t *v) {
   uint64_t sc = base + (uint64_t)a->c;
   int lanes[SP_MAX_LOOPS], nl = 0;
   for (int i = 0; i < a->n; i++) {
@@ -176,10 +176,6 @@ static inline void affc_eval_even_at(const affc *a, const int64_t *idx, uint32_t
     const int64_t *x = idx + a->t[lanes[j]].loop * SP_WARP;
     for (int l = 0; l < SP_WARP; l++) u[l] += k * (uint64_t)x[l];
   }
-}
-
-static inline void affc_eval_even(const affc *a, const int64_t *idx, uint32_t even, int64_t *v) {
-  affc_eval_even_at(a, idx, even, 0, v);
 }
 
 static inline bool lanes_equal(const int64_t *x) {
@@ -428,8 +424,8 @@ static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
   }
   int64_t *ix = w->idx + v->loop * SP_WARP;
   int64_t *ub = w->ub + lv * SP_WARP;
-  affc_eval_even(&v->lower, w->idx, w->even, ix);
-  affc_eval_even(&v->upper, w->idx, w->even, ub);
+  affc_eval_even(&v->lower, w->idx, w->even, 0, ix);
+  affc_eval_even(&v->upper, w->idx, w->even, 0, ub);
   if (v->mapped >= 0) {
     const int64_t *p0 = w->p0 + v->mapped * SP_WARP;
     const uint64_t st = (uint64_t)v->step;
@@ -499,7 +495,7 @@ static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   guard_acc acc = {.m = m};
   for (int g = 0; g < R->nguards && acc.m; g++) {
     const guardc *G = &T->guards[R->guard0 + g];
-    affc_eval_even(&G->e, w->idx, w->even, v);
+    affc_eval_even(&G->e, w->idx, w->even, 0, v);
     if (G->modulus)
       for (int l = 0; l < SP_WARP; l++) v[l] = sp_guard_value(G->modulus, G->remainder, v[l]);
     uint32_t ok = 0;
@@ -665,7 +661,7 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
         if (T->shape_base) wi->shape = T->shape_base + (uint64_t)o->ref * (uint64_t)T->wpb + (uint64_t)w->widx + 1;
         lane_addrs(wi->addr, T->ref_lane + ((size_t)o->ref * (size_t)T->wpb + (size_t)w->widx) * SP_WARP, sc);
       } else {
-        affc_eval_even_at(&R->off, w->idx, w->even, R->base, (int64_t *)wi->addr);
+        affc_eval_even(&R->off, w->idx, w->even, R->base, (int64_t *)wi->addr);
         if (T->shape_base && w->lane_step && only_inner_varies(T, &R->off, w->even))
           wi->shape = T->shape_base + (uint64_t)o->ref + 1;
       }
