@@ -502,6 +502,18 @@ static void test_uneven_blocks(void) {
                 (cbrt(d3 + pow(equal.l1_s, 3)) + equal.latency_s);
   CHECK(want > 0 && fabs(uneven.uneven_s - want) < 1e-12 * want + 1e-18);
   CHECK(fabs(uneven.total_s - (equal.total_s + want)) < 1e-12);
+  /* exactly one wave (a capped grid of 8 blocks an SM): every block resident from the start,
+   * applied; the same work spread over 8 times the blocks, one heavy one among them */
+  sp_rank_time one_wave, one_wave_equal;
+  launch(256, 132 * 8, 8, &s, &st);
+  for (int i = 0; i < 132; i++) blocks[i] = 8, work[i] = 8, heaviest[i] = 1;
+  sp_rank_predict_time(&c, &st, &s, &h100, 1, NULL, &one_wave_equal);
+  work[7] = 10, heaviest[7] = 3;
+  sp_rank_predict_time_uneven(&c, &st, &s, &h100, 1, NULL, NULL, &u, 1.0, &one_wave);
+  CHECK(one_wave.uneven_s > 0);
+  CHECK(fabs(one_wave.total_s - (one_wave_equal.total_s + one_wave.uneven_s)) < 1e-12);
+  for (int i = 0; i < 132; i++) blocks[i] = 1, work[i] = heaviest[i] = 1;
+  work[7] = heaviest[7] = 3;
   /* two waves: the later blocks take the slots the light ones leave; not applied */
   sp_rank_time two;
   launch(256, 132 * 9, sp_arch_active_blocks_per_sm(&h100, 256, 0, 0), &s, &st);
@@ -547,6 +559,15 @@ static void test_uneven_blocks(void) {
    * working blocks of 32 threads, 1,056 at once with 8 an SM) */
   tri.n.loops[0].upper.constant = 1023;
   t.grid[1] = 1024;
+  CHECK_EQ_INT(sp_rank_uneven_of(&tri.n, &t, &h100, 8, &v), 0);
+  CHECK_EQ_INT(v.nsm, 0);
+  /* a rectangular nest (the square, not the triangle) on the 4-block grid that counted the
+   * triangle: its blocks differ by no bound; not counted */
+  tri.n.loops[0].upper.constant = 63;
+  tri.n.loops[1].upper = (sp_affine){.constant = 63};
+  tri.n.loops[1].trip_min = tri.n.loops[1].trip_max = 64;
+  CHECK(sp_nest_rectangular(&tri.n));
+  t.grid[1] = 2;
   CHECK_EQ_INT(sp_rank_uneven_of(&tri.n, &t, &h100, 8, &v), 0);
   CHECK_EQ_INT(v.nsm, 0);
 }

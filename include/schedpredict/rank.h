@@ -202,7 +202,8 @@ void sp_rank_predict_time(const sp_cm_counters *c, const sp_trace_stats *st,
                           const sp_schedule *s, const sp_arch *arch, double loads_per_iteration,
                           const sp_rank_combine *comb, sp_rank_time *out);
 /* The blocks of a launch whose working blocks all run in its first wave, resident from the
- * start, so that nothing evens out blocks of unequal work (a triangular nest on a capped grid):
+ * start, so that nothing evens out blocks of unequal work (a triangular nest on a capped grid,
+ * also one of exactly a wave; rectangular nests are left out, rank/time.c says why):
  * per SM, its blocks with work (dealt as the arch deals them), their band iterations together
  * and its heaviest block's (sp_trace_block_work). nsm 0: not such a launch, or its blocks cannot
  * be counted. */
