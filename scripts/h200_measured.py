@@ -27,6 +27,11 @@ Datasets (plans and what the H200 measured for them):
   threads validation/results/h200/2026-11-30-threads-run/, the 16 examples whose pick the
           plateau's order by threads (blocks of at most 256 first) changed, the plans of the
           model with it
+  uneven  validation/results/h200/2026-11-30-uneven-run/new/, the 5 examples whose pick the
+          unequal-blocks charge for triangular nests only (also on exactly one wave) changed,
+          the plans of the model with it
+  uneven0 validation/results/h200/2026-11-30-uneven-run/base/, the same examples, the plans of
+          the model before it (490624d), measured in the same device call
 
 Each example runs as `BIN --arch h200 --format json --top 100000 -q examples/NAME.c ARGS` (ARGS:
 its `// schedpredict-args:` line, and the dataset's own). A measured candidate (status ok) is
@@ -70,6 +75,8 @@ THREADS = "validation/results/h200/2026-11-30-threads-run"
 THREADS_EXAMPLES = ["collapse4", "colmajor_runtime", "conv2d", "correlation", "covariance", "enum_sizes", "fdtd2d",
                     "jacobi", "kernels_region", "omp_target", "pointer_arith", "reverse_loop", "spmv_short_rows",
                     "triangular", "vla_param", "xreuse"]
+UNEVEN = "validation/results/h200/2026-11-30-uneven-run"
+UNEVEN_EXAMPLES = ["atax", "conv3d", "correlation", "covariance", "triangular"]
 HARNESS_ARGS = {"redblack": ["--param", "color=1"]}  # the values the harness ran
 
 
@@ -90,7 +97,9 @@ DATASETS = (
     runs("rest", REST, REST_EXAMPLES) +
     runs("levels", LEVELS, LEVELS_EXAMPLES) +
     runs("mlp", MLP, ("conv2d", "fdtd2d", "himeno")) +
-    runs("threads", THREADS, THREADS_EXAMPLES))
+    runs("threads", THREADS, THREADS_EXAMPLES) +
+    runs("uneven", f"{UNEVEN}/new", UNEVEN_EXAMPLES) +
+    runs("uneven0", f"{UNEVEN}/base", UNEVEN_EXAMPLES))
 
 
 def load(path):

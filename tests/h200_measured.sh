@@ -16,13 +16,14 @@ python3 scripts/h200_measured.py "$bin" --baseline "$bin" --json "$tmp/r.json" >
 new=$(grep "^new: " "$tmp/out" | sed 's/^new: //')
 base=$(grep "^base: " "$tmp/out" | sed 's/^base: //')
 [ -n "$new" ] && [ "$new" = "$base" ] || fail "the binary against itself differs: '$new' / '$base'"
-echo "$new" | grep -q "^151 nests, 1972 candidates (0 unmatched)" || fail "not every candidate matched: $new"
-# the lines by dataset add up to the whole: 10 datasets, 151 nests
+echo "$new" | grep -q "^175 nests, 2280 candidates (0 unmatched)" || fail "not every candidate matched: $new"
+# the lines by dataset add up to the whole: 12 datasets, 175 nests
 python3 - "$tmp/out" <<'EOF' || fail "by dataset"
 import re, sys
 rows = re.findall(r"^  (\S+) +new: (\d+) nests, (\d+) candidates", open(sys.argv[1]).read(), re.M)
-assert len(rows) == 10 and sum(int(r[1]) for r in rows) == 151 and sum(int(r[2]) for r in rows) == 1972, rows
+assert len(rows) == 12 and sum(int(r[1]) for r in rows) == 175 and sum(int(r[2]) for r in rows) == 2280, rows
 assert ("levels", "34", "447") in rows and ("threads", "32", "411") in rows, rows
+assert ("uneven", "12", "153") in rows and ("uneven0", "12", "155") in rows, rows
 EOF
 python3 - "$tmp/r.json" "$new" <<'EOF' || fail "summary"
 import json, math, re, statistics, sys
