@@ -12,6 +12,28 @@ static double sp_pct(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* Prose lines of the text report are wrapped to this many columns (the table is wider). */
+#define SP_REPORT_PROSE_COLUMNS 100
+
+/* text as lines of at most SP_REPORT_PROSE_COLUMNS, broken at spaces: the first after "  ", the
+ * rest after "    " so that they read as one note; a word longer than a line stays whole */
+static void sp_put_prose(FILE *out, const char *text) {
+  const char *indent = "  ";
+  while (*text) {
+    const size_t room = SP_REPORT_PROSE_COLUMNS - strlen(indent), n = strlen(text);
+    size_t cut = n;
+    if (n > room) {
+      cut = room;
+      while (cut > 0 && text[cut] != ' ') cut--;
+      if (cut == 0) cut = strcspn(text, " ");
+    }
+    fprintf(out, "%s%.*s\n", indent, (int)cut, text);
+    text += cut;
+    while (*text == ' ') text++;
+    indent = "    ";
+  }
+}
+
 /* "j->tx+bx i->ty+by k:seq" */
 void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len) {
   size_t used = 0;
@@ -165,23 +187,33 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
       sampled += r->candidates[c].sampled;
       screened += sp_rank_screened_only(r, &r->candidates[c]);
     }
-    fprintf(out, "  %d candidates evaluated", r->n);
-    if (sampled) fprintf(out, " (%d estimated from samples, marked ~; --exact to simulate all)", sampled);
-    if (screened)
-      fprintf(out, "\n  %d only screened on a short sample, marked ~~: rough figures that only chose "
-                   "what to simulate longer", screened);
+    char line[512];
+    int used = snprintf(line, sizeof line, "%d candidates evaluated", r->n);
+    if (sampled && used >= 0 && (size_t)used < sizeof line)
+      snprintf(line + used, sizeof line - (size_t)used,
+               " (%d estimated from samples, marked ~; --exact to simulate all)", sampled);
+    sp_put_prose(out, line);
+    if (screened) {
+      snprintf(line, sizeof line, "%d only screened on a short sample, marked ~~: rough figures that "
+                                  "only chose what to simulate longer", screened);
+      sp_put_prose(out, line);
+    }
     int plateau = sp_rank_plateau_size(r);
-    if (plateau > 1)
-      fprintf(out, "\n  ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model can "
-                   "tell apart: blocks of at most %d threads come first there, the widest block x first, "
-                   "and of the same threads a grid "
-                   "along the thread-x loop before one across it",
-              plateau, 100 * (SP_RANK_PLATEAU - 1), SP_RANK_PLATEAU_THREADS);
+    if (plateau > 1) {
+      snprintf(line, sizeof line,
+               "ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model can "
+               "tell apart: blocks of at most %d threads come first there, the widest block x first, "
+               "and of the same threads a grid along the thread-x loop before one across it",
+               plateau, 100 * (SP_RANK_PLATEAU - 1), SP_RANK_PLATEAU_THREADS);
+      sp_put_prose(out, line);
+    }
     const int regs = sp_rank_registers(r);
-    if (regs > 0)
-      fprintf(out, "\n  blocks an SM holds at once are limited by %d registers a thread (--registers)",
-              regs);
-    fputs("\n\n", out);
+    if (regs > 0) {
+      snprintf(line, sizeof line,
+               "blocks an SM holds at once are limited by %d registers a thread (--registers)", regs);
+      sp_put_prose(out, line);
+    }
+    fputc('\n', out);
     fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
             "pattern", "CUDA mapping", "block", "grid", "requests", "sectors", "L1%", "L2%",
             "DRAM MB", "cost(Xu)", "time us", "speedup");
@@ -195,7 +227,9 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
     if (nests[i].advice_text) fprintf(out, "\n%s", nests[i].advice_text);
     char why[768];
     sp_why(nest, r, why, sizeof why);
-    fprintf(out, "\n  %s\n\n", why);
+    fputc('\n', out);
+    sp_put_prose(out, why);
+    fputc('\n', out);
   }
 }
 
