@@ -194,23 +194,26 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
                " (%d estimated from samples, marked ~; --exact to simulate all)", sampled);
     sp_put_prose(out, line);
     if (screened) {
-      snprintf(line, sizeof line, "%d only screened on a short sample, marked ~~: rough figures that "
-                                  "only chose what to simulate longer", screened);
+      snprintf(line, sizeof line,
+               "%d only screened on a short sample, marked ~~: rough figures that only chose what to "
+               "simulate longer",
+               screened);
       sp_put_prose(out, line);
     }
     int plateau = sp_rank_plateau_size(r);
     if (plateau > 1) {
       snprintf(line, sizeof line,
-               "ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model can "
-               "tell apart: blocks of at most %d threads come first there, the widest block x first, "
-               "and of the same threads a grid along the thread-x loop before one across it",
+               "ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model "
+               "can tell apart: blocks of at most %d threads come first there, the widest block x "
+               "first, and of the same threads a grid along the thread-x loop before one across it",
                plateau, 100 * (SP_RANK_PLATEAU - 1), SP_RANK_PLATEAU_THREADS);
       sp_put_prose(out, line);
     }
     const int regs = sp_rank_registers(r);
     if (regs > 0) {
       snprintf(line, sizeof line,
-               "blocks an SM holds at once are limited by %d registers a thread (--registers)", regs);
+               "blocks an SM holds at once are limited by %d registers a thread (--registers)",
+               regs);
       sp_put_prose(out, line);
     }
     fputc('\n', out);

@@ -74,7 +74,8 @@ int main() {
   float us;
   us = probe_time_us_each("full", 7, 2, flush, [&] { tril_full<<<dim3(GX, N), TX>>>(a, d); });
   printf("full,%d,%d,%d,%.2f\n", TX, all, working, us);
-  us = probe_time_us_each("after", 7, 2, flush, [&] { tril_table<<<all, TX>>>(a, d, table, working); });
+  us = probe_time_us_each("after", 7, 2, flush,
+                          [&] { tril_table<<<all, TX>>>(a, d, table, working); });
   printf("after,%d,%d,%d,%.2f\n", TX, all, working, us);
   us = probe_time_us_each("compact", 7, 2, flush,
                           [&] { tril_table<<<working, TX>>>(a, d, table, working); });
