@@ -1,6 +1,7 @@
 /* Reports of a ranking: the human text table and JSON with the same content. */
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,16 @@ static void sp_put_prose(FILE *out, const char *text) {
     while (*text == ' ') text++;
     indent = "    ";
   }
+}
+
+static void sp_put_prosef(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sp_put_prosef(FILE *out, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  sp_put_prose(out, text);
 }
 
 /* "j->tx+bx i->ty+by k:seq" */
@@ -187,35 +198,28 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
       sampled += r->candidates[c].sampled;
       screened += sp_rank_screened_only(r, &r->candidates[c]);
     }
-    char line[512];
-    int used = snprintf(line, sizeof line, "%d candidates evaluated", r->n);
-    if (sampled && used >= 0 && (size_t)used < sizeof line)
-      snprintf(line + used, sizeof line - (size_t)used,
-               " (%d estimated from samples, marked ~; --exact to simulate all)", sampled);
-    sp_put_prose(out, line);
-    if (screened) {
-      snprintf(line, sizeof line,
-               "%d only screened on a short sample, marked ~~: rough figures that only chose what to "
-               "simulate longer",
-               screened);
-      sp_put_prose(out, line);
-    }
+    if (sampled)
+      sp_put_prosef(out, "%d candidates evaluated (%d estimated from samples, marked ~; --exact to "
+                         "simulate all)",
+                    r->n, sampled);
+    else
+      sp_put_prosef(out, "%d candidates evaluated", r->n);
+    if (screened)
+      sp_put_prosef(out, "%d only screened on a short sample, marked ~~: rough figures that only "
+                         "chose what to simulate longer",
+                    screened);
     int plateau = sp_rank_plateau_size(r);
-    if (plateau > 1) {
-      snprintf(line, sizeof line,
-               "ranks 1-%d are predicted within %.0f %% of the fastest, closer than the model "
-               "can tell apart: blocks of at most %d threads come first there, the widest block x "
-               "first, and of the same threads a grid along the thread-x loop before one across it",
-               plateau, 100 * (SP_RANK_PLATEAU - 1), SP_RANK_PLATEAU_THREADS);
-      sp_put_prose(out, line);
-    }
+    if (plateau > 1)
+      sp_put_prosef(out, "ranks 1-%d are predicted within %.0f %% of the fastest, closer than the "
+                         "model can tell apart: blocks of at most %d threads come first there, the "
+                         "widest block x first, and of the same threads a grid along the thread-x "
+                         "loop before one across it",
+                    plateau, 100 * (SP_RANK_PLATEAU - 1), SP_RANK_PLATEAU_THREADS);
     const int regs = sp_rank_registers(r);
-    if (regs > 0) {
-      snprintf(line, sizeof line,
-               "blocks an SM holds at once are limited by %d registers a thread (--registers)",
-               regs);
-      sp_put_prose(out, line);
-    }
+    if (regs > 0)
+      sp_put_prosef(out, "blocks an SM holds at once are limited by %d registers a thread "
+                         "(--registers)",
+                    regs);
     fputc('\n', out);
     fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
             "pattern", "CUDA mapping", "block", "grid", "requests", "sectors", "L1%", "L2%",

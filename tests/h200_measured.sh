@@ -50,8 +50,9 @@ EOF
 
 # --registers: vla_param.c:17's kernels (the rest run's) held 28-36 registers; with them the
 # blocks of 1,024 threads with 36 run one an SM, and the pick is the collapsed loop on 1,056
-# blocks of 256, 1.7 % behind the fastest (30 % slower without); candidates whose warps did not change keep their times, but
-# for a few that the limited ones take out of the refinement rounds or put in
+# blocks of 256, 1.7 % behind the fastest (30 % slower without); candidates whose warps did not
+# change keep their times, but for a few that the limited ones take out of the refinement rounds
+# or put in
 python3 scripts/h200_measured.py "$bin" --duration --registers --json "$tmp/g.json" >"$tmp/out" 2>"$tmp/err" ||
   fail "--registers: exit $?"
 grep -q "candidates register-limited (fewer warps an SM with their registers)" "$tmp/out" ||
