@@ -431,8 +431,24 @@ typedef struct memo_entry {
   uint64_t stride;
 } memo_entry;
 
+/* ---- the memo of results ----------------------------------------------------------------
+ * Two instructions of one (shape, mask, size) whose first lanes lie equally far into a line
+ * touch the same sectors and lines, shifted by whole lines (when no access wraps the address
+ * space). So the first one's result, relative to its first lane's sector and line, is the
+ * next one's without coalescing again. Direct mapped as the layouts. */
+enum { RESULT_BITS = 8, RESULT_ENTRIES = 1 << RESULT_BITS };
+
+typedef struct result_entry {
+  uint64_t shape; /* 0: empty */
+  uint32_t mask, bytes;
+  uint32_t in_line; /* the first lane's byte offset in its line */
+  uint32_t n_sectors, n_lines;
+  int32_t sector[SP_CM_MAX_UNITS], line[SP_CM_MAX_UNITS]; /* from the first lane's */
+} result_entry;
+
 struct sp_cm_coalesce_memo {
   memo_entry e[MEMO_ENTRIES];
+  result_entry r[RESULT_ENTRIES];
 };
 
 sp_cm_coalesce_memo *sp_cm_coalesce_memo_create(void)
@@ -487,15 +503,44 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
   const uint64_t a0 = lane_addr[__builtin_ctz(active_mask)];
   if (lanes_wrap(a0, e->lo_off, e->hi_off, span)) {
     out->bank_cycles = l1_bank_cycles(lane_addr, active_mask, access_bytes);
-  } else {
-    const uint32_t mod4 = (uint32_t)(a0 & 3);
-    if (e->bank_mod4 != mod4) {
-      e->bank_cycles = l1_bank_cycles(lane_addr, active_mask, access_bytes);
-      e->bank_mod4 = mod4;
-    }
-    out->bank_cycles = e->bank_cycles;
+    coalesce_planned(c, e->grid ? &e->plan : NULL, lane_addr, active_mask, span, out);
+    return 0;
+  }
+  const uint32_t mod4 = (uint32_t)(a0 & 3);
+  if (e->bank_mod4 != mod4) {
+    e->bank_cycles = l1_bank_cycles(lane_addr, active_mask, access_bytes);
+    e->bank_mod4 = mod4;
+  }
+  out->bank_cycles = e->bank_cycles;
+  const uint32_t in_line = (uint32_t)(a0 & (c->line_bytes - 1));
+  const uint64_t s0 = a0 >> c->sector_shift, l0 = a0 >> (c->sector_shift + c->sectors_per_line_shift);
+  result_entry *r = &memo->r[((uint64_t)(e - memo->e) * 31 + in_line) & (RESULT_ENTRIES - 1)];
+  if (r->shape == shape && r->mask == active_mask && r->bytes == access_bytes && r->in_line == in_line) {
+    for (uint32_t i = 0; i < r->n_sectors; i++) out->sectors[i] = s0 + (uint64_t)(int64_t)r->sector[i];
+    for (uint32_t i = 0; i < r->n_lines; i++) out->lines[i] = l0 + (uint64_t)(int64_t)r->line[i];
+    out->n_sectors = r->n_sectors;
+    out->n_lines = r->n_lines;
+    return 0;
   }
   coalesce_planned(c, e->grid ? &e->plan : NULL, lane_addr, active_mask, span, out);
+  /* kept when every unit is within an int32 of the first lane's (lanes up to 64 GB apart) */
+  int fits = 1;
+  for (uint32_t i = 0; i < out->n_sectors; i++) {
+    int64_t d = (int64_t)(out->sectors[i] - s0);
+    fits &= d >= INT32_MIN && d <= INT32_MAX;
+    r->sector[i] = (int32_t)d;
+  }
+  for (uint32_t i = 0; i < out->n_lines; i++) {
+    int64_t d = (int64_t)(out->lines[i] - l0);
+    fits &= d >= INT32_MIN && d <= INT32_MAX;
+    r->line[i] = (int32_t)d;
+  }
+  r->shape = fits ? shape : 0;
+  r->mask = active_mask;
+  r->bytes = access_bytes;
+  r->in_line = in_line;
+  r->n_sectors = out->n_sectors;
+  r->n_lines = out->n_lines;
   return 0;
 }
 /* Index of sector s in the ascending list, starting the search at *hint (lanes mostly ascend). */

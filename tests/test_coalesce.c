@@ -424,8 +424,8 @@ static void test_random_grids_vs_reference(void)
  * affine, scattered), each with its own shape id, issued in random order at random bases
  * (some near the top of the address space, where a grid's bounding box wraps and the general
  * path must answer) and masks, so that the 512-entry memo sees hits, misses and collisions;
- * every answer against the reference. A memo that kept a layout's emission instead of its
- * analysis, or ignored the mask or the access size in its key, fails here. */
+ * every answer against the reference. A memo that kept a layout's emission without the first
+ * lane's place in its line, or ignored the mask or the access size in its key, fails here. */
 static void test_shaped_vs_reference(void)
 {
   enum { LAYOUTS = 3000 };
@@ -455,8 +455,12 @@ static void test_shaped_vs_reference(void)
   for (int trial = 0; trial < 60000; trial++) {
     int k = (int)(sp_test_rand(&rng) % (trial < 20000 ? 200 : LAYOUTS)); /* first few: many hits */
     uint32_t mask = masks[k][sp_test_rand(&rng) % 3];
-    uint64_t base = trial % 10 == 9 ? UINT64_MAX - sp_test_rand(&rng) % 400000
-                                    : (UINT64_C(1) << 40) + sp_test_rand(&rng) % (UINT64_C(1) << 30);
+    /* every third base at one of 4 word offsets into a line, as a trace's are: the memo of
+     * results, by the first lane's place in its line, then hits */
+    uint64_t base = trial % 10 == 9  ? UINT64_MAX - sp_test_rand(&rng) % 400000
+                    : trial % 3 == 0 ? (UINT64_C(1) << 40) + (sp_test_rand(&rng) % (UINT64_C(1) << 23)) * 128 +
+                                           (sp_test_rand(&rng) % 4) * 8
+                                     : (UINT64_C(1) << 40) + sp_test_rand(&rng) % (UINT64_C(1) << 30);
     uint64_t addr[32];
     for (int l = 0; l < 32; l++) addr[l] = base + (uint64_t)off[k][l];
     wrapped += trial % 10 == 9;
