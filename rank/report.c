@@ -139,20 +139,49 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
 #undef SP_SAY
 }
 
-static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_result *res,
-                         const sp_rank_candidate *c, int rank, double default_s) {
-  char map[160];
-  sp_report_cuda_mapping(n, &c->schedule, map, sizeof map);
-  char block[32], grid[48];
-  snprintf(block, sizeof block, "%dx%dx%d", c->schedule.block[0], c->schedule.block[1],
-           c->schedule.block[2]);
-  snprintf(grid, sizeof grid, "%lldx%lldx%lld", (long long)c->schedule.grid[0],
+/* A row's text cells: pattern, CUDA mapping, block, grid. */
+typedef struct sp_row_cells {
+  char map[160], block[32], grid[48];
+} sp_row_cells;
+
+/* The width of each text column: its header's or wider, as its widest cell among the rows
+ * shown (a pattern such as ty+bx|tx+by outgrows the header's 8). */
+typedef struct sp_row_widths {
+  int pattern, map, block, grid;
+} sp_row_widths;
+
+static void sp_row_fill(const sp_nest *n, const sp_rank_candidate *c, sp_row_cells *cells) {
+  sp_report_cuda_mapping(n, &c->schedule, cells->map, sizeof cells->map);
+  snprintf(cells->block, sizeof cells->block, "%dx%dx%d", c->schedule.block[0],
+           c->schedule.block[1], c->schedule.block[2]);
+  snprintf(cells->grid, sizeof cells->grid, "%lldx%lldx%lld", (long long)c->schedule.grid[0],
            (long long)c->schedule.grid[1], (long long)c->schedule.grid[2]);
+}
+
+static int sp_max_int(int a, int b) {
+  return a > b ? a : b;
+}
+
+static void sp_row_widen(const sp_nest *n, const sp_rank_candidate *c, sp_row_widths *w) {
+  sp_row_cells cells;
+  sp_row_fill(n, c, &cells);
+  w->pattern = sp_max_int(w->pattern, (int)strlen(c->schedule.name));
+  w->map = sp_max_int(w->map, (int)strlen(cells.map));
+  w->block = sp_max_int(w->block, (int)strlen(cells.block));
+  w->grid = sp_max_int(w->grid, (int)strlen(cells.grid));
+}
+
+static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_result *res,
+                         const sp_rank_candidate *c, int rank, double default_s,
+                         const sp_row_widths *w) {
+  sp_row_cells cells;
+  sp_row_fill(n, c, &cells);
   char r[16];
   if (rank > 0) snprintf(r, sizeof r, "%d", rank);
   else snprintf(r, sizeof r, "dflt");
-  fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10lld %11lld %5.1f %5.1f %9.1f %10.3g %9.1f %6.2fx%s\n",
-          r, c->schedule.name, map, block, grid, (long long)(c->total.ld_requests + c->total.st_requests),
+  fprintf(out, "  %4s %-*s %-*s %-*s %-*s %10lld %11lld %5.1f %5.1f %9.1f %10.3g %9.1f %6.2fx%s\n",
+          r, w->pattern, c->schedule.name, w->map, cells.map, w->block, cells.block, w->grid,
+          cells.grid, (long long)(c->total.ld_requests + c->total.st_requests),
           (long long)(c->total.ld_sectors + c->total.st_sectors),
           sp_pct(c->total.ld_l1_hit_sectors, c->total.ld_sectors),
           sp_pct(c->total.l2_read_hit_sectors, c->total.l2_read_sectors),
@@ -221,16 +250,20 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
                          "(--registers)",
                     regs);
     fputc('\n', out);
-    fprintf(out, "  %4s %-8s %-26s %-11s %-17s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
-            "pattern", "CUDA mapping", "block", "grid", "requests", "sectors", "L1%", "L2%",
-            "DRAM MB", "cost(Xu)", "time us", "speedup");
-    double dflt = r->candidates[r->default_index].time.total_s;
+    sp_row_widths w = {8, 26, 11, 17};
     bool default_shown = false;
     for (int k = 0; k < r->n && k < top; k++) {
-      sp_print_row(out, nest, r, &r->candidates[r->order[k]], k + 1, dflt);
+      sp_row_widen(nest, &r->candidates[r->order[k]], &w);
       default_shown |= r->order[k] == r->default_index;
     }
-    if (!default_shown) sp_print_row(out, nest, r, &r->candidates[r->default_index], 0, dflt);
+    if (!default_shown) sp_row_widen(nest, &r->candidates[r->default_index], &w);
+    fprintf(out, "  %4s %-*s %-*s %-*s %-*s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
+            w.pattern, "pattern", w.map, "CUDA mapping", w.block, "block", w.grid, "grid",
+            "requests", "sectors", "L1%", "L2%", "DRAM MB", "cost(Xu)", "time us", "speedup");
+    double dflt = r->candidates[r->default_index].time.total_s;
+    for (int k = 0; k < r->n && k < top; k++)
+      sp_print_row(out, nest, r, &r->candidates[r->order[k]], k + 1, dflt, &w);
+    if (!default_shown) sp_print_row(out, nest, r, &r->candidates[r->default_index], 0, dflt, &w);
     if (nests[i].advice_text) fprintf(out, "\n%s", nests[i].advice_text);
     char why[768];
     sp_why(nest, r, why, sizeof why);

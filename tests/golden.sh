@@ -3,7 +3,8 @@
 #   tests/golden.sh SCHEDPREDICT [--update] [--report]
 # default: `schedpredict --dump-ir` against tests/golden/NAME.ir.json;
 # --report: the ranking report (`--top 3`, H100 model) against tests/golden/NAME.report.txt,
-#   every figure of which comes from simulating the candidates.
+#   every figure of which comes from simulating the candidates, and whose table rows must line
+#   up under their header.
 # --update rewrites the expected files (review the diff before committing it).
 set -u
 bin=$1
@@ -31,6 +32,14 @@ for src in examples/*.c; do
   n=$((n + 1))
   if [ $rc -ne 0 ]; then
     echo "FAIL $name: exit $rc"; cat /tmp/golden.$$.err; fail=$((fail + 1)); continue
+  fi
+  # a table's rows line up under its header: each row's speedup ends ("x") where the header does
+  if [ $mode = report ] && ! printf '%s\n' "$actual" | awk '
+      /^  rank / { h = length($0); next }
+      h && /^$/ { h = 0 }
+      h && substr($0, h, 1) != "x" { print "  misaligned: " $0; bad = 1 }
+      END { exit bad }'; then
+    echo "FAIL $name: a table row does not line up with its header"; fail=$((fail + 1)); continue
   fi
   if [ "$update" = "--update" ]; then
     printf '%s\n' "$actual" > "$expected"
