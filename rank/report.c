@@ -13,26 +13,33 @@ static double sp_pct(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* Prose lines of the text report are wrapped to this many columns (the table is wider). */
-#define SP_REPORT_PROSE_COLUMNS 100
-
-/* text as lines of at most SP_REPORT_PROSE_COLUMNS, broken at spaces: the first after "  ", the
- * rest after "    " so that they read as one note; a word longer than a line stays whole */
-static void sp_put_prose(FILE *out, const char *text) {
+char *sp_report_prose(const char *text) {
+  const size_t n = strlen(text);
+  /* each line adds at most its indent and a newline; a line holds at least one character */
+  char *out = malloc(n * 6 + 8), *o = out;
+  if (!out) return NULL;
   const char *indent = "  ";
   while (*text) {
-    const size_t room = SP_REPORT_PROSE_COLUMNS - strlen(indent), n = strlen(text);
-    size_t cut = n;
-    if (n > room) {
+    const size_t room = SP_REPORT_PROSE_COLUMNS - strlen(indent), left = strlen(text);
+    size_t cut = left;
+    if (left > room) {
       cut = room;
       while (cut > 0 && text[cut] != ' ') cut--;
       if (cut == 0) cut = strcspn(text, " ");
     }
-    fprintf(out, "%s%.*s\n", indent, (int)cut, text);
+    o += sprintf(o, "%s%.*s\n", indent, (int)cut, text);
     text += cut;
     while (*text == ' ') text++;
     indent = "    ";
   }
+  *o = 0;
+  return out;
+}
+
+static void sp_put_prose(FILE *out, const char *text) {
+  char *lines = sp_report_prose(text);
+  if (lines) fputs(lines, out);
+  free(lines);
 }
 
 static void sp_put_prosef(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
