@@ -245,21 +245,11 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
 
 /* ---- text and JSON members of the report ---- */
 
-/* a note of the advice block, wrapped as the report's prose (the findings stay one line each:
- * editors read them as diagnostics) */
-static void sp_adv_prose(sp_adv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sp_adv_prose(sp_adv_buf *b, const char *fmt, ...) {
-  char text[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  char *lines = sp_report_prose(text);
-  if (!lines) {
-    b->oom = true;
-    return;
-  }
-  sp_adv_put(b, "%s", lines);
+/* appends and frees lines from sp_report_prose: the advice block's notes wrap as the report's
+ * prose (the findings stay one line each: editors read them as diagnostics) */
+static void sp_adv_put_lines(sp_adv_buf *b, char *lines) {
+  if (lines) sp_adv_put(b, "%s", lines);
+  else b->oom = true;
   free(lines);
 }
 
@@ -276,16 +266,21 @@ char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
   const sp_rank_candidate *c = sp_adv_cand(a);
   if (!a->rank) return strdup("");
   if (!c) {
-    sp_adv_prose(&b, "recommended for %s: none of the ranked schedules can be written for %s", cn,
-                 cn);
+    sp_adv_put_lines(&b, sp_report_prose("recommended for %s: none of the ranked schedules can be "
+                                         "written for %s",
+                                         cn, cn));
   } else if (a->no_gain) {
-    sp_adv_prose(&b, "recommended for %s: keep the schedule as written; the best %s can express "
-                     "(rank %d, %s) is predicted %.2fx the compiler default's speed",
-                 cn, cn, a->rank_pos + 1, c->schedule.name, sp_adv_speedup(a));
+    sp_adv_put_lines(&b, sp_report_prose("recommended for %s: keep the schedule as written; the "
+                                         "best %s can express (rank %d, %s) is predicted %.2fx "
+                                         "the compiler default's speed",
+                                         cn, cn, a->rank_pos + 1, c->schedule.name,
+                                         sp_adv_speedup(a)));
   } else {
-    sp_adv_prose(&b, "recommended for %s (rank %d, predicted %.2fx the compiler default's speed)%s:",
-                 cn, a->rank_pos + 1, sp_adv_speedup(a),
-                 a->plan.interchange ? ", with the loops interchanged" : "");
+    sp_adv_put_lines(&b, sp_report_prose("recommended for %s (rank %d, predicted %.2fx the "
+                                         "compiler default's speed)%s:",
+                                         cn, a->rank_pos + 1, sp_adv_speedup(a),
+                                         a->plan.interchange ? ", with the loops interchanged"
+                                                             : ""));
     for (int pos = 0; pos < a->plan.nband; pos++) {
       const sp_loop *L = &a->nest->loops[a->plan.perm[pos]];
       if (pos == 0 && a->construct_directive) {
@@ -308,14 +303,16 @@ char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
     const sp_rank_candidate *best = &a->rank->candidates[a->rank->order[0]];
     char map[160];
     sp_report_cuda_mapping(a->nest, &best->schedule, map, sizeof map);
-    sp_adv_prose(&b, "the model's best (rank 1) cannot be written for %s: %s; as CUDA: %s, block "
-                     "%dx%dx%d, grid %lldx%lldx%lld",
-                 cn, a->best_why_not, map, best->schedule.block[0], best->schedule.block[1],
-                 best->schedule.block[2], (long long)best->schedule.grid[0],
-                 (long long)best->schedule.grid[1], (long long)best->schedule.grid[2]);
+    sp_adv_put_lines(&b, sp_report_prose("the model's best (rank 1) cannot be written for %s: %s; "
+                                         "as CUDA: %s, block %dx%dx%d, grid %lldx%lldx%lld",
+                                         cn, a->best_why_not, map, best->schedule.block[0],
+                                         best->schedule.block[1], best->schedule.block[2],
+                                         (long long)best->schedule.grid[0],
+                                         (long long)best->schedule.grid[1],
+                                         (long long)best->schedule.grid[2]));
   }
   if (a->fix_error[0] && !a->no_gain)
-    sp_adv_prose(&b, "--fix leaves this nest alone: %s", a->fix_error);
+    sp_adv_put_lines(&b, sp_report_prose("--fix leaves this nest alone: %s", a->fix_error));
   sp_adv_finding f[SP_ADV_MAX_FINDINGS];
   int nf = sp_adv_findings(a, arch, cc, f, SP_ADV_MAX_FINDINGS);
   for (int i = 0; i < nf; i++)

@@ -13,43 +13,46 @@ static double sp_pct(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-char *sp_report_prose(const char *text) {
-  const size_t n = strlen(text);
-  /* each line adds at most its indent and a newline; a line holds at least one character */
-  char *out = malloc(n * 6 + 8), *o = out;
-  if (!out) return NULL;
-  const char *indent = "  ";
-  while (*text) {
-    const size_t room = SP_REPORT_PROSE_COLUMNS - strlen(indent), left = strlen(text);
+char *sp_report_prose(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *text = malloc((size_t)n + 1);
+  /* each line adds at most its indent and a newline, and holds at least one character */
+  char *out = malloc((size_t)n * 6 + 8), *o = out;
+  if (!text || !out) {
+    free(text);
+    free(out);
+    return NULL;
+  }
+  va_start(ap, fmt);
+  vsnprintf(text, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  const char *t = text, *indent = "  ";
+  while (*t) {
+    const size_t room = SP_REPORT_PROSE_COLUMNS - strlen(indent), left = strlen(t);
     size_t cut = left;
     if (left > room) {
       cut = room;
-      while (cut > 0 && text[cut] != ' ') cut--;
-      if (cut == 0) cut = strcspn(text, " ");
+      while (cut > 0 && t[cut] != ' ') cut--;
+      if (cut == 0) cut = strcspn(t, " ");
     }
-    o += sprintf(o, "%s%.*s\n", indent, (int)cut, text);
-    text += cut;
-    while (*text == ' ') text++;
+    o += sprintf(o, "%s%.*s\n", indent, (int)cut, t);
+    t += cut;
+    while (*t == ' ') t++;
     indent = "    ";
   }
   *o = 0;
+  free(text);
   return out;
 }
 
-static void sp_put_prose(FILE *out, const char *text) {
-  char *lines = sp_report_prose(text);
+/* writes and frees lines from sp_report_prose */
+static void sp_put_lines(FILE *out, char *lines) {
   if (lines) fputs(lines, out);
   free(lines);
-}
-
-static void sp_put_prosef(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sp_put_prosef(FILE *out, const char *fmt, ...) {
-  char text[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  sp_put_prose(out, text);
 }
 
 /* "j->tx+bx i->ty+by k:seq" */
@@ -235,27 +238,29 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
       screened += sp_rank_screened_only(r, &r->candidates[c]);
     }
     if (sampled)
-      sp_put_prosef(out, "%d candidates evaluated (%d estimated from samples, marked ~; --exact to "
-                         "simulate all)",
-                    r->n, sampled);
+      sp_put_lines(out, sp_report_prose("%d candidates evaluated (%d estimated from samples, "
+                                        "marked ~; --exact to simulate all)",
+                                        r->n, sampled));
     else
-      sp_put_prosef(out, "%d candidates evaluated", r->n);
+      sp_put_lines(out, sp_report_prose("%d candidates evaluated", r->n));
     if (screened)
-      sp_put_prosef(out, "%d only screened on a short sample, marked ~~: rough figures that only "
-                         "chose what to simulate longer",
-                    screened);
+      sp_put_lines(out, sp_report_prose("%d only screened on a short sample, marked ~~: rough "
+                                        "figures that only chose what to simulate longer",
+                                        screened));
     int plateau = sp_rank_plateau_size(r);
     if (plateau > 1)
-      sp_put_prosef(out, "ranks 1-%d are predicted within %.0f %% of the fastest, closer than the "
-                         "model can tell apart: blocks of at most %d threads come first there, the "
-                         "widest block x first, and of the same threads a grid along the thread-x "
-                         "loop before one across it",
-                    plateau, 100 * (SP_RANK_PLATEAU - 1), SP_RANK_PLATEAU_THREADS);
+      sp_put_lines(out, sp_report_prose("ranks 1-%d are predicted within %.0f %% of the fastest, "
+                                        "closer than the model can tell apart: blocks of at most "
+                                        "%d threads come first there, the widest block x first, "
+                                        "and of the same threads a grid along the thread-x loop "
+                                        "before one across it",
+                                        plateau, 100 * (SP_RANK_PLATEAU - 1),
+                                        SP_RANK_PLATEAU_THREADS));
     const int regs = sp_rank_registers(r);
     if (regs > 0)
-      sp_put_prosef(out, "blocks an SM holds at once are limited by %d registers a thread "
-                         "(--registers)",
-                    regs);
+      sp_put_lines(out, sp_report_prose("blocks an SM holds at once are limited by %d registers a "
+                                        "thread (--registers)",
+                                        regs));
     fputc('\n', out);
     sp_row_widths w = {8, 26, 11, 17};
     bool default_shown = false;
@@ -275,7 +280,7 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
     char why[768];
     sp_why(nest, r, why, sizeof why);
     fputc('\n', out);
-    sp_put_prose(out, why);
+    sp_put_lines(out, sp_report_prose("%s", why));
     fputc('\n', out);
   }
 }

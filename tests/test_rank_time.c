@@ -1,5 +1,7 @@
 /* The time model: parallelism counts, not only traffic. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "schedpredict/rank.h"
 #include "tests/sp_nestbuild.h"
@@ -876,12 +878,48 @@ static void test_fp_work_of_candidate(void) {
   CHECK_NEAR(ar.warp_ops[SP_FP64_SIMPLE] + ar.chain_warp_cycles, 0, 0);
 }
 
+/* The report's prose (sp_report_prose): lines of at most SP_REPORT_PROSE_COLUMNS broken at
+ * spaces, the first indented by two, the rest by four, the words in order; a word longer than a
+ * line on a line of its own, whole. */
+static void test_report_prose(void) {
+  char *one = sp_report_prose("%d candidates", 12);
+  CHECK(one && strcmp(one, "  12 candidates\n") == 0);
+  free(one);
+  char words[600] = "", rejoined[600] = "", *lines;
+  for (int k = 0; strlen(words) < 400; k++)
+    snprintf(words + strlen(words), sizeof words - strlen(words), "%sw%d", k ? " " : "", k * 37);
+  lines = sp_report_prose("%s", words);
+  CHECK(lines != NULL);
+  int n = 0, bad = 0;
+  for (char *l = lines, *e; l && *l; l = e + 1, n++) {
+    e = strchr(l, '\n');
+    size_t len = (size_t)(e - l), ind = n ? 4 : 2;
+    bad += len > SP_REPORT_PROSE_COLUMNS || strncmp(l, "    ", ind) != 0 || l[ind] == ' ';
+    /* a line ends where the next word would not fit */
+    if (e[1]) bad += len + 1 + strcspn(e + 1 + 4, " \n") <= SP_REPORT_PROSE_COLUMNS;
+    snprintf(rejoined + strlen(rejoined), sizeof rejoined - strlen(rejoined), "%s%.*s",
+             n ? " " : "", (int)(len - ind), l + ind);
+  }
+  CHECK_EQ_INT(bad, 0);
+  CHECK(n >= 5);
+  CHECK(strcmp(rejoined, words) == 0);
+  free(lines);
+  char word[121];
+  memset(word, 'x', 120);
+  word[120] = 0;
+  lines = sp_report_prose("a %s b", word);
+  CHECK(lines && strncmp(lines, "  a\n    xxx", 11) == 0 && strstr(lines, "x\n    b\n") &&
+        strlen(lines) == 4 + 4 + 120 + 1 + 6);
+  free(lines);
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
     fprintf(stderr, "%s\n", err);
     return 1;
   }
+  SP_RUN(test_report_prose);
   SP_RUN(test_blocks_matter);
   SP_RUN(test_sm_bandwidth);
   SP_RUN(test_traffic_and_hits);

@@ -349,11 +349,11 @@ typedef struct sp_report_nest {
 
 /* "j->tx+bx i->ty+by k->seq": each band loop's CUDA thread/block dimensions. */
 void sp_report_cuda_mapping(const sp_nest *n, const sp_schedule *s, char *buf, size_t len);
-/* text as lines of at most SP_REPORT_PROSE_COLUMNS, broken at spaces: the first after two
- * spaces, the rest after four so that they read as one note (a word longer than a line stays
- * whole), each ending in a newline; malloc'd, NULL when out of memory */
+/* The printf-formatted text as lines of at most SP_REPORT_PROSE_COLUMNS, broken at spaces: the
+ * first after two spaces, the rest after four so that they read as one note (a word longer
+ * than a line stays whole), each ending in a newline; malloc'd, NULL when out of memory. */
 #define SP_REPORT_PROSE_COLUMNS 100
-char *sp_report_prose(const char *text);
+char *sp_report_prose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch *arch, int top);
 /* JSON with the same content (schema "schedpredict-report"); malloc'd, NULL on failure. */
