@@ -123,7 +123,7 @@ def ranking(binary, name, extra, cache):
         for n in json.loads(out.stdout)["nests"]:
             nid = n["location"].split("/")[-1].rsplit(":", 1)[0]
             nests[nid] = {cand_key(c): (i + 1, c["time"]["total_us"], c["time"].get("bound"),
-                                        c["time"].get("active_warps_per_sm"))
+                                        c["time"].get("active_warps_per_sm"), c["time"])
                           for i, c in enumerate(n["ranking"])}
         cache[key] = nests
     return cache[key]
@@ -155,11 +155,12 @@ def judge(binary, cache, duration, registers=False):
                     counts.add(mc["registers"])
                     with_regs = ranking(binary, name, extra + ["--registers", str(mc["registers"])], cache)
                 if key in with_regs.get(k["id"], {}):
-                    rank, p, bound, warps = with_regs[k["id"]][key]
+                    rank, p, bound, warps, parts = with_regs[k["id"]][key]
                     base = pred.get(k["id"], {}).get(key)
                     rows.append((rank, p, t, base[0] if base else rank))
                     cands.append({"pred_us": p, "time_us": t, "bound": bound, "rank": rank,
-                                  "mapping": key[0], "block": list(key[1]), "grid": list(key[2])})
+                                  "mapping": key[0], "block": list(key[1]), "grid": list(key[2]),
+                                  "time": parts})
                     if registers:  # fewer warps an SM than without the registers
                         cands[-1]["register_limited"] = bool(base) and warps != base[3]
                         cands[-1]["pred_us_without_registers"] = base[1] if base else p
@@ -203,7 +204,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("binary")
     ap.add_argument("--baseline", metavar="BIN2")
-    ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--json", metavar="FILE",
+                    help="write each binary's summary and nests, every matched candidate with its "
+                         "measured and predicted time and the report's time parts (\"time\")")
     ap.add_argument("--duration", action="store_true",
                     help="measured time: gpu__time_duration.sum, not the CUDA events' median")
     ap.add_argument("--registers", action="store_true",
