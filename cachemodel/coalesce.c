@@ -513,10 +513,13 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
   }
   out->bank_cycles = e->bank_cycles;
   const uint32_t in_line = (uint32_t)(a0 & (c->line_bytes - 1));
-  const uint64_t s0 = a0 >> c->sector_shift, l0 = a0 >> (c->sector_shift + c->sectors_per_line_shift);
+  const uint64_t s0 = a0 >> c->sector_shift;
+  const uint64_t l0 = a0 >> (c->sector_shift + c->sectors_per_line_shift);
   result_entry *r = &memo->r[((uint64_t)(e - memo->e) * 31 + in_line) & (RESULT_ENTRIES - 1)];
-  if (r->shape == shape && r->mask == active_mask && r->bytes == access_bytes && r->in_line == in_line) {
-    for (uint32_t i = 0; i < r->n_sectors; i++) out->sectors[i] = s0 + (uint64_t)(int64_t)r->sector[i];
+  if (r->shape == shape && r->mask == active_mask && r->bytes == access_bytes &&
+      r->in_line == in_line) {
+    for (uint32_t i = 0; i < r->n_sectors; i++)
+      out->sectors[i] = s0 + (uint64_t)(int64_t)r->sector[i];
     for (uint32_t i = 0; i < r->n_lines; i++) out->lines[i] = l0 + (uint64_t)(int64_t)r->line[i];
     out->n_sectors = r->n_sectors;
     out->n_lines = r->n_lines;

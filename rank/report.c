@@ -20,7 +20,8 @@ char *sp_report_prose(const char *fmt, ...) {
   va_end(ap);
   if (n < 0) return NULL;
   char *text = malloc((size_t)n + 1);
-  /* each line adds at most its indent and a newline, and holds at least one character */
+  /* at most n + 1 lines (only the first can be empty), each adding at most its indent and a
+   * newline */
   char *out = malloc((size_t)n * 6 + 8), *o = out;
   if (!text || !out) {
     free(text);
@@ -154,8 +155,8 @@ typedef struct sp_row_cells {
   char map[160], block[32], grid[48];
 } sp_row_cells;
 
-/* The width of each text column: its header's or wider, as its widest cell among the rows
- * shown (a pattern such as ty+bx|tx+by outgrows the header's 8). */
+/* The width of each text column: the table's old fixed width, or its widest cell among the
+ * rows shown where that is wider (a pattern such as ty+bx|tx+by outgrows the 8 of "pattern"). */
 typedef struct sp_row_widths {
   int pattern, map, block, grid;
 } sp_row_widths;

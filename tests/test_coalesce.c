@@ -457,10 +457,11 @@ static void test_shaped_vs_reference(void)
     uint32_t mask = masks[k][sp_test_rand(&rng) % 3];
     /* every third base at one of 4 word offsets into a line, as a trace's are: the memo of
      * results, by the first lane's place in its line, then hits */
-    uint64_t base = trial % 10 == 9  ? UINT64_MAX - sp_test_rand(&rng) % 400000
-                    : trial % 3 == 0 ? (UINT64_C(1) << 40) + (sp_test_rand(&rng) % (UINT64_C(1) << 23)) * 128 +
-                                           (sp_test_rand(&rng) % 4) * 8
-                                     : (UINT64_C(1) << 40) + sp_test_rand(&rng) % (UINT64_C(1) << 30);
+    const uint64_t low = UINT64_C(1) << 40;
+    uint64_t base = trial % 10 == 9 ? UINT64_MAX - sp_test_rand(&rng) % 400000
+                    : trial % 3 == 0
+                        ? low + (sp_test_rand(&rng) % (UINT64_C(1) << 23)) * 128 + (sp_test_rand(&rng) % 4) * 8
+                        : low + sp_test_rand(&rng) % (UINT64_C(1) << 30);
     uint64_t addr[32];
     for (int l = 0; l < 32; l++) addr[l] = base + (uint64_t)off[k][l];
     wrapped += trial % 10 == 9;
