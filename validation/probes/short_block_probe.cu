@@ -5,6 +5,9 @@
 // rounds of its T threads over consecutive elements (round r: block base + r T + thread), so
 // that T k elements a block give 2^24 / (T k) blocks; T = 128 .. 1024, k = 1 .. 64. And an
 // empty kernel of each grid (the dispatch alone).
+// nvcc unrolls scale_rounds' loop (its SASS issues the rounds' loads together), so its rounds
+// also set the loads in flight; scale_rolled keeps the loop rolled (#pragma unroll 1): one load
+// in flight a thread whatever k, so that its k = 1 against k = 4 is the blocks' shortness alone.
 // CUDA events, the minimum of 5 launches after 2 warm-ups, the L2 flushed before each.
 //   nvcc -O3 -arch=sm_90 -o /tmp/sbp validation/probes/short_block_probe.cu && /tmp/sbp
 // Prints CSV: kernel,threads,rounds,blocks,time_us,gb_per_s
@@ -18,6 +21,16 @@
 __global__ void scale_rounds(const double *__restrict__ a, double *__restrict__ b, double s,
                              int rounds) {
   const size_t base = (size_t)blockIdx.x * blockDim.x * rounds + threadIdx.x;
+  for (int r = 0; r < rounds; r++) {
+    const size_t x = base + (size_t)r * blockDim.x;
+    b[x] = s * a[x];
+  }
+}
+
+__global__ void scale_rolled(const double *__restrict__ a, double *__restrict__ b, double s,
+                             int rounds) {
+  const size_t base = (size_t)blockIdx.x * blockDim.x * rounds + threadIdx.x;
+#pragma unroll 1
   for (int r = 0; r < rounds; r++) {
     const size_t x = base + (size_t)r * blockDim.x;
     b[x] = s * a[x];
@@ -47,6 +60,9 @@ int main() {
       float us = probe_time_us_each("scale_rounds", 7, 2, flush,
                                     [&] { scale_rounds<<<blocks, t>>>(a, b, 2.0, k); });
       printf("scale,%d,%d,%d,%.2f,%.1f\n", t, k, blocks, us, bytes / (us * 1e3));
+      us = probe_time_us_each("scale_rolled", 7, 2, flush,
+                              [&] { scale_rolled<<<blocks, t>>>(a, b, 2.0, k); });
+      printf("scale_rolled,%d,%d,%d,%.2f,%.1f\n", t, k, blocks, us, bytes / (us * 1e3));
       us = probe_time_us_each("nothing", 7, 2, flush, [&] { nothing<<<blocks, t>>>(); });
       printf("nothing,%d,%d,%d,%.2f,0\n", t, k, blocks, us);
     }
