@@ -451,6 +451,18 @@ struct sp_cm_coalesce_memo {
   result_entry r[RESULT_ENTRIES];
 };
 
+/* units u[0..n-1] as offsets from base: 0 when one does not fit an int32 */
+static int to_relative(const uint64_t *u, uint32_t n, uint64_t base, int32_t *rel)
+{
+  int fits = 1;
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t d = (int64_t)(u[i] - base);
+    fits &= d >= INT32_MIN && d <= INT32_MAX;
+    rel[i] = (int32_t)d;
+  }
+  return fits;
+}
+
 sp_cm_coalesce_memo *sp_cm_coalesce_memo_create(void)
 {
   return calloc(1, sizeof(sp_cm_coalesce_memo));
@@ -527,17 +539,8 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
   }
   coalesce_planned(c, e->grid ? &e->plan : NULL, lane_addr, active_mask, span, out);
   /* kept when every unit is within an int32 of the first lane's (lanes up to 64 GB apart) */
-  int fits = 1;
-  for (uint32_t i = 0; i < out->n_sectors; i++) {
-    int64_t d = (int64_t)(out->sectors[i] - s0);
-    fits &= d >= INT32_MIN && d <= INT32_MAX;
-    r->sector[i] = (int32_t)d;
-  }
-  for (uint32_t i = 0; i < out->n_lines; i++) {
-    int64_t d = (int64_t)(out->lines[i] - l0);
-    fits &= d >= INT32_MIN && d <= INT32_MAX;
-    r->line[i] = (int32_t)d;
-  }
+  const int fits = to_relative(out->sectors, out->n_sectors, s0, r->sector) &
+                   to_relative(out->lines, out->n_lines, l0, r->line);
   r->shape = fits ? shape : 0;
   r->mask = active_mask;
   r->bytes = access_bytes;

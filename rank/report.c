@@ -150,10 +150,13 @@ static void sp_why(const sp_nest *n, const sp_rank_result *r, char *buf, size_t 
 #undef SP_SAY
 }
 
-/* A row's text cells: pattern, CUDA mapping, block, grid. */
-typedef struct sp_row_cells {
+/* A row of the table: its candidate, its rank (0: the compiler default shown below the top)
+ * and its text cells. */
+typedef struct sp_row {
+  const sp_rank_candidate *c;
+  int rank;
   char map[160], block[32], grid[48];
-} sp_row_cells;
+} sp_row;
 
 /* The width of each text column: the table's old fixed width, or its widest cell among the
  * rows shown where that is wider (a pattern such as ty+bx|tx+by outgrows the 8 of "pattern"). */
@@ -161,11 +164,13 @@ typedef struct sp_row_widths {
   int pattern, map, block, grid;
 } sp_row_widths;
 
-static void sp_row_fill(const sp_nest *n, const sp_rank_candidate *c, sp_row_cells *cells) {
-  sp_report_cuda_mapping(n, &c->schedule, cells->map, sizeof cells->map);
-  snprintf(cells->block, sizeof cells->block, "%dx%dx%d", c->schedule.block[0],
-           c->schedule.block[1], c->schedule.block[2]);
-  snprintf(cells->grid, sizeof cells->grid, "%lldx%lldx%lld", (long long)c->schedule.grid[0],
+static void sp_row_fill(const sp_nest *n, const sp_rank_candidate *c, int rank, sp_row *row) {
+  row->c = c;
+  row->rank = rank;
+  sp_report_cuda_mapping(n, &c->schedule, row->map, sizeof row->map);
+  snprintf(row->block, sizeof row->block, "%dx%dx%d", c->schedule.block[0], c->schedule.block[1],
+           c->schedule.block[2]);
+  snprintf(row->grid, sizeof row->grid, "%lldx%lldx%lld", (long long)c->schedule.grid[0],
            (long long)c->schedule.grid[1], (long long)c->schedule.grid[2]);
 }
 
@@ -173,26 +178,22 @@ static int sp_max_int(int a, int b) {
   return a > b ? a : b;
 }
 
-static void sp_row_widen(const sp_nest *n, const sp_rank_candidate *c, sp_row_widths *w) {
-  sp_row_cells cells;
-  sp_row_fill(n, c, &cells);
-  w->pattern = sp_max_int(w->pattern, (int)strlen(c->schedule.name));
-  w->map = sp_max_int(w->map, (int)strlen(cells.map));
-  w->block = sp_max_int(w->block, (int)strlen(cells.block));
-  w->grid = sp_max_int(w->grid, (int)strlen(cells.grid));
+static void sp_row_widen(const sp_row *row, sp_row_widths *w) {
+  w->pattern = sp_max_int(w->pattern, (int)strlen(row->c->schedule.name));
+  w->map = sp_max_int(w->map, (int)strlen(row->map));
+  w->block = sp_max_int(w->block, (int)strlen(row->block));
+  w->grid = sp_max_int(w->grid, (int)strlen(row->grid));
 }
 
-static void sp_print_row(FILE *out, const sp_nest *n, const sp_rank_result *res,
-                         const sp_rank_candidate *c, int rank, double default_s,
-                         const sp_row_widths *w) {
-  sp_row_cells cells;
-  sp_row_fill(n, c, &cells);
+static void sp_print_row(FILE *out, const sp_rank_result *res, const sp_row *row,
+                         double default_s, const sp_row_widths *w) {
+  const sp_rank_candidate *c = row->c;
   char r[16];
-  if (rank > 0) snprintf(r, sizeof r, "%d", rank);
+  if (row->rank > 0) snprintf(r, sizeof r, "%d", row->rank);
   else snprintf(r, sizeof r, "dflt");
   fprintf(out, "  %4s %-*s %-*s %-*s %-*s %10lld %11lld %5.1f %5.1f %9.1f %10.3g %9.1f %6.2fx%s\n",
-          r, w->pattern, c->schedule.name, w->map, cells.map, w->block, cells.block, w->grid,
-          cells.grid, (long long)(c->total.ld_requests + c->total.st_requests),
+          r, w->pattern, c->schedule.name, w->map, row->map, w->block, row->block, w->grid,
+          row->grid, (long long)(c->total.ld_requests + c->total.st_requests),
           (long long)(c->total.ld_sectors + c->total.st_sectors),
           sp_pct(c->total.ld_l1_hit_sectors, c->total.ld_sectors),
           sp_pct(c->total.l2_read_hit_sectors, c->total.l2_read_sectors),
@@ -263,20 +264,28 @@ void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch
                                         "thread (--registers)",
                                         regs));
     fputc('\n', out);
-    sp_row_widths w = {8, 26, 11, 17};
+    /* the top rows, then the compiler default unless it is among them */
+    const int ntop = r->n < top ? r->n : top;
+    sp_row *rows = malloc(((size_t)ntop + 1) * sizeof *rows);
+    if (!rows) {
+      fputs("  (out of memory for the table)\n", out);
+      continue;
+    }
+    int nrows = 0;
     bool default_shown = false;
-    for (int k = 0; k < r->n && k < top; k++) {
-      sp_row_widen(nest, &r->candidates[r->order[k]], &w);
+    for (int k = 0; k < ntop; k++) {
+      sp_row_fill(nest, &r->candidates[r->order[k]], k + 1, &rows[nrows++]);
       default_shown |= r->order[k] == r->default_index;
     }
-    if (!default_shown) sp_row_widen(nest, &r->candidates[r->default_index], &w);
+    if (!default_shown) sp_row_fill(nest, &r->candidates[r->default_index], 0, &rows[nrows++]);
+    sp_row_widths w = {8, 26, 11, 17};
+    for (int k = 0; k < nrows; k++) sp_row_widen(&rows[k], &w);
     fprintf(out, "  %4s %-*s %-*s %-*s %-*s %10s %11s %5s %5s %9s %10s %9s %7s\n", "rank",
             w.pattern, "pattern", w.map, "CUDA mapping", w.block, "block", w.grid, "grid",
             "requests", "sectors", "L1%", "L2%", "DRAM MB", "cost(Xu)", "time us", "speedup");
     double dflt = r->candidates[r->default_index].time.total_s;
-    for (int k = 0; k < r->n && k < top; k++)
-      sp_print_row(out, nest, r, &r->candidates[r->order[k]], k + 1, dflt, &w);
-    if (!default_shown) sp_print_row(out, nest, r, &r->candidates[r->default_index], 0, dflt, &w);
+    for (int k = 0; k < nrows; k++) sp_print_row(out, r, &rows[k], dflt, &w);
+    free(rows);
     if (nests[i].advice_text) fprintf(out, "\n%s", nests[i].advice_text);
     char why[768];
     sp_why(nest, r, why, sizeof why);

@@ -122,9 +122,7 @@ def ranking(binary, name, extra, cache):
         nests = {}
         for n in json.loads(out.stdout)["nests"]:
             nid = n["location"].split("/")[-1].rsplit(":", 1)[0]
-            nests[nid] = {cand_key(c): (i + 1, c["time"]["total_us"], c["time"].get("bound"),
-                                        c["time"].get("active_warps_per_sm"), c["time"])
-                          for i, c in enumerate(n["ranking"])}
+            nests[nid] = {cand_key(c): (i + 1, c["time"]) for i, c in enumerate(n["ranking"])}
         cache[key] = nests
     return cache[key]
 
@@ -155,15 +153,19 @@ def judge(binary, cache, duration, registers=False):
                     counts.add(mc["registers"])
                     with_regs = ranking(binary, name, extra + ["--registers", str(mc["registers"])], cache)
                 if key in with_regs.get(k["id"], {}):
-                    rank, p, bound, warps, parts = with_regs[k["id"]][key]
+                    rank, parts = with_regs[k["id"]][key]
+                    p = parts["total_us"]
                     base = pred.get(k["id"], {}).get(key)
                     rows.append((rank, p, t, base[0] if base else rank))
-                    cands.append({"pred_us": p, "time_us": t, "bound": bound, "rank": rank,
+                    cands.append({"pred_us": p, "time_us": t, "bound": parts.get("bound"),
+                                  "rank": rank,
                                   "mapping": key[0], "block": list(key[1]), "grid": list(key[2]),
                                   "time": parts})
                     if registers:  # fewer warps an SM than without the registers
-                        cands[-1]["register_limited"] = bool(base) and warps != base[3]
-                        cands[-1]["pred_us_without_registers"] = base[1] if base else p
+                        warps = parts.get("active_warps_per_sm")
+                        cands[-1]["register_limited"] = (bool(base) and
+                                                         warps != base[1].get("active_warps_per_sm"))
+                        cands[-1]["pred_us_without_registers"] = base[1]["total_us"] if base else p
                 else:
                     unmatched += 1
             if not rows:
