@@ -387,8 +387,23 @@ static uint32_t grid_bank_cycles(const grid_plan *p, const uint64_t *lane_addr, 
 static void coalesce_planned(const sp_cm_coalescer *c, const grid_plan *plan, const uint64_t *lane_addr,
                              uint32_t active_mask, uint64_t span, sp_cm_warp_access *out)
 {
+  out->line_masks = 0;
   if (!plan || !grid_emit(c, plan, lane_addr[__builtin_ctz(active_mask)], span, out))
     coalesce_lanes(c, lane_addr, active_mask, span, out);
+}
+
+/* out->line_mask from its sectors and lines (both ascending; every sector's line is listed) */
+static void fill_line_masks(const sp_cm_coalescer *c, sp_cm_warp_access *out)
+{
+  const unsigned sh = c->sectors_per_line_shift;
+  out->line_masks = sh <= 3;
+  if (!out->line_masks) return;
+  for (uint32_t k = 0; k < out->n_lines; k++) out->line_mask[k] = 0;
+  for (uint32_t i = 0, k = 0; i < out->n_sectors; i++) {
+    const uint64_t line = out->sectors[i] >> sh;
+    while (out->lines[k] != line) k++;
+    out->line_mask[k] |= (uint8_t)(1u << (out->sectors[i] & ((1u << sh) - 1)));
+  }
 }
 
 int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t active_mask,
@@ -397,7 +412,7 @@ int sp_cm_coalesce(const sp_cm_coalescer *c, const uint64_t *lane_addr, uint32_t
   if (access_bytes < 1 || access_bytes > 16) return -1;
   out->requests = active_mask ? 1u : 0u;
   if (!active_mask) {
-    out->n_sectors = out->n_lines = out->bank_cycles = 0;
+    out->n_sectors = out->n_lines = out->bank_cycles = out->line_masks = 0;
     return 0;
   }
   const uint64_t span = access_bytes - 1;
@@ -442,8 +457,9 @@ typedef struct result_entry {
   uint64_t shape; /* 0: empty */
   uint32_t mask, bytes;
   uint32_t in_line; /* the first lane's byte offset in its line */
-  uint32_t n_sectors, n_lines;
+  uint32_t n_sectors, n_lines, line_masks;
   int32_t sector[SP_CM_MAX_UNITS], line[SP_CM_MAX_UNITS]; /* from the first lane's */
+  uint8_t line_mask[SP_CM_MAX_UNITS];
 } result_entry;
 
 struct sp_cm_coalesce_memo {
@@ -532,12 +548,19 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
       r->in_line == in_line) {
     for (uint32_t i = 0; i < r->n_sectors; i++)
       out->sectors[i] = s0 + (uint64_t)(int64_t)r->sector[i];
-    for (uint32_t i = 0; i < r->n_lines; i++) out->lines[i] = l0 + (uint64_t)(int64_t)r->line[i];
+    for (uint32_t i = 0; i < r->n_lines; i++) {
+      out->lines[i] = l0 + (uint64_t)(int64_t)r->line[i];
+      out->line_mask[i] = r->line_mask[i];
+    }
     out->n_sectors = r->n_sectors;
     out->n_lines = r->n_lines;
+    out->line_masks = r->line_masks;
     return 0;
   }
   coalesce_planned(c, e->grid ? &e->plan : NULL, lane_addr, active_mask, span, out);
+  fill_line_masks(c, out);
+  r->line_masks = out->line_masks;
+  for (uint32_t i = 0; i < out->n_lines; i++) r->line_mask[i] = out->line_mask[i];
   /* kept when every unit is within an int32 of the first lane's (lanes up to 64 GB apart) */
   const int fits = to_relative(out->sectors, out->n_sectors, s0, r->sector) &
                    to_relative(out->lines, out->n_lines, l0, r->line);

@@ -993,6 +993,20 @@ static void runs_of(const uint64_t *secs, uint32_t n, unsigned sh, uint64_t part
   }
 }
 
+/* runs_of for the L1's lines where the coalescer gave each line's sectors (wa->line_masks) */
+static inline void runs_of_masks(const sp_cm_warp_access *wa, line_runs *r)
+{
+  static const uint8_t bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+  for (uint32_t k = 0; k < wa->n_lines; k++) {
+    const uint8_t mask = wa->line_mask[k];
+    r->line[k] = wa->lines[k];
+    r->mask[k] = mask;
+    r->n[k] = (uint8_t)(bits[mask & 15] + bits[mask >> 4]);
+    r->partial[k] = 0;
+  }
+  r->count = wa->n_lines;
+}
+
 /* One instruction's L2 lines r: queued (l2_queue_push) where the queue is on, else at once (then
  * hit: as l2_read_line's, for all its sectors in order), a load's lines prefetched first (a
  * store's were on its arrival, sp_cm_memsys_access). */
@@ -1032,7 +1046,8 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
    * also keeps each missed sector, to time its fill) */
   const int direct = m->l2_runs_are_l1s && !modeled;
   line_runs l1, l2;
-  runs_of(wa->sectors, wa->n_sectors, sh, 0, &l1);
+  if (wa->line_masks) runs_of_masks(wa, &l1); /* (the coalescer's lines are the L1's: sh) */
+  else runs_of(wa->sectors, wa->n_sectors, sh, 0, &l1);
   uint64_t todo[SP_CM_MAX_UNITS];
   uint8_t fill[SP_CM_MAX_UNITS]; /* 1: a miss whose fill is timed; 0: a refetch */
   uint32_t nt = 0;

@@ -276,6 +276,9 @@ static uint32_t reference_bank_cycles(const uint64_t *addr, uint32_t mask, uint3
   return worst;
 }
 
+/* instructions whose per-line sector masks matches_reference_shaped compared */
+static uint64_t line_masks_checked;
+
 /* Whether the coalescer's answer for a warp is the reference's (through memo with shape, where
  * memo is not NULL). */
 static int matches_reference_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo,
@@ -299,6 +302,16 @@ static int matches_reference_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_mem
            which_shaped == which;
   }
   if (same && w.bank_cycles != reference_bank_cycles(addr, mask, bytes)) same = 0;
+  if (same && w.line_masks) { /* each line's sectors, as the reference lists them */
+    line_masks_checked++;
+    const unsigned sh = c->sectors_per_line_shift;
+    for (uint32_t k = 0; same && k < nl; k++) {
+      uint32_t want = 0;
+      for (uint32_t i = 0; i < ns; i++)
+        if (want_s[i] >> sh == want_l[k]) want |= 1u << (want_s[i] & ((1u << sh) - 1));
+      same = w.line_mask[k] == want;
+    }
+  }
   return same;
 }
 
@@ -452,6 +465,7 @@ static void test_shaped_vs_reference(void)
   sp_cm_coalesce_memo *memo = sp_cm_coalesce_memo_create();
   CHECK(memo != NULL);
   uint64_t wrong = 0, wrapped = 0;
+  line_masks_checked = 0;
   for (int trial = 0; trial < 60000; trial++) {
     int k = (int)(sp_test_rand(&rng) % (trial < 20000 ? 200 : LAYOUTS)); /* first few: many hits */
     uint32_t mask = masks[k][sp_test_rand(&rng) % 3];
@@ -472,6 +486,7 @@ static void test_shaped_vs_reference(void)
   sp_cm_coalesce_memo_free(memo);
   CHECK_EQ_INT(wrong, 0);
   CHECK(wrapped > 1000);
+  CHECK(line_masks_checked > 30000); /* most instructions: all but the wrapped ones */
 }
 
 /* ---- the transpose of DESIGN.md ------------------------------------------------------------

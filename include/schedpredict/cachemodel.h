@@ -48,6 +48,11 @@ typedef struct sp_cm_warp_access {
                            4-byte words any one of its SP_CM_L1_BANKS banks holds */
   uint64_t sectors[SP_CM_MAX_UNITS];  /* sector indices, strictly ascending */
   uint64_t lines[SP_CM_MAX_UNITS];    /* line indices, strictly ascending */
+  /* 1 where line_mask holds, for each of lines[], the sectors of it listed (bit j: the line's
+   * j-th sector); sp_cm_coalesce_shaped fills it from its memo for lines of at most 8 sectors,
+   * and sets 0 where it does not */
+  uint32_t line_masks;
+  uint8_t line_mask[SP_CM_MAX_UNITS];
 } sp_cm_warp_access;
 
 /* 0 on success, -1 if the sizes are not powers of two with 16 <= sector_bytes <= line_bytes. */
