@@ -479,9 +479,15 @@ static int to_relative(const uint64_t *u, uint32_t n, uint64_t base, int32_t *re
   return fits;
 }
 
+/* Only the keys are cleared: an entry is read only after its key matched. (calloc cleared all
+ * 152 KB of it, 0.8 % of a ranking's host instructions, as rankings create two memos a model.) */
 sp_cm_coalesce_memo *sp_cm_coalesce_memo_create(void)
 {
-  return calloc(1, sizeof(sp_cm_coalesce_memo));
+  sp_cm_coalesce_memo *m = malloc(sizeof *m);
+  if (!m) return NULL;
+  for (int i = 0; i < MEMO_ENTRIES; i++) m->e[i].shape = 0;
+  for (int i = 0; i < RESULT_ENTRIES; i++) m->r[i].shape = 0;
+  return m;
 }
 
 size_t sp_cm_coalesce_memo_bytes(void)

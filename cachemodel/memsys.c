@@ -993,16 +993,17 @@ static void runs_of(const uint64_t *secs, uint32_t n, unsigned sh, uint64_t part
   }
 }
 
-/* runs_of for the L1's lines where the coalescer gave each line's sectors (wa->line_masks) */
-static inline void runs_of_masks(const sp_cm_warp_access *wa, line_runs *r)
+/* runs_of's r->mask and r->n for an access's own lines, from the coalescer's line masks
+ * (wa->line_masks), without regrouping its sectors. r->line and r->partial are left alone: the
+ * caller reads the lines from wa and a load no partial bits, and filling them here became a
+ * memcpy and a memset call per instruction at -O3. */
+static inline void masks_of_lines(const sp_cm_warp_access *wa, line_runs *r)
 {
   static const uint8_t bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
   for (uint32_t k = 0; k < wa->n_lines; k++) {
     const uint8_t mask = wa->line_mask[k];
-    r->line[k] = wa->lines[k];
     r->mask[k] = mask;
     r->n[k] = (uint8_t)(bits[mask & 15] + bits[mask >> 4]);
-    r->partial[k] = 0;
   }
   r->count = wa->n_lines;
 }
@@ -1046,15 +1047,20 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
    * also keeps each missed sector, to time its fill) */
   const int direct = m->l2_runs_are_l1s && !modeled;
   line_runs l1, l2;
-  if (wa->line_masks) runs_of_masks(wa, &l1); /* (the coalescer's lines are the L1's: sh) */
-  else runs_of(wa->sectors, wa->n_sectors, sh, 0, &l1);
+  const uint64_t *lines = l1.line;
+  if (wa->line_masks) { /* (the coalescer's lines are the L1's: sh) */
+    masks_of_lines(wa, &l1);
+    lines = wa->lines;
+  } else {
+    runs_of(wa->sectors, wa->n_sectors, sh, 0, &l1);
+  }
   uint64_t todo[SP_CM_MAX_UNITS];
   uint8_t fill[SP_CM_MAX_UNITS]; /* 1: a miss whose fill is timed; 0: a refetch */
   uint32_t nt = 0;
   l2.count = 0;
   m->lookups += wa->n_sectors;
   for (uint32_t k = 0; k < l1.count; k++) {
-    const uint64_t line = l1.line[k], mask = l1.mask[k];
+    const uint64_t line = lines[k], mask = l1.mask[k];
     uint64_t *valid = l1_lookup(s, line, SP_CM_LOOKUP_INSERT);
     const uint64_t hits = mask & *valid, missed = mask & ~*valid;
     uint64_t to_l2 = missed;
