@@ -781,10 +781,12 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   sp_cursor_range(f, &nb.top_begin, &nb.top_end);
   sp_nb_walk_loop(&nb, f, -1, false);
   if (nb.skip || nb.value_error || nest.nloops == 0) {
-    if (!nb.value_error)
+    if (!nb.value_error) {
       sp_diag_report(az->diag, SP_WARNING, az->filename, line, col,
                      "loop nest in '%s' skipped: it cannot be modeled (see above)",
                      nest.function);
+      if (az->nests_skipped) (*az->nests_skipped)++;
+    }
     sp_nb_free(&nb);
     sp_nest_free(&nest);
     return;
@@ -973,7 +975,7 @@ static void sp_az_free(sp_az *az) {
 }
 
 static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_options *opt,
-                           sp_diag *diag, sp_program *prog) {
+                           sp_diag *diag, sp_program *prog, int *nests_skipped) {
   int rc = sp_check_readable(path, diag, opt);
   if (rc) return rc;
   sp_args args = {0};
@@ -1048,6 +1050,7 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
   az.opt = opt;
   az.diag = diag;
   az.prog = prog;
+  az.nests_skipped = nests_skipped;
   az.filename = sp_strpool_intern(&prog->pool, path);
   struct CXUnsavedFile unsaved = {path, opt->unsaved_contents, (unsigned long)opt->unsaved_length};
   enum CXErrorCode perr = clang_parseTranslationUnit2(
@@ -1131,7 +1134,7 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
 int sp_analyze(const char *const *files, int nfiles, const sp_analyzer_options *opt,
                sp_diag *diag, sp_program *out) {
   CXIndex index = clang_createIndex(0, 0);
-  int worst = SP_EXIT_OK;
+  int worst = SP_EXIT_OK, skipped = 0;
   for (int i = 0; i < nfiles; i++) {
     char **grown = realloc(out->files, (size_t)(out->nfiles + 1) * sizeof *grown);
     if (grown) {
@@ -1139,14 +1142,19 @@ int sp_analyze(const char *const *files, int nfiles, const sp_analyzer_options *
       out->files[out->nfiles] = strdup(files[i]);
       if (out->files[out->nfiles]) out->nfiles++;
     }
-    int rc = sp_analyze_file(index, files[i], opt, diag, out);
+    int rc = sp_analyze_file(index, files[i], opt, diag, out, &skipped);
     if (rc > worst) worst = rc;
   }
   clang_disposeIndex(index);
   if (worst == SP_EXIT_OK && out->nnests == 0) {
-    sp_diag_report(diag, SP_ERROR, nfiles == 1 ? files[0] : NULL, 0, 0,
-                   "no loop nest to schedule: mark loops with '#pragma acc parallel loop' (or "
-                   "kernels, or omp target teams distribute), or pass --all-loops");
+    if (skipped)
+      sp_diag_report(diag, SP_ERROR, nfiles == 1 ? files[0] : NULL, 0, 0,
+                     "no loop nest to schedule: the %d found %s skipped (see the warnings above)",
+                     skipped, skipped == 1 ? "was" : "were");
+    else
+      sp_diag_report(diag, SP_ERROR, nfiles == 1 ? files[0] : NULL, 0, 0,
+                     "no loop nest to schedule: mark loops with '#pragma acc parallel loop' (or "
+                     "kernels, or omp target teams distribute), or pass --all-loops");
     worst = SP_EXIT_NO_NESTS;
   }
   return worst;

@@ -1094,8 +1094,12 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
     return;
   }
   int64_t step = 0;
-  if (clang_Cursor_isNull(p.inc) || !sp_loop_step(nb, p.inc, var, &step) || step == 0) {
+  if (clang_Cursor_isNull(p.inc) || !sp_loop_step(nb, p.inc, var, &step)) {
     sp_nb_skip(nb, f, "loop increment is not a constant step (i++, i--, i += c): nest skipped");
+    return;
+  }
+  if (step == 0) {
+    sp_nb_skip(nb, f, "loop step is 0: the loop would not end; nest skipped");
     return;
   }
   int id = n->nloops;

@@ -40,6 +40,7 @@ typedef struct sp_az {
   sp_host_loop host[SP_MAX_LOOPS];
   int nhost;
   int status; /* worst exit code so far */
+  int *nests_skipped; /* counts the nests found but skipped as not modelable */
   const char *function; /* the function being walked */
   char *prelude;        /* sp_codegen_prelude of this file */
   CXIndex index;        /* and the parser arguments: probe.c parses variants of the file */
