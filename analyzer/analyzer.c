@@ -1149,8 +1149,9 @@ int sp_analyze(const char *const *files, int nfiles, const sp_analyzer_options *
   if (worst == SP_EXIT_OK && out->nnests == 0) {
     if (skipped)
       sp_diag_report(diag, SP_ERROR, nfiles == 1 ? files[0] : NULL, 0, 0,
-                     "no loop nest to schedule: the %d found %s skipped (see the warnings above)",
-                     skipped, skipped == 1 ? "was" : "were");
+                     "no loop nest to schedule: the %d nest%s found %s skipped (see the warnings "
+                     "above)",
+                     skipped, skipped == 1 ? "" : "s", skipped == 1 ? "was" : "were");
     else
       sp_diag_report(diag, SP_ERROR, nfiles == 1 ? files[0] : NULL, 0, 0,
                      "no loop nest to schedule: mark loops with '#pragma acc parallel loop' (or "

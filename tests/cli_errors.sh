@@ -29,7 +29,7 @@ expect 5 "no loop nest to schedule.*--all-loops" -- tests/inputs/no_nests.c
 expect 0 "parallel \(dependence-test\)" -- --summary tests/inputs/no_nests.c --all-loops
 expect 0 "while loop in the nest.*skipped" -- --summary tests/inputs/unmodelable.c
 expect 5 "zero_step.c:4:3: warning: loop step is 0: the loop would not end" -- --param n=100 tests/inputs/zero_step.c
-expect 5 "zero_step.c: error: no loop nest to schedule: the 1 found was skipped" -- --param n=100 tests/inputs/zero_step.c
+expect 5 "zero_step.c: error: no loop nest to schedule: the 1 nest found was skipped" -- --param n=100 tests/inputs/zero_step.c
 expect 0 "unmodelable.c:10:3: warning: loop 'i' is declared parallel but carries a dependence" -- --summary tests/inputs/unmodelable.c
 # an indirect gather's array: its size from the construct's data clause (x[0:n / 2 + 1000]:
 # 501,000 doubles), else a warning at the access
