@@ -392,11 +392,17 @@ static void coalesce_planned(const sp_cm_coalescer *c, const grid_plan *plan, co
     coalesce_lanes(c, lane_addr, active_mask, span, out);
 }
 
+/* Whether this coalescer's results carry line masks: a line's sectors fit a uint8_t. */
+static inline uint32_t has_line_masks(const sp_cm_coalescer *c)
+{
+  return c->sectors_per_line_shift <= 3;
+}
+
 /* out->line_mask from its sectors and lines (both ascending; every sector's line is listed) */
 static void fill_line_masks(const sp_cm_coalescer *c, sp_cm_warp_access *out)
 {
   const unsigned sh = c->sectors_per_line_shift;
-  out->line_masks = sh <= 3;
+  out->line_masks = has_line_masks(c);
   if (!out->line_masks) return;
   for (uint32_t k = 0; k < out->n_lines; k++) out->line_mask[k] = 0;
   for (uint32_t i = 0, k = 0; i < out->n_sectors; i++) {
@@ -457,9 +463,9 @@ typedef struct result_entry {
   uint64_t shape; /* 0: empty */
   uint32_t mask, bytes;
   uint32_t in_line; /* the first lane's byte offset in its line */
-  uint32_t n_sectors, n_lines, line_masks;
+  uint32_t n_sectors, n_lines;
   int32_t sector[SP_CM_MAX_UNITS], line[SP_CM_MAX_UNITS]; /* from the first lane's */
-  uint8_t line_mask[SP_CM_MAX_UNITS];
+  uint8_t line_mask[SP_CM_MAX_UNITS]; /* where the coalescer has_line_masks */
 } result_entry;
 
 struct sp_cm_coalesce_memo {
@@ -560,13 +566,13 @@ int sp_cm_coalesce_shaped(const sp_cm_coalescer *c, sp_cm_coalesce_memo *memo, u
     }
     out->n_sectors = r->n_sectors;
     out->n_lines = r->n_lines;
-    out->line_masks = r->line_masks;
+    out->line_masks = has_line_masks(c);
     return 0;
   }
   coalesce_planned(c, e->grid ? &e->plan : NULL, lane_addr, active_mask, span, out);
   fill_line_masks(c, out);
-  r->line_masks = out->line_masks;
-  for (uint32_t i = 0; i < out->n_lines; i++) r->line_mask[i] = out->line_mask[i];
+  if (out->line_masks)
+    for (uint32_t i = 0; i < out->n_lines; i++) r->line_mask[i] = out->line_mask[i];
   /* kept when every unit is within an int32 of the first lane's (lanes up to 64 GB apart) */
   const int fits = to_relative(out->sectors, out->n_sectors, s0, r->sector) &
                    to_relative(out->lines, out->n_lines, l0, r->line);
