@@ -370,10 +370,16 @@ static void sp_adv_fix_nest(sp_adv_nest *a, bool shared_construct) {
     const char *want = p->clauses[pos];
     const sp_clauses *own = sp_adv_own_directive(nest, pos);
     bool is_combined = pos == 0 && combined;
-    char add[256];
+    char add[512];
     if (strcmp(want, "-") == 0) add[0] = 0;
     else if (loop_args) sp_adv_loop_args(want, p, add, sizeof add);
     else snprintf(add, sizeof add, "%s", want);
+    if (want[0] && strcmp(want, "-") &&
+        !sp_adv_reduction_clauses(p, pos, own ? own->reduction : NULL, add, sizeof add)) {
+      sp_adv_fail(a, "the reduction clauses for loop %s do not fit in a directive",
+                  nest->loops[p->perm[pos]].index);
+      goto out;
+    }
     if (is_combined) {
       size_t u = strlen(add);
       snprintf(add + u, sizeof add - u, "%s%s", u ? " " : "", cc);

@@ -293,7 +293,9 @@ char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
         sp_adv_put_directive(&b, a->directive[pos]);
         sp_adv_put(&b, "\n");
       } else if (strcmp(a->plan.clauses[pos], "-") && a->plan.clauses[pos][0]) {
-        sp_adv_put(&b, "    %*s#pragma acc loop %s\n", 2 * pos, "", a->plan.clauses[pos]);
+        char red[3 * sizeof a->plan.reduction[0]] = "";
+        sp_adv_reduction_clauses(&a->plan, pos, NULL, red, sizeof red);
+        sp_adv_put(&b, "    %*s#pragma acc loop %s%s\n", 2 * pos, "", a->plan.clauses[pos], red);
       }
       sp_adv_put(&b, "    %*sfor (%s ...)%s\n", 2 * pos, "", L->index,
                  a->plan.perm[pos] != pos ? "   // interchanged" : "");

@@ -30,6 +30,90 @@ static bool sp_adv_rectangular_in(const sp_nest *nest, int k, int first, int las
   return true;
 }
 
+/* A reduction clause's text as the analyzer keeps it ("+:a,b; max: m") read as "op:var" items
+ * (a var may be a subarray, "+:h[0:n]"). Returns the number of items, -1 when more than max or
+ * one longer than SP_ADV_RED_ITEM. */
+enum { SP_ADV_RED_ITEM = 96, SP_ADV_RED_MAX = 32 };
+static int sp_adv_red_items(const char *text, char items[][SP_ADV_RED_ITEM], int max) {
+  int n = 0;
+  for (const char *c = text; c && *c;) {
+    const char *end = strchr(c, ';'), *colon = strchr(c, ':');
+    if (!end) end = c + strlen(c);
+    if (colon && colon < end) {
+      const char *o = c, *oe = colon;
+      while (o < oe && *o == ' ') o++;
+      while (oe > o && oe[-1] == ' ') oe--;
+      for (const char *v = colon + 1; v < end;) {
+        const char *ve = v;
+        for (int depth = 0; ve < end && (depth > 0 || *ve != ','); ve++)
+          depth += *ve == '[' || *ve == '(' ? 1 : *ve == ']' || *ve == ')' ? -1 : 0;
+        const char *vs = v, *vz = ve;
+        while (vs < vz && *vs == ' ') vs++;
+        while (vz > vs && vz[-1] == ' ') vz--;
+        if (vz > vs) {
+          if (n == max) return -1;
+          int len = snprintf(items[n], SP_ADV_RED_ITEM, "%.*s:%.*s", (int)(oe - o), o,
+                             (int)(vz - vs), vs);
+          if (len < 0 || len >= SP_ADV_RED_ITEM) return -1;
+          n++;
+        }
+        v = ve < end ? ve + 1 : end;
+      }
+    }
+    c = *end ? end + 1 : end;
+  }
+  return n;
+}
+
+static bool sp_adv_red_has(const char *list, const char *item) {
+  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
+  int n = sp_adv_red_items(list, items, SP_ADV_RED_MAX);
+  for (int i = 0; i < n; i++)
+    if (strcmp(items[i], item) == 0) return true;
+  return false;
+}
+
+/* Adds text's items that list (n bytes) lacks; false when they do not fit. */
+static bool sp_adv_red_add(char *list, size_t n, const char *text) {
+  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
+  int m = sp_adv_red_items(text, items, SP_ADV_RED_MAX);
+  if (m < 0) return false;
+  for (int i = 0; i < m; i++) {
+    if (sp_adv_red_has(list, items[i])) continue;
+    size_t u = strlen(list);
+    int w = snprintf(list + u, n - u, "%s%s", u ? "; " : "", items[i]);
+    if (w < 0 || (size_t)w >= n - u) return false;
+  }
+  return true;
+}
+
+bool sp_adv_reduction_clauses(const sp_adv_plan *p, int pos, const char *have, char *buf,
+                              size_t n) {
+  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
+  int m = sp_adv_red_items(p->reduction[pos], items, SP_ADV_RED_MAX);
+  bool done[SP_ADV_RED_MAX] = {false};
+  size_t u = strlen(buf);
+  for (int i = 0; i < m; i++) {
+    if (done[i] || sp_adv_red_has(have, items[i])) continue;
+    size_t oplen = (size_t)(strchr(items[i], ':') - items[i]);
+    int w = snprintf(buf + u, n - u, " reduction(%s", items[i]);
+    if (w < 0 || (size_t)w >= n - u) return false;
+    u += (size_t)w;
+    for (int j = i + 1; j < m; j++) {
+      if (done[j] || strncmp(items[j], items[i], oplen + 1) || sp_adv_red_has(have, items[j]))
+        continue;
+      done[j] = true;
+      w = snprintf(buf + u, n - u, ",%s", items[j] + oplen + 1);
+      if (w < 0 || (size_t)w >= n - u) return false;
+      u += (size_t)w;
+    }
+    w = snprintf(buf + u, n - u, ")");
+    if (w < 0 || (size_t)w >= n - u) return false;
+    u += (size_t)w;
+  }
+  return true;
+}
+
 #define SP_ADV_WHY(...)                                                                         \
   do {                                                                                          \
     if (why && whylen) snprintf(why, whylen, __VA_ARGS__);                                      \
@@ -115,8 +199,13 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
   plan->nband = nb;
   if (moved) {
     /* loops first..last are permuted: all parallel, none's bounds use another one's index, and
-     * no reduction (its clause would have to move with the loop) */
+     * all inside the same reductions (a reduction on a loop spans the loops inside it; one that
+     * starts inside the permuted loops would cover different loops after the move) */
     int first = ufirst[0], last = ufirst[nu - 1] + ucount[nu - 1] - 1;
+    char outer[sizeof plan->reduction[0]] = "";
+    for (int k = 0; k <= first; k++)
+      if (!sp_adv_red_add(outer, sizeof outer, nest->loops[k].clauses.reduction))
+        SP_ADV_WHY("its reduction clauses are too long to carry to other loops");
     for (int k = first; k <= last; k++) {
       const sp_loop *l = &nest->loops[k];
       if (!l->parallel)
@@ -124,8 +213,13 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
       if (!sp_adv_rectangular_in(nest, k, first, last))
         SP_ADV_WHY("it needs the loops interchanged, but the bounds of %s depend on an outer "
                    "index", l->index);
-      if (l->clauses.reduction)
-        SP_ADV_WHY("it needs the loops interchanged, but %s has a reduction", l->index);
+      char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
+      int m = sp_adv_red_items(l->clauses.reduction, items, SP_ADV_RED_MAX);
+      for (int i = 0; i < m; i++)
+        if (!sp_adv_red_has(outer, items[i]))
+          SP_ADV_WHY("it needs the loops interchanged, but %s has a reduction (%s) that loop %s "
+                     "outside it does not have",
+                     l->index, items[i], nest->loops[first].index);
     }
     int p = first;
     for (int i = 0; i < nu; i++)
@@ -152,6 +246,19 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
              umask[u] & SP_ADV_WORKER ? "worker " : "", umask[u] & SP_ADV_VECTOR ? "vector " : "");
     c[strlen(c) - 1] = 0; /* the trailing space */
     if (umask[u] & SP_ADV_WORKER) plan->num_workers = W;
+  }
+  /* reductions by position: those of every loop at or outside the deepest loop the directive
+   * partitions (its collapsed loops included) */
+  for (int p = 0; p < nb; p++) {
+    plan->reduction[p][0] = 0;
+    if (!plan->clauses[p][0] || strcmp(plan->clauses[p], "-") == 0) continue;
+    int deepest = plan->perm[p];
+    for (int q = p + 1; q < nb && strcmp(plan->clauses[q], "-") == 0; q++)
+      if (plan->perm[q] > deepest) deepest = plan->perm[q];
+    for (int k = 0; k <= deepest; k++)
+      if (!sp_adv_red_add(plan->reduction[p], sizeof plan->reduction[p],
+                          nest->loops[k].clauses.reduction))
+        SP_ADV_WHY("its reduction clauses are too long to carry to other loops");
   }
   plan->num_gangs = s->grid[0];
   plan->vector_length = V;

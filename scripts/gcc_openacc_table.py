@@ -5,11 +5,13 @@ the predicted speedup, whether the two builds computed the same thing, the geome
 the cases where following the advice did not pay, with GCC's launch dimensions as evidence.
 
   scripts/gcc_openacc_table.py RESULTS [--manifest OUTDIR/manifest.json]
-  scripts/gcc_openacc_table.py RESULTS --check [--tolerance REL]
+  scripts/gcc_openacc_table.py RESULTS --check [--tolerance REL] [--return-tolerance REL]
 
 --check (the CI test, on libgomp's host fallback) prints nothing but problems and exits 1 when a
 run failed or a function's checksums differ between the builds: bitwise (FNV hash of every
 array) unless --tolerance allows a relative difference of the per-array sums.
+--return-tolerance allows a relative difference of the functions' return values only (a
+reduction summed in another order when --fix interchanges its loops); arrays stay bitwise.
 """
 import argparse
 import csv
@@ -92,13 +94,18 @@ def read_ncu(results, example, variant):
     return out
 
 
-def compare_checksums(a, b):
-    """(True if every array is bitwise equal, largest relative difference of the sums)."""
+def compare_checksums(a, b, return_tolerance=0.0):
+    """(True if every array is bitwise equal, largest relative difference of the sums). The
+    return value counts as equal within return_tolerance."""
     bitwise, worst = True, 0.0
     for key in sorted(set(a) | set(b)):
         x, y = a.get(key), b.get(key)
         if x is None or y is None:
             return False, math.inf
+        if key == "return" and return_tolerance > 0 and x.get("fnv") == y.get("fnv"):
+            s, t = x["sum"], y["sum"]
+            if s == s and t == t and abs(s - t) <= return_tolerance * max(abs(s), abs(t)):
+                continue
         if x.get("fnv") != y.get("fnv") or x["sum"] != y["sum"]:
             bitwise = False
             s, t = x["sum"], y["sum"]
@@ -148,7 +155,7 @@ def fmt(x, spec=".2f"):
     return "–" if x is None else format(x, spec)
 
 
-def check(results, tolerance):
+def check(results, tolerance, return_tolerance=0.0):
     rows, failed, _ = read_times(results)
     problems = [f"{r['example']}.{r['variant']}: run failed ({r['failed']})" for r in failed]
     pairs = 0
@@ -160,7 +167,7 @@ def check(results, tolerance):
             problems.append(f"{ex}: {fn}: no result from the fixed build")
             continue
         pairs += 1
-        bitwise, worst = compare_checksums(r["checksum"], o["checksum"])
+        bitwise, worst = compare_checksums(r["checksum"], o["checksum"], return_tolerance)
         if not bitwise and worst > tolerance:
             problems.append(f"{ex}: {fn}: checksums differ (largest relative difference of a "
                             f"sum {worst:.3g}): as written {json.dumps(r['checksum'])}, fixed "
@@ -242,11 +249,12 @@ def main():
     ap.add_argument("--manifest", help="default: RESULTS/manifest.json")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--tolerance", type=float, default=0.0)
+    ap.add_argument("--return-tolerance", type=float, default=0.0)
     a = ap.parse_args()
     if not os.path.exists(os.path.join(a.results, "times.jsonl")):
         sys.exit(f"error: {a.results}/times.jsonl missing: run scripts/gcc_openacc_run.sh first")
     if a.check:
-        return check(a.results, a.tolerance)
+        return check(a.results, a.tolerance, a.return_tolerance)
     return table(a.results, a.manifest or os.path.join(a.results, "manifest.json"))
 
 

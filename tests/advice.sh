@@ -42,7 +42,7 @@ have_jsonschema=no
 [ -n "$py_schema" ] && have_jsonschema=yes
 [ -n "$py_yaml" ] || optviewer=
 
-for ex in transpose laplacian atax; do
+for ex in transpose laplacian atax frobenius_colmajor; do
   src=examples/$ex.c
   args=$(grep -m1 '^// schedpredict-args:' "$src" | sed 's|^// schedpredict-args:||')
   run() { eval "\"$bin\" -q $* $args"; }

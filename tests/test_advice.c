@@ -74,11 +74,46 @@ static void test_interchange(void) {
   s = sched2(0, -1, 1, 0, 32, 4, 1024, 1);
   CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
   CHECK(strstr(why, "depend on an outer index") != NULL);
-  /* nor can a loop with a reduction */
+  /* a reduction on the outer loop spans both: they swap, and both directives carry it */
   t.n.loops[1].upper.coef[0] = 0;
   t.n.loops[0].clauses.reduction = (char *)"+:s";
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(p.interchange);
+  CHECK_EQ_STR(p.reduction[0], "+:s");
+  CHECK_EQ_STR(p.reduction[1], "+:s");
+  /* one on the inner loop only covers that loop: moving i inside it would change what it sums */
+  t.n.loops[0].clauses.reduction = NULL;
+  t.n.loops[1].clauses.reduction = (char *)"max:err";
   CHECK(!sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
-  CHECK(strstr(why, "reduction") != NULL);
+  CHECK(strstr(why, "j has a reduction (max:err) that loop i outside it does not have") != NULL);
+  /* the same reduction on both loops (jacobi.c): legal */
+  t.n.loops[0].clauses.reduction = (char *)"max : err";
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK_EQ_STR(p.reduction[0], "max:err");
+  CHECK_EQ_STR(p.reduction[1], "max:err");
+  /* without an interchange the inner directive still gets the outer loop's reduction */
+  t.n.loops[1].clauses.reduction = NULL;
+  t.n.loops[0].clauses.reduction = (char *)"+:a,b; max:m";
+  s = sched2(1, 0, 0, -1, 32, 8, 512, 1);
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK(!p.interchange);
+  CHECK_EQ_STR(p.reduction[0], "+:a; +:b; max:m");
+  CHECK_EQ_STR(p.reduction[1], "+:a; +:b; max:m");
+  char buf[128] = "vector";
+  CHECK(sp_adv_reduction_clauses(&p, 1, NULL, buf, sizeof buf));
+  CHECK_EQ_STR(buf, "vector reduction(+:a,b) reduction(max:m)");
+  /* what the directive already names is not repeated */
+  snprintf(buf, sizeof buf, "gang worker");
+  CHECK(sp_adv_reduction_clauses(&p, 0, "+: b", buf, sizeof buf));
+  CHECK_EQ_STR(buf, "gang worker reduction(+:a) reduction(max:m)");
+  /* too small a buffer is refused, not cut */
+  char tiny[24] = "vector";
+  CHECK(!sp_adv_reduction_clauses(&p, 1, NULL, tiny, sizeof tiny));
+  /* a subarray's colon and comma stay in its item */
+  t.n.loops[0].clauses.reduction = (char *)"+:h[0:n], c";
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK_EQ_STR(p.reduction[1], "+:h[0:n]; +:c");
+  t.n.loops[0].clauses.reduction = NULL;
 }
 
 static void test_inner_levels_and_collapse(void) {
@@ -93,6 +128,12 @@ static void test_inner_levels_and_collapse(void) {
   CHECK_EQ_STR(p.clauses[0], "collapse(2) gang vector");
   CHECK_EQ_STR(p.clauses[1], "-");
   CHECK_EQ_INT(p.num_workers, 0);
+  /* the collapsed directive partitions j too, so it carries j's reduction */
+  t.n.loops[1].clauses.reduction = (char *)"+:s";
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, why, sizeof why));
+  CHECK_EQ_STR(p.reduction[0], "+:s");
+  CHECK_EQ_STR(p.reduction[1], "");
+  t.n.loops[1].clauses.reduction = NULL;
   /* a loop below the band that the user put on vector: the band may not use vector */
   tn_loop(&t, 1, false, true, 0, 0, 7, 0, 1);
   t.n.loops[2].clauses.flags = SP_CL_VECTOR;

@@ -30,6 +30,11 @@ typedef struct sp_adv_plan {
    * "worker", "seq"; "" = a sequential band loop left as written; "-" = collapsed into the loop
    * above (it must have no directive) */
   char clauses[SP_MAX_LOOPS][64];
+  /* the reductions the directive at position p must carry, one "op:var" each, joined by "; "
+   * ("+:s; max:err"): a reduction on a band loop spans the loops inside it (the band is
+   * perfectly nested), and OpenACC wants its clause on every loop directive of that span, so a
+   * split collapse or an interchange carries it to the directives it creates */
+  char reduction[SP_MAX_LOOPS][160];
   int64_t num_gangs;
   int num_workers; /* 0: no worker loop (no num_workers clause) */
   int vector_length;
@@ -39,6 +44,12 @@ typedef struct sp_adv_plan {
  * is needed and legal); otherwise returns false with the reason in why. */
 bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler cc,
                     sp_adv_plan *plan, char *why, size_t whylen);
+
+/* Appends " reduction(op:v,w)" to buf (length n, NUL-terminated) for each item of the plan's
+ * reductions at position pos that the clause text `have` (the directive's own reduction clause
+ * in the analyzer's form, or NULL) does not already name. Returns false when buf is too short. */
+bool sp_adv_reduction_clauses(const sp_adv_plan *p, int pos, const char *have, char *buf,
+                              size_t n);
 
 /* Whether the nest's pragmas already state the plan (nothing to rewrite). */
 bool sp_adv_plan_matches(const sp_nest *nest, const sp_adv_plan *plan);
