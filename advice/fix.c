@@ -489,12 +489,12 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
     for (int k = 0; k < r->n; k++) {
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
       usable[k] = usable[k] && (c->refined || !any_refined);
-      if (usable[k] && c->time.total_s < min_t) min_t = c->time.total_s;
+      if (usable[k] && sp_adv_built_s(c) < min_t) min_t = sp_adv_built_s(c);
     }
     int pick = -1;
     for (int k = 0; k < r->n; k++) {
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
-      if (usable[k] && c->time.total_s <= SP_RANK_PLATEAU * min_t &&
+      if (usable[k] && sp_adv_built_s(c) <= SP_RANK_PLATEAU * min_t &&
           (pick < 0 || sp_rank_plateau_before(c, &r->candidates[r->order[pick]])))
         pick = k;
     }
@@ -502,7 +502,8 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
     for (int k = 0; pick >= 0 && k < r->n; k++) {
       sp_adv_plan plan;
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
-      if (usable[k] && c->time.total_s <= SP_ADV_TIE * r->candidates[r->order[pick]].time.total_s &&
+      if (usable[k] &&
+          sp_adv_built_s(c) <= SP_ADV_TIE * sp_adv_built_s(&r->candidates[r->order[pick]]) &&
           sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, NULL, 0) &&
           sp_adv_plan_matches(rows[i].nest, &plan)) {
         pick = k;
@@ -515,13 +516,13 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
       a[i].rank_pos = pick;
       sp_adv_express(rows[i].nest, &r->candidates[a[i].candidate].schedule, opt->compiler,
                      &a[i].plan, NULL, 0);
-      best_t = r->candidates[a[i].candidate].time.total_s;
+      best_t = sp_adv_built_s(&r->candidates[a[i].candidate]);
     }
     if (a[i].candidate < 0) {
       snprintf(a[i].fix_error, sizeof a[i].fix_error,
                "no ranked schedule can be written for %s", sp_adv_compiler_name(opt->compiler));
     } else if (r->default_index >= 0 &&
-               r->candidates[r->default_index].time.total_s < SP_ADV_MIN_GAIN * best_t) {
+               sp_adv_built_s(&r->candidates[r->default_index]) < SP_ADV_MIN_GAIN * best_t) {
       /* no predicted gain: leave the user's pragmas (and intent) alone */
       snprintf(a[i].fix_error, sizeof a[i].fix_error,
                "nothing to change: no schedule %s can express is predicted %.0f%% faster than "

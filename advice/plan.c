@@ -30,11 +30,8 @@ static bool sp_adv_rectangular_in(const sp_nest *nest, int k, int first, int las
   return true;
 }
 
-/* A reduction clause's text as the analyzer keeps it ("+:a,b; max: m") read as "op:var" items
- * (a var may be a subarray, "+:h[0:n]"). Returns the number of items, -1 when more than max or
- * one longer than SP_ADV_RED_ITEM. */
 enum { SP_ADV_RED_ITEM = 96, SP_ADV_RED_MAX = 32 };
-static int sp_adv_red_items(const char *text, char items[][SP_ADV_RED_ITEM], int max) {
+int sp_adv_reduction_items(const char *text, char items[][SP_ADV_RED_ITEM], int max) {
   int n = 0;
   for (const char *c = text; c && *c;) {
     const char *end = strchr(c, ';'), *colon = strchr(c, ':');
@@ -67,7 +64,7 @@ static int sp_adv_red_items(const char *text, char items[][SP_ADV_RED_ITEM], int
 
 static bool sp_adv_red_has(const char *list, const char *item) {
   char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
-  int n = sp_adv_red_items(list, items, SP_ADV_RED_MAX);
+  int n = sp_adv_reduction_items(list, items, SP_ADV_RED_MAX);
   for (int i = 0; i < n; i++)
     if (strcmp(items[i], item) == 0) return true;
   return false;
@@ -76,7 +73,7 @@ static bool sp_adv_red_has(const char *list, const char *item) {
 /* Adds text's items that list (n bytes) lacks; false when they do not fit. */
 static bool sp_adv_red_add(char *list, size_t n, const char *text) {
   char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
-  int m = sp_adv_red_items(text, items, SP_ADV_RED_MAX);
+  int m = sp_adv_reduction_items(text, items, SP_ADV_RED_MAX);
   if (m < 0) return false;
   for (int i = 0; i < m; i++) {
     if (sp_adv_red_has(list, items[i])) continue;
@@ -90,7 +87,7 @@ static bool sp_adv_red_add(char *list, size_t n, const char *text) {
 bool sp_adv_reduction_clauses(const sp_adv_plan *p, int pos, const char *have, char *buf,
                               size_t n) {
   char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
-  int m = sp_adv_red_items(p->reduction[pos], items, SP_ADV_RED_MAX);
+  int m = sp_adv_reduction_items(p->reduction[pos], items, SP_ADV_RED_MAX);
   bool done[SP_ADV_RED_MAX] = {false};
   size_t u = strlen(buf);
   for (int i = 0; i < m; i++) {
@@ -214,7 +211,7 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
         SP_ADV_WHY("it needs the loops interchanged, but the bounds of %s depend on an outer "
                    "index", l->index);
       char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
-      int m = sp_adv_red_items(l->clauses.reduction, items, SP_ADV_RED_MAX);
+      int m = sp_adv_reduction_items(l->clauses.reduction, items, SP_ADV_RED_MAX);
       for (int i = 0; i < m; i++)
         if (!sp_adv_red_has(outer, items[i]))
           SP_ADV_WHY("it needs the loops interchanged, but %s has a reduction (%s) that loop %s "

@@ -2,6 +2,7 @@
 # one library.
 list(APPEND SP_CORE_SOURCES
   advice/plan.c
+  advice/lowering.c
   advice/fix.c
   advice/formats.c
   advice/output.c

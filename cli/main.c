@@ -515,12 +515,18 @@ static int sp_advise(const sp_cli *cli, sp_report_nest *rows, int n, const sp_ar
 typedef struct sp_expressible_ctx {
   const sp_nest *nest;
   sp_adv_compiler compiler;
+  const sp_arch *arch;
 } sp_expressible_ctx;
 
 static bool sp_expressible(const sp_schedule *s, void *ctx) {
   const sp_expressible_ctx *e = ctx;
   sp_adv_plan plan;
   return sp_adv_express(e->nest, s, e->compiler, &plan, NULL, 0);
+}
+
+static double sp_lowering(const sp_schedule *s, const sp_trace_stats *st, void *ctx) {
+  const sp_expressible_ctx *e = ctx;
+  return sp_adv_lowering_s(e->nest, s, st, e->arch, e->compiler, NULL);
 }
 
 /* Ranks every nest and renders the report into *text. */
@@ -564,9 +570,11 @@ static int sp_rank_all(const sp_cli *cli, const sp_program *prog, char **text) {
     snprintf(what, sizeof what, "%s:%u: ranking", n->loc.file, n->loc.line);
     ro.progress = tty ? sp_progress : NULL;
     ro.progress_ctx = what;
-    sp_expressible_ctx ectx = {n, cli->compiler};
+    sp_expressible_ctx ectx = {n, cli->compiler, &arch};
     ro.refine_also = sp_expressible;
     ro.refine_also_ctx = &ectx;
+    ro.lowering_s = sp_lowering;
+    ro.lowering_ctx = &ectx;
     int r = nrows++;
     rows[r].nest = n;
     if (sp_rank_nest(n, &arch, &ro, &results[r], err, sizeof err) == 0) {

@@ -2420,6 +2420,8 @@ static int sp_run_candidate(const sp_nest *nest, const sp_arch *arch, const sp_r
       sp_rank_predict_time_uneven(&c->total, &c->stats, &c->schedule, arch,
                                   sp_loads_per_iteration(nest, arch), &comb, &ar, &u, dram_order,
                                   &c->time);
+      if (opt->lowering_s)
+        c->time.lowering_s = opt->lowering_s(&c->schedule, &c->stats, opt->lowering_ctx);
     }
     sp_rank_uneven_free(&u);
   }
@@ -2630,7 +2632,8 @@ static int sp_refine_rounds(sp_pass *pass, const sp_rank_options *opt, int64_t b
       break;
     }
     int nref = sp_refine_select(out, also, round, per_round, idx);
-    if (nref == 0) break;
+    if (nref < 0) rc = -1;
+    if (nref <= 0) break;
     sp_order_longest_first(out, idx, nref, budget);
     pass->idx = idx;
     pass->n = nref;

@@ -35,6 +35,7 @@
 #include "rank/refine.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The part of c's time that sampling can move. */
@@ -120,7 +121,8 @@ static const sp_schedule *sp_plateau_head(const sp_rank_result *out, const bool 
   const sp_schedule *head = NULL;
   for (int i = 0; i < out->n; i++) {
     const sp_rank_candidate *c = &out->candidates[i];
-    if (c->refined && (!also || also[i]) && c->time.total_s <= SP_RANK_PLATEAU * best &&
+    double t = c->time.total_s + (also ? c->time.lowering_s : 0);
+    if (c->refined && (!also || also[i]) && t <= SP_RANK_PLATEAU * best &&
         (!head || sp_rank_plateau_shape_before(&c->schedule, head)))
       head = &c->schedule;
   }
@@ -135,14 +137,51 @@ static const sp_schedule *sp_plateau_head(const sp_rank_result *out, const bool 
  * blocks, screened 2 % behind the 32x4x2 ones, were left unrefined once the screening saw every
  * reference (prefix_stop.h), and the H100 ran the 32x4x2 pick 19 % slower than them. */
 static bool sp_contender(const sp_rank_result *out, const sp_rank_candidate *c, double calib,
-                         double best, const sp_schedule *head, int round, const int *idx, int n) {
+                         double best, const sp_schedule *head, int round, const int *idx, int n,
+                         double extra) {
   if (c->refined) return false;
   if (round == 0) return true;
-  double est = sp_refined_estimate(out, c, calib);
+  double est = sp_refined_estimate(out, c, calib) + extra;
   return (est < best * (1 - SP_REFINE_MARGIN) ||
           (est * (1 + SP_REFINE_MARGIN) <= best * SP_RANK_PLATEAU &&
            (!head || sp_rank_plateau_shape_before(&c->schedule, head)))) &&
          !sp_twin_queued(out, c, idx, n);
+}
+
+typedef struct sp_also_key {
+  double t;
+  int cand;
+  int rank; /* its place in out->order, for ties (qsort is not stable) */
+} sp_also_key;
+
+static int sp_by_also_key(const void *a, const void *b) {
+  const sp_also_key *x = a, *y = b;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The subset in the order of its times with its compiler's own code (time.lowering_s) added,
+ * or as out->order has it where none has any. order: room for out->n; returns how many, or -1
+ * when out of memory. */
+static int sp_also_order(const sp_rank_result *out, const bool *also, int *order) {
+  int n = 0;
+  bool lowered = false;
+  for (int i = 0; i < out->n; i++)
+    if (also[out->order[i]]) {
+      order[n++] = out->order[i];
+      lowered |= out->candidates[out->order[i]].time.lowering_s > 0;
+    }
+  if (!lowered) return n;
+  sp_also_key *keys = malloc((size_t)(n > 0 ? n : 1) * sizeof *keys);
+  if (!keys) return -1;
+  for (int i = 0; i < n; i++) {
+    const sp_rank_candidate *c = &out->candidates[order[i]];
+    keys[i] = (sp_also_key){c->time.total_s + c->time.lowering_s, order[i], i};
+  }
+  qsort(keys, (size_t)n, sizeof *keys, sp_by_also_key);
+  for (int i = 0; i < n; i++) order[i] = keys[i].cand;
+  free(keys);
+  return n;
 }
 
 int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int per_round,
@@ -150,28 +189,36 @@ int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int
   double best = INFINITY, best_also = INFINITY, calib = sp_screen_calibration(out);
   for (int i = 0; i < out->n; i++) {
     const sp_rank_candidate *c = &out->candidates[i];
+    double t_also = c->time.total_s + c->time.lowering_s;
     if (c->refined && c->time.total_s < best) best = c->time.total_s;
-    if (c->refined && also && also[i] && c->time.total_s < best_also) best_also = c->time.total_s;
+    if (c->refined && also && also[i] && t_also < best_also) best_also = t_also;
   }
   const sp_schedule *head = sp_plateau_head(out, NULL, best);
   const sp_schedule *head_also = also ? sp_plateau_head(out, also, best_also) : NULL;
   int nref = 0, nalso = 0;
   for (int i = 0; i < out->n && nref < per_round; i++) {
     const sp_rank_candidate *c = &out->candidates[out->order[i]];
-    if (sp_contender(out, c, calib, best, head, round, idx, nref)) {
+    if (sp_contender(out, c, calib, best, head, round, idx, nref, 0)) {
       nalso += also && also[out->order[i]];
       idx[nref++] = out->order[i];
     }
   }
-  for (int i = 0, first = nref; also && i < out->n && nalso < per_round / 2; i++) {
-    int k = out->order[i];
+  int *also_order = also ? malloc((size_t)(out->n > 0 ? out->n : 1) * sizeof *also_order) : NULL;
+  int nsub = also_order ? sp_also_order(out, also, also_order) : also ? -1 : 0;
+  if (nsub < 0) {
+    free(also_order);
+    return -1;
+  }
+  for (int i = 0, first = nref; i < nsub && nalso < per_round / 2; i++) {
+    int k = also_order[i];
     const sp_rank_candidate *c = &out->candidates[k];
-    if (also[k] && !sp_listed(idx, first, k) &&
-        sp_contender(out, c, calib, best_also, head_also, round, idx, nref)) {
+    if (!sp_listed(idx, first, k) &&
+        sp_contender(out, c, calib, best_also, head_also, round, idx, nref, c->time.lowering_s)) {
       idx[nref++] = k;
       nalso++;
     }
   }
+  free(also_order);
   int defs[2] = {out->default_gcc, out->default_nvc}; /* both baselines refined */
   for (int d = 0; d < 2 && round == 0; d++)
     if (defs[d] >= 0 && nref < out->n && !sp_listed(idx, nref, defs[d])) idx[nref++] = defs[d];

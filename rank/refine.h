@@ -18,7 +18,8 @@
  * idx (room for out->n); returns how many. out->order must list the candidates refined first,
  * then by time (rank.c's sp_order_by_time). also[i]: whether candidate i is one of the subset
  * refined on its own (sp_rank_options.refine_also); NULL: no subset. per_round: the round's
- * places (the subset has half as many). */
+ * places (the subset has half as many), taken in the order of its times with time.lowering_s
+ * added. -1 when out of memory. */
 int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int per_round,
                      int *idx);
 

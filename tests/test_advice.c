@@ -116,6 +116,64 @@ static void test_interchange(void) {
   t.n.loops[0].clauses.reduction = NULL;
 }
 
+/* GCC 12's reduction folds (advice/lowering.c), worked by hand on a 4096 x 4096 nest: i gang
+ * (G blocks), j vector (V lanes), reduction on i, an arch of 132 SMs. */
+static void test_gcc_reduction_code(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  sp_arch arch;
+  memset(&arch, 0, sizeof arch);
+  arch.sm_count = 132;
+  arch.cas_shared_ns = 1.0;
+  arch.cas_global_base_ns = 200;
+  arch.cas_global_per_contender_ns = 0.5;
+  sp_trace_stats st;
+  memset(&st, 0, sizeof st);
+  st.blocks_working = 528;
+  st.active_blocks_per_sm = 8;
+  sp_adv_lowering parts;
+  t.n.loops[0].clauses.reduction = (char *)"+:s";
+  /* i gang, j vector(256): each of the 4096 rows ends with 256 lanes folding a sum into one
+   * shared word, 256 * 257 / 2 attempts, rows spread over 132 SMs; then 528 gangs retry the
+   * global word, 528 at once (fewer than 8 x 132): 528 x (200 + 0.5 x 528) ns */
+  sp_schedule s = sched2(-1, 0, 0, -1, 256, 1, 528, 1);
+  double total = sp_adv_lowering_s(&t.n, &s, &st, &arch, SP_ADV_GCC, &parts);
+  CHECK_NEAR(parts.vector_s, 4096.0 / 132 * 256 * 257 / 2 * 1e-9, 1e-12);
+  CHECK_NEAR(parts.gang_s, 528 * (200 + 0.5 * 528) * 1e-9, 1e-12);
+  CHECK_NEAR(total, parts.vector_s + parts.gang_s, 1e-15);
+  /* 4096 gangs, 8 resident an SM: 1056 retry at once */
+  st.blocks_working = 4096;
+  s = sched2(-1, 0, 0, -1, 256, 1, 4096, 1);
+  sp_adv_lowering_s(&t.n, &s, &st, &arch, SP_ADV_GCC, &parts);
+  CHECK_NEAR(parts.gang_s, 4096 * (200 + 0.5 * 1056) * 1e-9, 1e-12);
+  /* vector_length(32) folds with shuffles: only the gangs */
+  s = sched2(-1, 0, 0, -1, 32, 1, 4096, 1);
+  sp_adv_lowering_s(&t.n, &s, &st, &arch, SP_ADV_GCC, &parts);
+  CHECK_NEAR(parts.vector_s, 0, 0);
+  CHECK(parts.gang_s > 0);
+  /* a max mostly keeps the word: V attempts a row, no gang retries */
+  t.n.loops[0].clauses.reduction = (char *)"max:e";
+  s = sched2(-1, 0, 0, -1, 256, 1, 4096, 1);
+  sp_adv_lowering_s(&t.n, &s, &st, &arch, SP_ADV_GCC, &parts);
+  CHECK_NEAR(parts.vector_s, 4096.0 / 132 * 256 * 1e-9, 1e-12);
+  CHECK_NEAR(parts.gang_s, 0, 0);
+  /* nvc, an arch without the fields, no reduction: nothing */
+  t.n.loops[0].clauses.reduction = (char *)"+:s";
+  CHECK_NEAR(sp_adv_lowering_s(&t.n, &s, &st, &arch, SP_ADV_NVC, NULL), 0, 0);
+  arch.cas_shared_ns = 0;
+  CHECK_NEAR(sp_adv_lowering_s(&t.n, &s, &st, &arch, SP_ADV_GCC, NULL), 0, 0);
+  arch.cas_shared_ns = 1.0;
+  t.n.loops[0].clauses.reduction = NULL;
+  CHECK_NEAR(sp_adv_lowering_s(&t.n, &s, &st, &arch, SP_ADV_GCC, NULL), 0, 0);
+  /* gang vector(128) on one loop (the other sequential inside): each gang enters it once */
+  t.n.loops[0].clauses.reduction = (char *)"+:s";
+  s = sched2(0, 0, -1, -1, 128, 1, 1024, 1);
+  st.blocks_working = 1024;
+  sp_adv_lowering_s(&t.n, &s, &st, &arch, SP_ADV_GCC, &parts);
+  CHECK_NEAR(parts.vector_s, 1024.0 / 132 * 128 * 129 / 2 * 1e-9, 1e-12);
+  t.n.loops[0].clauses.reduction = NULL;
+}
+
 static void test_inner_levels_and_collapse(void) {
   tnest t;
   tn_transpose(&t, 4096);
@@ -177,6 +235,7 @@ static void test_plan_matches(void) {
 int main(void) {
   SP_RUN(test_gcc_limits);
   SP_RUN(test_interchange);
+  SP_RUN(test_gcc_reduction_code);
   SP_RUN(test_inner_levels_and_collapse);
   SP_RUN(test_plan_matches);
   return SP_TEST_END();

@@ -125,6 +125,9 @@ static const fdesc k_fields[] = {
     F("clock_base_mhz", FT_DOUBLE, clock_base_mhz, 0),
     F("memory_bytes", FT_I64, memory_bytes, 0),
     F("same_address_atomic_ns", FT_DOUBLE, same_address_atomic_ns, F_OPTIONAL),
+    F("cas_shared_ns", FT_DOUBLE, cas_shared_ns, F_OPTIONAL),
+    F("cas_global_base_ns", FT_DOUBLE, cas_global_base_ns, F_OPTIONAL),
+    F("cas_global_per_contender_ns", FT_DOUBLE, cas_global_per_contender_ns, F_OPTIONAL),
     F("warp_loads_in_flight", FT_DOUBLE, warp_loads_in_flight, F_OPTIONAL),
     F("loop_iteration_cycles", FT_DOUBLE, loop_iteration_cycles, F_OPTIONAL),
     F("fp64_op", FT_FP_OP, fp_op[0], F_OPTIONAL),
@@ -524,6 +527,11 @@ static int cross_check(const sp_arch *a, const char *p, char *err, size_t n) {
     return fail(err, n, p, a->block_dispatch_ns > 0 ? "empty_block_ns" : "block_dispatch_ns",
                 "missing: block_dispatch_ns and empty_block_ns are measured together (give both "
                 "or neither)");
+  if ((a->cas_global_base_ns > 0) != (a->cas_global_per_contender_ns > 0) ||
+      (a->cas_global_base_ns > 0 && !(a->cas_shared_ns > 0)))
+    return fail(err, n, p, a->cas_shared_ns > 0 ? "cas_global_base_ns" : "cas_shared_ns",
+                "missing: cas_shared_ns, cas_global_base_ns and cas_global_per_contender_ns are "
+                "fitted together (give all three or only cas_shared_ns)");
   if (check_curve(a, &a->l2_bw_by_sms, "l2_bw_by_sms_gbs", p, err, n) ||
       check_curve(a, &a->dram_bw_by_sms, "dram_bw_by_sms_gbs", p, err, n))
     return -1;

@@ -51,6 +51,26 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
 bool sp_adv_reduction_clauses(const sp_adv_plan *p, int pos, const char *have, char *buf,
                               size_t n);
 
+/* A reduction clause's text as the analyzer keeps it ("+:a,b; max: m") as "op:var" items (a
+ * var may be a subarray, "+:h[0:n]"), at most max. Returns their number, -1 when there are more
+ * or one is longer than 95 characters. */
+int sp_adv_reduction_items(const char *text, char items[][96], int max);
+
+/* The time a compiler's reduction code adds to schedule s of nest (advice/lowering.c: GCC 12's
+ * compare-and-swap folds, from the arch's cas_* fields), seconds; 0 for nvc, for a schedule the
+ * compiler cannot state, without reductions or without those fields. st: the schedule's trace
+ * (working blocks, blocks resident per SM), or NULL. */
+typedef struct sp_adv_lowering {
+  double vector_s; /* the vector loop's lanes folding into one shared-memory word */
+  double gang_s;   /* the gangs folding into the global word */
+} sp_adv_lowering;
+double sp_adv_lowering_s(const sp_nest *nest, const sp_schedule *s, const sp_trace_stats *st,
+                         const sp_arch *arch, sp_adv_compiler cc, sp_adv_lowering *parts);
+
+/* A candidate's predicted time as the compiler builds it: the model's, plus what the compiler's
+ * reduction code adds (time.lowering_s, filled by the ranking from sp_adv_lowering_s). */
+double sp_adv_built_s(const sp_rank_candidate *c);
+
 /* Whether the nest's pragmas already state the plan (nothing to rewrite). */
 bool sp_adv_plan_matches(const sp_nest *nest, const sp_adv_plan *plan);
 

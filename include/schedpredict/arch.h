@@ -135,6 +135,12 @@ typedef struct sp_arch {
   /* one atomic operation on an address every thread block updates (a reduction's combine):
    * such atomics are serialized where the address lives; ns each; 0 = absent (optional) */
   double same_address_atomic_ns;
+  /* compare-and-swap loops on one word, as GCC 12 lowers OpenACC reductions (advice/lowering.c)
+   * (optional, 0 = absent): one attempt on a shared-memory word, ns, attempts serialized per SM;
+   * one success on a global word that every block updates, ns, when `contenders` blocks retry
+   * it: cas_global_base_ns + cas_global_per_contender_ns * contenders */
+  double cas_shared_ns;
+  double cas_global_base_ns, cas_global_per_contender_ns;
   /* independent loads of one warp (each a full 256-byte request) in flight at once: a
    * sequential loop that stores nothing is unrolled and overlaps this many; 0 = absent
    * (optional: one iteration's loads at a time) */

@@ -56,6 +56,8 @@ typedef struct sp_rank_time {
   double empty_s;            /* blocks without iterations passing after the work (added) */
   double uneven_s;           /* blocks of unequal work that all run at once (added;
                                 sp_rank_uneven) */
+  double lowering_s;         /* what the refine_also subset's compiler adds to this schedule
+                                (sp_rank_options.lowering_s); not in total_s */
   double total_s;            /* max of the above per wave group (at least combine_s), plus
                                 launch */
   sp_rank_bound bound;
@@ -109,6 +111,12 @@ typedef struct sp_rank_options {
    * the best of that subset also comes from refined times. NULL: no such subset. */
   bool (*refine_also)(const sp_schedule *s, void *ctx);
   void *refine_also_ctx;
+  /* What that compiler's own code adds to a schedule (GCC's reduction folds,
+   * sp_adv_lowering_s), seconds, given the schedule's trace: kept in time.lowering_s, not in
+   * total_s, and added to the subset's times where the refinement chooses among them. Called
+   * from the workers: it must only read. NULL: nothing. */
+  double (*lowering_s)(const sp_schedule *s, const sp_trace_stats *st, void *ctx);
+  void *lowering_ctx;
   int threads; /* candidates simulated in parallel; 0 = one per online CPU (at most 8, and no
                   more than the memory models fit in 160 MB); results do not depend on it */
   /* simulate every screening sample, also one whose trace another candidate's sample already
