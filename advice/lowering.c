@@ -42,15 +42,20 @@ double sp_adv_lowering_s(const sp_nest *nest, const sp_schedule *s, const sp_tra
   sp_adv_lowering z = {0, 0};
   if (parts) *parts = z;
   if (cc != SP_ADV_GCC || arch->cas_shared_ns <= 0 || arch->sm_count < 1) return 0;
+  /* called for every candidate the ranking simulates: most nests have no reduction to price */
+  bool any = false;
+  for (int k = 0; k < s->nband && k < nest->nloops; k++)
+    any |= nest->loops[k].clauses.reduction != NULL;
+  if (!any) return 0;
   sp_adv_plan plan;
   if (!sp_adv_express(nest, s, cc, &plan, NULL, 0)) return 0;
   int64_t gangs = st && st->blocks_working > 0 ? st->blocks_working : s->grid[0];
   int per_sm = st && st->active_blocks_per_sm > 0 ? st->active_blocks_per_sm : 1;
   double sms = fmin((double)arch->sm_count, (double)(gangs > 0 ? gangs : 1));
-  char items[64][96];
+  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
   for (int pos = 0; pos < plan.nband; pos++) {
     const char *c = plan.clauses[pos];
-    int n = sp_adv_reduction_items(plan.reduction[pos], items, 64);
+    int n = sp_adv_reduction_items(plan.reduction[pos], items, SP_ADV_RED_MAX);
     if (n <= 0) continue;
     if (strstr(c, "vector") && plan.vector_length > 32) {
       double v = plan.vector_length, entries;

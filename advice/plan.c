@@ -30,7 +30,6 @@ static bool sp_adv_rectangular_in(const sp_nest *nest, int k, int first, int las
   return true;
 }
 
-enum { SP_ADV_RED_ITEM = 96, SP_ADV_RED_MAX = 32 };
 int sp_adv_reduction_items(const char *text, char items[][SP_ADV_RED_ITEM], int max) {
   int n = 0;
   for (const char *c = text; c && *c;) {
@@ -62,42 +61,48 @@ int sp_adv_reduction_items(const char *text, char items[][SP_ADV_RED_ITEM], int 
   return n;
 }
 
-static bool sp_adv_red_has(const char *list, const char *item) {
-  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
-  int n = sp_adv_reduction_items(list, items, SP_ADV_RED_MAX);
+static bool sp_adv_red_in(char items[][SP_ADV_RED_ITEM], int n, const char *item) {
   for (int i = 0; i < n; i++)
     if (strcmp(items[i], item) == 0) return true;
   return false;
 }
 
+static bool sp_adv_red_has(const char *list, const char *item) {
+  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
+  return sp_adv_red_in(items, sp_adv_reduction_items(list, items, SP_ADV_RED_MAX), item);
+}
+
 /* Adds text's items that list (n bytes) lacks; false when they do not fit. */
 static bool sp_adv_red_add(char *list, size_t n, const char *text) {
-  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
+  char have[SP_ADV_RED_MAX][SP_ADV_RED_ITEM], items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
+  int h = sp_adv_reduction_items(list, have, SP_ADV_RED_MAX);
   int m = sp_adv_reduction_items(text, items, SP_ADV_RED_MAX);
-  if (m < 0) return false;
+  if (m < 0 || h < 0) return false;
   for (int i = 0; i < m; i++) {
-    if (sp_adv_red_has(list, items[i])) continue;
+    if (sp_adv_red_in(have, h, items[i])) continue;
     size_t u = strlen(list);
     int w = snprintf(list + u, n - u, "%s%s", u ? "; " : "", items[i]);
-    if (w < 0 || (size_t)w >= n - u) return false;
+    if (w < 0 || (size_t)w >= n - u || h == SP_ADV_RED_MAX) return false;
+    memcpy(have[h++], items[i], SP_ADV_RED_ITEM);
   }
   return true;
 }
 
 bool sp_adv_reduction_clauses(const sp_adv_plan *p, int pos, const char *have, char *buf,
                               size_t n) {
-  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
+  char items[SP_ADV_RED_MAX][SP_ADV_RED_ITEM], named[SP_ADV_RED_MAX][SP_ADV_RED_ITEM];
   int m = sp_adv_reduction_items(p->reduction[pos], items, SP_ADV_RED_MAX);
+  int h = sp_adv_reduction_items(have, named, SP_ADV_RED_MAX);
   bool done[SP_ADV_RED_MAX] = {false};
   size_t u = strlen(buf);
   for (int i = 0; i < m; i++) {
-    if (done[i] || sp_adv_red_has(have, items[i])) continue;
+    if (done[i] || sp_adv_red_in(named, h, items[i])) continue;
     size_t oplen = (size_t)(strchr(items[i], ':') - items[i]);
     int w = snprintf(buf + u, n - u, " reduction(%s", items[i]);
     if (w < 0 || (size_t)w >= n - u) return false;
     u += (size_t)w;
     for (int j = i + 1; j < m; j++) {
-      if (done[j] || strncmp(items[j], items[i], oplen + 1) || sp_adv_red_has(have, items[j]))
+      if (done[j] || strncmp(items[j], items[i], oplen + 1) || sp_adv_red_in(named, h, items[j]))
         continue;
       done[j] = true;
       w = snprintf(buf + u, n - u, ",%s", items[j] + oplen + 1);

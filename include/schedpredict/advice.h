@@ -53,8 +53,10 @@ bool sp_adv_reduction_clauses(const sp_adv_plan *p, int pos, const char *have, c
 
 /* A reduction clause's text as the analyzer keeps it ("+:a,b; max: m") as "op:var" items (a
  * var may be a subarray, "+:h[0:n]"), at most max. Returns their number, -1 when there are more
- * or one is longer than 95 characters. */
-int sp_adv_reduction_items(const char *text, char items[][96], int max);
+ * or one is longer than SP_ADV_RED_ITEM - 1 characters. SP_ADV_RED_MAX items fill a plan
+ * position's reduction text. */
+enum { SP_ADV_RED_ITEM = 96, SP_ADV_RED_MAX = 32 };
+int sp_adv_reduction_items(const char *text, char items[][SP_ADV_RED_ITEM], int max);
 
 /* The time a compiler's reduction code adds to schedule s of nest (advice/lowering.c: GCC 12's
  * compare-and-swap folds, from the arch's cas_* fields), seconds; 0 for nvc, for a schedule the
