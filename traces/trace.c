@@ -12,9 +12,11 @@
  * Two representations of the lanes' indices: without a collapse group every index is affine in
  * the lane's threadIdx (idx = s + g . threadIdx, s per warp, g per loop), so a warp keeps only the
  * scalars s and the lane parts of bounds, offsets and guards are tabled once per warp of the block
- * (the fast path); a collapse group (mixed-radix digits, not affine) keeps per-lane arrays.
+ * (the fast path); a collapse group (mixed-radix digits, not affine) keeps per-lane rows, but
+ * only for the loops and bounds that differ between the warp's lanes: one the same in every lane
+ * is kept as its scalar (s, u), so a warp's turn touches a few host cache lines, not kilobytes.
  *
- * Memory: one cursor per resident warp of each simulated SM (scalars per level, or levels x 32
+ * Memory: one cursor per resident warp of each simulated SM (scalars per level, and levels x 32
  * lanes with a collapse), nothing proportional to the iterations. */
 #include <math.h>
 #include <stdatomic.h>
@@ -66,6 +68,9 @@ typedef struct refc {
   uint32_t size;
   int nloops;
   int loops[SP_MAX_LOOPS];
+  /* per-lane path: the offsets of lanes 0..31 from lane 0 where only the collapse group's
+   * innermost index varies and steps lane by lane */
+  int64_t lane_steps[SP_WARP];
 } refc;
 
 typedef struct guardc {
@@ -78,6 +83,7 @@ typedef struct guardc {
 typedef struct collapse_info {
   int first, count;
   int64_t total;
+  int mapped; /* p0 row of the collapsed level, -1: none */
   int64_t trip[SP_MAX_LOOPS], lo[SP_MAX_LOOPS], st[SP_MAX_LOOPS];
   int64_t radix[SP_MAX_LOOPS]; /* product of the trips of the inner group loops */
   int64_t sdig[SP_MAX_LOOPS];  /* the stride's digits */
@@ -88,28 +94,29 @@ typedef struct lanes_t {
   uint32_t root;
 } lanes_t;
 
-typedef struct warp {
+typedef struct warp { /* the fields of every turn first: a warp's turn starts with a host cache miss */
   int pc;
-  bool live;
   int widx;
-  int64_t block;
-  uint32_t root;
-  uint32_t *mask; /* [nlev] */
-  int64_t *idx;   /* [nloops][32] by loop id */
-  int64_t *ub;    /* [nlev][32] */
-  int64_t *p0;    /* [nmapped][32] */
-  int64_t *f;     /* [32] fused index of the collapse group */
   uint32_t even;  /* per-lane path: bit k, loop k's index is the same in every lane (and bit
                    * 16 + lv: so is level lv's last bound) */
-  int64_t *dig;   /* [count][32] its digits */
+  uint32_t root;
+  bool live;
   /* the collapse group's innermost index steps by its loop's step from each lane to the next
    * (no digit wraps within the warp): a reference whose other loops are the same in every lane
    * then has the same lane offsets in every such warp (sp_warp_instr.shape) */
   bool lane_step;
-  /* affine path: every index is s[loop] + sum_d g[loop][d] * threadIdx.d of the lane */
+  uint32_t *mask; /* [nlev] */
+  /* affine path: every index is s[loop] + sum_d g[loop][d] * threadIdx.d of the lane; per-lane
+   * path: s[k] and u[lv] are lane 0's index and last bound, and the rows idx[k] and ub[lv] hold
+   * every lane's, kept only while they differ between lanes (even) */
   int64_t *s;     /* [nloops] */
   int64_t *u;     /* [nlev] the scalar part of the level's last bound */
-  int64_t boff[3]; /* per mapped level: the block's part of p0 */
+  int64_t *idx;   /* [nloops][32] by loop id */
+  int64_t block;
+  int64_t *ub;    /* [nlev][32] */
+  int64_t *dig;   /* [count][32] the collapse group's digits */
+  int64_t fstep;  /* the group's fused index is p0 + fstep in each lane */
+  int64_t boff[3]; /* per mapped level: the block's part of p0 (a lane's p0 adds its threadIdx) */
 } warp;
 
 typedef struct tr {
@@ -152,22 +159,23 @@ static void affc_from(affc *out, const sp_affine *a) {
     if (a->coef[k]) out->t[out->n++] = (term){k, a->coef[k]};
 }
 
-/* v[l] = base + a evaluated at each lane's indices (wrapping arithmetic), where the loops in
- * `even` have one index for all lanes: their terms are added once, as a scalar, the others lane
- * by lane. */
-static inline void affc_eval_even(const affc *a, const int64_t *idx, uint32_t even, uint64_t base,
-                                  int64_t *v) {
+/* base + a evaluated at each lane's indices (wrapping arithmetic) on the per-lane path: the
+ * loops in `even` have one index for all lanes, s[loop], and their terms are added once, the
+ * others lane by lane from their rows of idx. Returns true, with the value in *one and v
+ * untouched, where no term differs between lanes; else fills v. */
+static inline bool affc_eval_lanes(const affc *a, const int64_t *idx, const int64_t *s,
+                                   uint32_t even, uint64_t base, int64_t *one, int64_t *v) {
   uint64_t sc = base + (uint64_t)a->c;
   int lanes[SP_MAX_LOOPS], nl = 0;
   for (int i = 0; i < a->n; i++) {
-    if (even >> a->t[i].loop & 1) sc += (uint64_t)a->t[i].coef * (uint64_t)idx[a->t[i].loop * SP_WARP];
+    if (even >> a->t[i].loop & 1) sc += (uint64_t)a->t[i].coef * (uint64_t)s[a->t[i].loop];
     else lanes[nl++] = i;
   }
-  uint64_t *u = (uint64_t *)v;
   if (nl == 0) {
-    for (int l = 0; l < SP_WARP; l++) u[l] = sc;
-    return;
+    *one = (int64_t)sc;
+    return true;
   }
+  uint64_t *u = (uint64_t *)v;
   const uint64_t k0 = (uint64_t)a->t[lanes[0]].coef;
   const int64_t *x0 = idx + a->t[lanes[0]].loop * SP_WARP;
   for (int l = 0; l < SP_WARP; l++) u[l] = sc + k0 * (uint64_t)x0[l];
@@ -176,6 +184,18 @@ static inline void affc_eval_even(const affc *a, const int64_t *idx, uint32_t ev
     const int64_t *x = idx + a->t[lanes[j]].loop * SP_WARP;
     for (int l = 0; l < SP_WARP; l++) u[l] += k * (uint64_t)x[l];
   }
+  return false;
+}
+
+static inline void fill_lanes(int64_t *v, int64_t x) {
+  for (int l = 0; l < SP_WARP; l++) v[l] = x;
+}
+
+/* affc_eval_lanes into every lane of v */
+static inline void affc_eval_all(const affc *a, const int64_t *idx, const int64_t *s,
+                                 uint32_t even, uint64_t base, int64_t *v) {
+  int64_t one;
+  if (affc_eval_lanes(a, idx, s, even, base, &one, v)) fill_lanes(v, one);
 }
 
 static inline bool lanes_equal(const int64_t *x) {
@@ -184,9 +204,11 @@ static inline bool lanes_equal(const int64_t *x) {
   return eq;
 }
 
-/* Sets or clears `bit` of a warp's even mask by whether x is the same in all lanes. */
-static inline void mark_even(uint32_t *even, uint32_t bit, const int64_t *x) {
+/* Sets or clears `bit` of a warp's even mask by whether x is the same in all lanes, and keeps
+ * lane 0's value in *one. */
+static inline void mark_even(uint32_t *even, uint32_t bit, const int64_t *x, int64_t *one) {
   *even = lanes_equal(x) ? *even | bit : *even & ~bit;
+  *one = x[0];
 }
 
 static inline uint32_t in_bounds(const int64_t *ix, const int64_t *ub, int dir) {
@@ -295,6 +317,7 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
       v->collapsed = true;
       v->step = 1;
       c->first = k;
+      c->mapped = v->mapped;
       c->count = s->collapse_count;
       c->total = 1;
       for (int j = c->count - 1; j >= 0; j--) {
@@ -326,6 +349,14 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
     cur = T->nlev++;
   }
   if (T->nlev > 0) T->lev[T->nlev - 1].count_iters = true;
+  if (T->has_collapse) {
+    const collapse_info *c = &T->cg;
+    const int inner = c->first + c->count - 1;
+    for (int r = 0; r < nest->nrefs; r++) {
+      const uint64_t k = (uint64_t)nest->refs[r].offset.coef[inner] * (uint64_t)c->st[c->count - 1];
+      for (int l = 0; l < SP_WARP; l++) T->refs[r].lane_steps[l] = (int64_t)(k * (uint64_t)l);
+    }
+  }
   /* body: sequential loops from the references' loop lists */
   int open[SP_MAX_LOOPS], nopen = 0; /* loop ids of the open body loops */
   bool seen[SP_MAX_LOOPS] = {false};
@@ -378,19 +409,37 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
 
 /* ---- executing a warp ---- */
 
+/* each lane's p0 of mapped row m: its threadIdx on the row's thread dimension plus the block's
+ * part */
+static inline void warp_p0(const tr *T, const warp *w, int m, int64_t *p0) {
+  const int td = T->map_t[m];
+  const int64_t b = w->boff[m];
+  if (td < 0) {
+    fill_lanes(p0, b);
+    return;
+  }
+  const int64_t *c = T->ln[w->widx].coord[td];
+  for (int l = 0; l < SP_WARP; l++) p0[l] = c[l] + b;
+}
+
+/* the lanes whose fused index p0 + fstep is still within the group */
 static uint32_t collapse_mask(const tr *T, const warp *w) {
+  int64_t p0[SP_WARP];
+  if (T->cg.mapped >= 0) warp_p0(T, w, T->cg.mapped, p0);
+  else fill_lanes(p0, 0);
   uint32_t m = 0;
-  for (int l = 0; l < SP_WARP; l++) m |= (uint32_t)(w->f[l] < T->cg.total) << l;
+  for (int l = 0; l < SP_WARP; l++) m |= (uint32_t)(p0[l] + w->fstep < T->cg.total) << l;
   return m;
 }
 
 static void collapse_indices(const tr *T, warp *w) {
   const collapse_info *c = &T->cg;
   for (int j = 0; j < c->count; j++) {
-    int64_t *ix = w->idx + (c->first + j) * SP_WARP;
+    const int k = c->first + j;
+    int64_t *ix = w->idx + k * SP_WARP;
     const int64_t *d = w->dig + j * SP_WARP;
     for (int l = 0; l < SP_WARP; l++) ix[l] = c->lo[j] + c->st[j] * d[l];
-    mark_even(&w->even, UINT32_C(1) << (c->first + j), ix); /* a group on blocks only: invariant */
+    mark_even(&w->even, UINT32_C(1) << k, ix, &w->s[k]); /* a group on blocks only: invariant */
   }
   const int64_t *d = w->dig + (c->count - 1) * SP_WARP;
   bool step = true;
@@ -400,10 +449,14 @@ static void collapse_indices(const tr *T, warp *w) {
 
 /* The lanes within level lv's bound (a non-collapsed level of the per-lane path): all or none
  * where its index and bound are the same in every lane. */
-static inline uint32_t level_lanes(const warp *w, const level *v, int lv, const int64_t *ix,
-                                   const int64_t *ub) {
-  const uint32_t both = (UINT32_C(1) << v->loop) | (UINT32_C(1) << (16 + lv));
-  if ((w->even & both) == both) return (v->dir > 0 ? ix[0] <= ub[0] : ix[0] >= ub[0]) ? UINT32_MAX : 0;
+static inline uint32_t level_lanes(const warp *w, const level *v, int lv) {
+  const bool ei = w->even >> v->loop & 1, eu = w->even >> (16 + lv) & 1;
+  const int64_t x0 = w->s[v->loop], u0 = w->u[lv];
+  if (ei && eu) return (v->dir > 0 ? x0 <= u0 : x0 >= u0) ? UINT32_MAX : 0;
+  int64_t xa[SP_WARP], ua[SP_WARP];
+  const int64_t *ix = w->idx + v->loop * SP_WARP, *ub = w->ub + lv * SP_WARP;
+  if (ei) fill_lanes(xa, x0), ix = xa;
+  if (eu) fill_lanes(ua, u0), ub = ua;
   return in_bounds(ix, ub, v->dir);
 }
 
@@ -411,10 +464,12 @@ static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
   const level *v = &T->lev[lv];
   if (v->collapsed) {
     const collapse_info *c = &T->cg;
-    const int64_t *p0 = v->mapped >= 0 ? w->p0 + v->mapped * SP_WARP : NULL;
+    int64_t p0[SP_WARP];
+    if (v->mapped >= 0) warp_p0(T, w, v->mapped, p0);
+    else fill_lanes(p0, 0);
+    w->fstep = 0;
     for (int l = 0; l < SP_WARP; l++) {
-      int64_t f = p0 ? p0[l] : 0;
-      w->f[l] = f;
+      int64_t f = p0[l];
       for (int j = 0; j < c->count; j++)
         w->dig[j * SP_WARP + l] =
             c->trip[j] > 0 ? (j == 0 ? f / c->radix[j] : (f / c->radix[j]) % c->trip[j]) : 0;
@@ -422,19 +477,34 @@ static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
     collapse_indices(T, w);
     return pm & collapse_mask(T, w);
   }
+  const uint32_t ibit = UINT32_C(1) << v->loop, ubit = UINT32_C(1) << (16 + lv);
   int64_t *ix = w->idx + v->loop * SP_WARP;
   int64_t *ub = w->ub + lv * SP_WARP;
-  affc_eval_even(&v->lower, w->idx, w->even, 0, ix);
-  affc_eval_even(&v->upper, w->idx, w->even, 0, ub);
+  int64_t lo, hi;
+  /* both bounds from the outer loops' indices, before this loop's own mark changes */
+  const bool lo_even = affc_eval_lanes(&v->lower, w->idx, w->s, w->even, 0, &lo, ix);
+  const bool hi_even = affc_eval_lanes(&v->upper, w->idx, w->s, w->even, 0, &hi, ub);
   if (v->mapped >= 0) {
-    const int64_t *p0 = w->p0 + v->mapped * SP_WARP;
+    int64_t p0[SP_WARP];
+    warp_p0(T, w, v->mapped, p0);
+    if (lo_even) fill_lanes(ix, lo);
     const uint64_t st = (uint64_t)v->step;
     for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + st * (uint64_t)p0[l]);
+    mark_even(&w->even, ibit, ix, &w->s[v->loop]);
+  } else if (lo_even) {
+    w->even |= ibit;
+    w->s[v->loop] = lo;
+  } else {
+    mark_even(&w->even, ibit, ix, &w->s[v->loop]);
   }
   /* an index and bound the same in every lane stay so as the loop steps (level_next) */
-  mark_even(&w->even, UINT32_C(1) << v->loop, ix);
-  mark_even(&w->even, UINT32_C(1) << (16 + lv), ub);
-  return pm & level_lanes(w, v, lv, ix, ub);
+  if (hi_even) {
+    w->even |= ubit;
+    w->u[lv] = hi;
+  } else {
+    mark_even(&w->even, ubit, ub, &w->u[lv]);
+  }
+  return pm & level_lanes(w, v, lv);
 }
 
 static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
@@ -442,8 +512,8 @@ static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
   if (v->collapsed) {
     const collapse_info *c = &T->cg;
     const int64_t S = v->stride;
+    w->fstep += S;
     for (int l = 0; l < SP_WARP; l++) {
-      w->f[l] += S;
       int64_t carry = 0;
       for (int j = c->count - 1; j >= 0; j--) {
         int64_t d = w->dig[j * SP_WARP + l] + c->sdig[j] + carry;
@@ -456,11 +526,13 @@ static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
     collapse_indices(T, w);
     return m & collapse_mask(T, w);
   }
-  int64_t *ix = w->idx + v->loop * SP_WARP;
-  const int64_t *ub = w->ub + lv * SP_WARP;
   const uint64_t ds = (uint64_t)v->dstep;
-  for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + ds);
-  return m & level_lanes(w, v, lv, ix, ub);
+  w->s[v->loop] = (int64_t)((uint64_t)w->s[v->loop] + ds);
+  if (!(w->even >> v->loop & 1)) {
+    int64_t *ix = w->idx + v->loop * SP_WARP;
+    for (int l = 0; l < SP_WARP; l++) ix[l] = (int64_t)((uint64_t)ix[l] + ds);
+  }
+  return m & level_lanes(w, v, lv);
 }
 
 /* The lanes of m that pass a reference's guards, one guard's lanes (ok) at a time: a plain
@@ -495,7 +567,7 @@ static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   guard_acc acc = {.m = m};
   for (int g = 0; g < R->nguards && acc.m; g++) {
     const guardc *G = &T->guards[R->guard0 + g];
-    affc_eval_even(&G->e, w->idx, w->even, 0, v);
+    affc_eval_all(&G->e, w->idx, w->s, w->even, 0, v);
     if (G->modulus)
       for (int l = 0; l < SP_WARP; l++) v[l] = sp_guard_value(G->modulus, G->remainder, v[l]);
     uint32_t ok = 0;
@@ -576,9 +648,14 @@ static uint32_t fast_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   return guard_acc_end(&acc);
 }
 
-/* the lane's own indices, for the irregular hash */
-static void fast_lane_idx(const tr *T, const warp *w, const lanes_t *ln, int l, int64_t *idx) {
+/* lane l's own indices, for the irregular hash, at idx[k * SP_WARP + l] */
+static void warp_lane_idx(const tr *T, const warp *w, int l, int64_t *idx) {
+  const lanes_t *ln = &T->ln[w->widx];
   for (int k = 0; k < T->nloops; k++) {
+    if (!T->fast) {
+      idx[k * SP_WARP + l] = w->even >> k & 1 ? w->s[k] : w->idx[k * SP_WARP + l];
+      continue;
+    }
     idx[k * SP_WARP + l] = w->s[k];
     for (int d = 0; d < 3; d++) idx[k * SP_WARP + l] += T->g[k][d] * ln->coord[d][l];
   }
@@ -653,17 +730,19 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
       wi->active = m;
       wi->shape = 0;
       if (R->irregular) {
-        const int64_t *ix = w->idx;
-        if (T->fast) fast_lane_idx(T, w, &T->ln[w->widx], __builtin_ctz(m), T->scratch), ix = T->scratch;
-        irregular_addrs(R, o->ref, ix, m, wi->addr);
+        warp_lane_idx(T, w, __builtin_ctz(m), T->scratch);
+        irregular_addrs(R, o->ref, T->scratch, m, wi->addr);
       } else if (T->fast) {
         const uint64_t sc = R->base + (uint64_t)affc_scalar(&R->off, w->s);
         if (T->shape_base) wi->shape = T->shape_base + (uint64_t)o->ref * (uint64_t)T->wpb + (uint64_t)w->widx + 1;
         lane_addrs(wi->addr, T->ref_lane + ((size_t)o->ref * (size_t)T->wpb + (size_t)w->widx) * SP_WARP, sc);
+      } else if (w->lane_step && only_inner_varies(T, &R->off, w->even)) {
+        /* lane l's inner index is lane 0's plus l steps: no row to read */
+        const uint64_t sc = R->base + (uint64_t)affc_scalar(&R->off, w->s);
+        lane_addrs(wi->addr, R->lane_steps, sc);
+        if (T->shape_base) wi->shape = T->shape_base + (uint64_t)o->ref + 1;
       } else {
-        affc_eval_even(&R->off, w->idx, w->even, R->base, (int64_t *)wi->addr);
-        if (T->shape_base && w->lane_step && only_inner_varies(T, &R->off, w->even))
-          wi->shape = T->shape_base + (uint64_t)o->ref + 1;
+        affc_eval_all(&R->off, w->idx, w->s, w->even, R->base, (int64_t *)wi->addr);
       }
       w->pc = pc;
       return 1;
@@ -682,8 +761,14 @@ typedef struct smstate {
   int rr;          /* round-robin position over the warp slots */
   int live;        /* live warps */
   int *left;       /* live warps per block slot */
-  warp *w;         /* [nslots * wpb] */
+  unsigned char *w; /* [nslots * wpb] warps of `wstride` bytes each: see warp_at */
 } smstate;
+
+/* A warp and its scalars (mask, s, u) lie in one block of whole host cache lines, so a turn
+ * touches a few adjacent lines. */
+static inline warp *warp_at(const smstate *S, int q, size_t wstride) {
+  return (warp *)(S->w + (size_t)q * wstride);
+}
 
 static void start_warp(const tr *T, warp *w, const lanes_t *ln, const int64_t *bcoord) {
   w->pc = 0;
@@ -694,13 +779,7 @@ static void start_warp(const tr *T, warp *w, const lanes_t *ln, const int64_t *b
   for (int m = 0; m < T->nmapped; m++) {
     int td = T->map_t[m], bd = T->map_b[m];
     int64_t per = td >= 0 ? T->block[td] : 1;
-    int64_t boff = bd >= 0 ? (bcoord[bd] + (bd == T->skip_dim ? T->skip_rounds * T->grid[bd] : 0)) * per : 0;
-    if (T->fast) {
-      w->boff[m] = boff;
-      continue;
-    }
-    int64_t *p0 = w->p0 + m * SP_WARP;
-    for (int l = 0; l < SP_WARP; l++) p0[l] = (td >= 0 ? ln->coord[td][l] : 0) + boff;
+    w->boff[m] = bd >= 0 ? (bcoord[bd] + (bd == T->skip_dim ? T->skip_rounds * T->grid[bd] : 0)) * per : 0;
   }
 }
 
@@ -1054,24 +1133,24 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   uint64_t *base = malloc(sizeof *base * (size_t)(nest->narrays > 0 ? nest->narrays : 1));
   lanes_t *ln = calloc((size_t)wpb, sizeof *ln);
   smstate *sm = calloc((size_t)nsim, sizeof *sm);
-  warp *warps = calloc((size_t)nsim * (size_t)nw, sizeof *warps);
+  unsigned char *warps = NULL;
   int *left = calloc((size_t)nsim * (size_t)nslots, sizeof *left);
   sp_warp_instr *wi = calloc(1, sizeof *wi);
   int64_t *arena = NULL;
-  uint32_t *masks = NULL;
-  if (!T || !base || !ln || !sm || !warps || !left || !wi) goto out;
+  if (!T || !base || !ln || !sm || !left || !wi) goto out;
   sp_trace_array_bases(nest, base);
   if (build(T, nest, s, base)) goto out;
 
-  /* per-warp storage: idx [nloops][32], ub [nlev][32], p0 [nmapped][32], f [32], dig [count][32] */
+  /* per warp: the warp, mask [nlev], s [nloops], u [nlev]; the per-lane path's rows idx
+   * [nloops][32], ub [nlev][32], dig [count][32] apart (arena) */
   T->fast = !T->has_collapse;
-  size_t per = T->fast ? (size_t)(T->nloops + T->nlev)
-                       : (size_t)SP_WARP * (size_t)(T->nloops + T->nlev + T->nmapped +
-                                                    (T->has_collapse ? 1 + T->cg.count : 0));
-  if (per == 0) per = 1;
-  arena = calloc((size_t)nsim * (size_t)nw * per, sizeof *arena);
-  masks = calloc((size_t)nsim * (size_t)nw * (size_t)(T->nlev > 0 ? T->nlev : 1), sizeof *masks);
-  if (!arena || !masks) goto out;
+  const size_t mask_bytes = ((size_t)T->nlev * sizeof(uint32_t) + 7) & ~(size_t)7;
+  const size_t wstride = (sizeof(warp) + mask_bytes + sizeof(int64_t) * (size_t)(T->nloops + T->nlev) + 63) & ~(size_t)63;
+  warps = aligned_alloc(64, (size_t)nsim * (size_t)nw * wstride);
+  size_t per = T->fast ? 0 : (size_t)SP_WARP * (size_t)(T->nloops + T->nlev + T->cg.count);
+  arena = calloc((size_t)nsim * (size_t)nw * (per > 0 ? per : 1), sizeof *arena);
+  if (!warps || !arena) goto out;
+  memset(warps, 0, (size_t)nsim * (size_t)nw * wstride);
 
   /* lanes: linear thread id 32w + lane, x fastest */
   for (int w = 0; w < wpb; w++) {
@@ -1104,27 +1183,21 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
         S->nblocks > S->next + waves_cap * active)
       S->nblocks = S->next + waves_cap * active;
     S->left = left + (size_t)i * (size_t)nslots;
-    S->w = warps + (size_t)i * (size_t)nw;
+    S->w = warps + (size_t)i * (size_t)nw * wstride;
     for (int q = 0; q < nw; q++) {
-      warp *w = &S->w[q];
+      warp *w = warp_at(S, q, wstride);
+      unsigned char *hot = (unsigned char *)(w + 1);
+      w->mask = (uint32_t *)hot;
+      w->s = (int64_t *)(hot + mask_bytes);
+      w->u = w->s + T->nloops;
+      w->widx = q % wpb;
+      if (T->fast) continue;
       int64_t *a = arena + ((size_t)i * (size_t)nw + (size_t)q) * per;
-      w->mask = masks + ((size_t)i * (size_t)nw + (size_t)q) * (size_t)(T->nlev > 0 ? T->nlev : 1);
-      if (T->fast) {
-        w->s = a;
-        w->u = a + T->nloops;
-        w->widx = q % wpb;
-        continue;
-      }
       w->idx = a;
       a += (size_t)SP_WARP * (size_t)T->nloops;
       w->ub = a;
       a += (size_t)SP_WARP * (size_t)T->nlev;
-      w->p0 = a;
-      a += (size_t)SP_WARP * (size_t)T->nmapped;
-      w->f = a;
-      a += T->has_collapse ? SP_WARP : 0;
       w->dig = a;
-      w->widx = q % wpb;
     }
   }
 
@@ -1138,7 +1211,7 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
     (S)->next++;                                                                                \
     simulated++;                                                                                \
     for (int w_ = 0; w_ < wpb; w_++) {                                                          \
-      warp *ww_ = &(S)->w[(slot) * wpb + w_];                                                   \
+      warp *ww_ = warp_at((S), (slot) * wpb + w_, wstride);                                                 \
       ww_->block = b_;                                                                          \
       start_warp(T, ww_, &ln[w_], bc_);                                                         \
     }                                                                                           \
@@ -1155,25 +1228,32 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
     for (int i = 0; i < nsim; i++) {
       smstate *S = &sm[i];
 #if defined(__GNUC__)
-      /* The per-lane path keeps ~2 KB of indices per warp and the SMs take turns instruction by
-       * instruction, so with 132 SMs a warp's rows have left the host's caches by its next
-       * turn (their loads by the lane-by-lane evaluation were 42 % of the trace's time on
-       * collapse candidates): fetch those of the warp the SM two turns ahead will run.
+      /* The SMs take turns instruction by instruction, so with 132 SMs of resident warps a
+       * warp's state has left the host's caches by its next turn: fetch the warp (and its
+       * scalars) of the SM four turns ahead, and the lane rows of the warp two turns ahead.
        * (Written out here: GCC deletes a call to a function that only prefetches, as having no
        * effect.) */
-      if (!T->fast && nsim > 2) {
-        const smstate *P = &sm[i + 2 < nsim ? i + 2 : i + 2 - nsim];
+      if (nsim > 4) {
+        const smstate *P = &sm[i + 4 < nsim ? i + 4 : i + 4 - nsim];
         if (P->live > 0) {
-          const char *p = (const char *)P->w[P->rr].idx;
-          for (size_t b = 0; b < (size_t)T->nloops * SP_WARP * sizeof(int64_t); b += 64)
-            __builtin_prefetch(p + b);
+          const char *p = (const char *)warp_at(P, P->rr, wstride);
+          for (size_t b = 0; b < wstride; b += 64) __builtin_prefetch(p + b);
+        }
+        P = &sm[i + 2 < nsim ? i + 2 : i + 2 - nsim];
+        if (P->live > 0) {
+          const warp *pw = warp_at(P, P->rr, wstride);
+          if (!T->fast && !pw->lane_step)
+            for (uint32_t rows = ~pw->even & ((UINT32_C(1) << T->nloops) - 1); rows; rows &= rows - 1) {
+              const char *p = (const char *)(pw->idx + __builtin_ctz(rows) * SP_WARP);
+              for (size_t b = 0; b < SP_WARP * sizeof(int64_t); b += 64) __builtin_prefetch(p + b);
+            }
         }
       }
 #endif
       while (S->live > 0) {
         int q = S->rr;
         S->rr = q + 1 == nw ? 0 : q + 1;
-        warp *w = &S->w[q];
+        warp *w = warp_at(S, q, wstride);
         if (!w->live) continue;
         if (warp_next(T, w, wi)) {
           any = true;
@@ -1225,6 +1305,5 @@ out:
   free(left);
   free(wi);
   free(arena);
-  free(masks);
   return rc;
 }
