@@ -254,6 +254,35 @@ static void test_lanes_in(void) {
   CHECK_EQ_INT(wrong, 0);
 }
 
+/* Collapsed schedules (the per-lane path) on a 7 x 100 nest: warps that stay within a row of
+ * the group (lanes stepping along j: addresses from lane 0 and a per-reference table) and warps
+ * that straddle two rows (per-lane rows). a[i][j] stored, b[j][i] (lanes 7 elements apart) and
+ * c[i][j] read: each element once, as brute force gives it. */
+static void test_collapsed_lanes(void) {
+  sp_arch small = H100;
+  small.sm_count = 3;
+  const int64_t n = 7, m = 100;
+  tnest t;
+  tn_three_grids(&t, n, m);
+  t.n.loops[0].clauses.collapse = 2, t.n.loops[1].collapsed_into = 0;
+  tn_grid_store(&t, 0, m);
+  int chain[2] = {0, 1};
+  int64_t cb[SP_MAX_LOOPS] = {8, n * 8}, cc[SP_MAX_LOOPS] = {m * 8, 8};
+  tn_ref(&t, 1, false, 8, chain, 2, 0, cb);
+  tn_ref(&t, 2, false, 8, chain, 2, 0, cc);
+  sp_space sp;
+  char err[256];
+  sp_space_options o = {PROP_BLOCKS, 9, PROP_CAPS, 2, true, false, false, 0};
+  CHECK_EQ_INT(sp_space_build(&t.n, &small, &o, &sp, err, sizeof err), 0);
+  int collapsed = 0;
+  for (int i = 0; i < sp.n; i++) collapsed += sp.items[i].collapse_count == 2;
+  sp_space_free(&sp);
+  CHECK(collapsed >= 10);
+  static uint8_t want[3][7 * 100];
+  memset(want, 1, sizeof want);
+  check_lanes(&t, &small, n, m, want[0]);
+}
+
 static void test_else_branch(void) {
   sp_arch small = H100;
   small.sm_count = 3;
@@ -1243,6 +1272,7 @@ int main(void) {
   SP_RUN(test_every_iteration_once);
   SP_RUN(test_lanes_in);
   SP_RUN(test_else_branch);
+  SP_RUN(test_collapsed_lanes);
   SP_RUN(test_parity_guards);
   SP_RUN(test_same_trace);
   return SP_TEST_END();
