@@ -148,6 +148,10 @@ typedef struct tr {
   bool *lv_even;     /* [nlev][wpb]: the warp's lanes all have the same lane part there */
   int64_t *ref_lane; /* [nrefs][wpb][32]: lane part of the byte offset */
   int64_t *grd_lane; /* [nguards][wpb][32] */
+  /* a collapse group's lanes as offsets from the warp's smallest fused index: that offset
+   * [wpb] and each lane's offset in the group's digits [wpb][count][32] (NULL: digits by
+   * division, where a trip is empty or the group's size overflows) */
+  int64_t *grp_min, *grp_odig;
   const lanes_t *ln;  /* [wpb] */
   int64_t scratch[SP_MAX_LOOPS * SP_WARP];
 } tr;
@@ -460,14 +464,42 @@ static inline uint32_t level_lanes(const warp *w, const level *v, int lv) {
   return in_bounds(ix, ub, v->dir);
 }
 
+/* The digits of fused index f (the outermost unbounded). */
+static inline void fused_digits(const collapse_info *c, int64_t f, int64_t *d) {
+  for (int j = 0; j < c->count; j++) d[j] = j == 0 ? f / c->radix[j] : (f / c->radix[j]) % c->trip[j];
+}
+
+/* Each lane's digits at the group's first step: those of the warp's smallest fused index by
+ * division, plus the lane's offset digit by digit with carries, where dividing for every lane
+ * cost 2 x 32 divisions a digit at every warp's start. */
+static void group_digits(const tr *T, warp *w) {
+  const collapse_info *c = &T->cg;
+  int64_t base[SP_MAX_LOOPS];
+  fused_digits(c, T->grp_min[w->widx] + (c->mapped >= 0 ? w->boff[c->mapped] : 0), base);
+  const int64_t *od = T->grp_odig + (size_t)w->widx * (size_t)c->count * SP_WARP;
+  for (int l = 0; l < SP_WARP; l++) {
+    int64_t carry = 0;
+    for (int j = c->count - 1; j >= 0; j--) {
+      int64_t d = base[j] + od[j * SP_WARP + l] + carry;
+      carry = j > 0 && d >= c->trip[j];
+      w->dig[j * SP_WARP + l] = carry ? d - c->trip[j] : d;
+    }
+  }
+}
+
 static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
   const level *v = &T->lev[lv];
   if (v->collapsed) {
     const collapse_info *c = &T->cg;
+    w->fstep = 0;
+    if (T->grp_odig) {
+      group_digits(T, w);
+      collapse_indices(T, w);
+      return pm & collapse_mask(T, w);
+    }
     int64_t p0[SP_WARP];
     if (v->mapped >= 0) warp_p0(T, w, v->mapped, p0);
     else fill_lanes(p0, 0);
-    w->fstep = 0;
     for (int l = 0; l < SP_WARP; l++) {
       int64_t f = p0[l];
       for (int j = 0; j < c->count; j++)
@@ -1104,6 +1136,31 @@ int sp_trace_skip_dim(const sp_nest *nest, const sp_schedule *s) {
   return dim;
 }
 
+/* tr.grp_min and tr.grp_odig, from the lanes' threadIdx on the group's thread dimension */
+static int group_tables(tr *T) {
+  const collapse_info *c = &T->cg;
+  if (c->total == INT64_MAX) return 0;
+  for (int j = 0; j < c->count; j++)
+    if (c->trip[j] <= 0) return 0;
+  T->grp_min = calloc((size_t)T->wpb, sizeof *T->grp_min);
+  T->grp_odig = calloc((size_t)T->wpb * (size_t)c->count * SP_WARP, sizeof *T->grp_odig);
+  if (!T->grp_min || !T->grp_odig) return -1;
+  const int td = c->mapped >= 0 ? T->map_t[c->mapped] : -1;
+  for (int w = 0; w < T->wpb; w++) {
+    const int64_t *x = td >= 0 ? T->ln[w].coord[td] : NULL;
+    int64_t lo = x ? x[0] : 0;
+    for (int l = 1; x && l < SP_WARP; l++) lo = x[l] < lo ? x[l] : lo;
+    T->grp_min[w] = lo;
+    int64_t *od = T->grp_odig + (size_t)w * (size_t)c->count * SP_WARP;
+    for (int l = 0; l < SP_WARP; l++) {
+      int64_t d[SP_MAX_LOOPS];
+      fused_digits(c, x ? x[l] - lo : 0, d);
+      for (int j = 0; j < c->count; j++) od[j * SP_WARP + l] = d[j];
+    }
+  }
+  return 0;
+}
+
 int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
                  const sp_trace_options *opt, sp_trace_sink sink, void *ctx,
                  sp_trace_stats *stats) {
@@ -1165,6 +1222,7 @@ int sp_trace_run(const sp_nest *nest, const sp_schedule *s, const sp_arch *arch,
   }
   T->ln = ln;
   T->wpb = wpb;
+  if (T->has_collapse && group_tables(T)) goto out;
   if (T->fast && fast_tables(T, nest)) goto out;
   /* ids unique to this run: a sample cache or a model reused across candidates never mixes
    * two runs' layouts */
@@ -1296,6 +1354,8 @@ out:
     free(T->lv_even);
     free(T->ref_lane);
     free(T->grd_lane);
+    free(T->grp_min);
+    free(T->grp_odig);
   }
   free(T);
   free(base);
