@@ -78,4 +78,4 @@ double sp_adv_lowering_s(const sp_nest *nest, const sp_schedule *s, const sp_tra
   return z.vector_s + z.gang_s;
 }
 
-double sp_adv_built_s(const sp_rank_candidate *c) { return c->time.total_s + c->time.lowering_s; }
+double sp_adv_built_s(const sp_rank_candidate *c) { return sp_rank_built_s(c); }

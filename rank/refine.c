@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+double sp_rank_built_s(const sp_rank_candidate *c) { return c->time.total_s + c->time.lowering_s; }
+
 /* The part of c's time that sampling can move. */
 static double sp_sampled_part(const sp_rank_candidate *c) {
   return c->time.total_s - c->time.partial_s;
@@ -121,7 +123,7 @@ static const sp_schedule *sp_plateau_head(const sp_rank_result *out, const bool 
   const sp_schedule *head = NULL;
   for (int i = 0; i < out->n; i++) {
     const sp_rank_candidate *c = &out->candidates[i];
-    double t = c->time.total_s + (also ? c->time.lowering_s : 0);
+    double t = also ? sp_rank_built_s(c) : c->time.total_s;
     if (c->refined && (!also || also[i]) && t <= SP_RANK_PLATEAU * best &&
         (!head || sp_rank_plateau_shape_before(&c->schedule, head)))
       head = &c->schedule;
@@ -176,7 +178,7 @@ static int sp_also_order(const sp_rank_result *out, const bool *also, int *order
   if (!keys) return -1;
   for (int i = 0; i < n; i++) {
     const sp_rank_candidate *c = &out->candidates[order[i]];
-    keys[i] = (sp_also_key){c->time.total_s + c->time.lowering_s, order[i], i};
+    keys[i] = (sp_also_key){sp_rank_built_s(c), order[i], i};
   }
   qsort(keys, (size_t)n, sizeof *keys, sp_by_also_key);
   for (int i = 0; i < n; i++) order[i] = keys[i].cand;
@@ -189,7 +191,7 @@ int sp_refine_select(const sp_rank_result *out, const bool *also, int round, int
   double best = INFINITY, best_also = INFINITY, calib = sp_screen_calibration(out);
   for (int i = 0; i < out->n; i++) {
     const sp_rank_candidate *c = &out->candidates[i];
-    double t_also = c->time.total_s + c->time.lowering_s;
+    double t_also = sp_rank_built_s(c);
     if (c->refined && c->time.total_s < best) best = c->time.total_s;
     if (c->refined && also && also[i] && t_also < best_also) best_also = t_also;
   }

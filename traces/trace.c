@@ -464,9 +464,10 @@ static inline uint32_t level_lanes(const warp *w, const level *v, int lv) {
   return in_bounds(ix, ub, v->dir);
 }
 
-/* The digits of fused index f (the outermost unbounded). */
+/* The digits of fused index f (the outermost unbounded; 0 for an empty loop's). */
 static inline void fused_digits(const collapse_info *c, int64_t f, int64_t *d) {
-  for (int j = 0; j < c->count; j++) d[j] = j == 0 ? f / c->radix[j] : (f / c->radix[j]) % c->trip[j];
+  for (int j = 0; j < c->count; j++)
+    d[j] = c->trip[j] <= 0 ? 0 : j == 0 ? f / c->radix[j] : (f / c->radix[j]) % c->trip[j];
 }
 
 /* Each lane's digits at the group's first step: those of the warp's smallest fused index by
@@ -494,17 +495,14 @@ static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
     w->fstep = 0;
     if (T->grp_odig) {
       group_digits(T, w);
-      collapse_indices(T, w);
-      return pm & collapse_mask(T, w);
-    }
-    int64_t p0[SP_WARP];
-    if (v->mapped >= 0) warp_p0(T, w, v->mapped, p0);
-    else fill_lanes(p0, 0);
-    for (int l = 0; l < SP_WARP; l++) {
-      int64_t f = p0[l];
-      for (int j = 0; j < c->count; j++)
-        w->dig[j * SP_WARP + l] =
-            c->trip[j] > 0 ? (j == 0 ? f / c->radix[j] : (f / c->radix[j]) % c->trip[j]) : 0;
+    } else {
+      int64_t p0[SP_WARP], d[SP_MAX_LOOPS];
+      if (v->mapped >= 0) warp_p0(T, w, v->mapped, p0);
+      else fill_lanes(p0, 0);
+      for (int l = 0; l < SP_WARP; l++) {
+        fused_digits(c, p0[l], d);
+        for (int j = 0; j < c->count; j++) w->dig[j * SP_WARP + l] = d[j];
+      }
     }
     collapse_indices(T, w);
     return pm & collapse_mask(T, w);

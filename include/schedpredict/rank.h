@@ -89,6 +89,10 @@ typedef struct sp_rank_candidate {
   int64_t model_lookups, model_sectors;
 } sp_rank_candidate;
 
+/* A candidate's time as its compiler builds it: the model's time plus the compiler's own code
+ * (time.lowering_s; 0 where none is priced). */
+double sp_rank_built_s(const sp_rank_candidate *c);
+
 typedef struct sp_rank_options {
   sp_space_options space;
   const int *vector_lengths; /* keep only candidates whose block x is one of these; NULL = all */
