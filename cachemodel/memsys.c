@@ -312,6 +312,7 @@ typedef struct l2_op {
   uint8_t n;      /* how many */
   uint8_t write;
   uint8_t last;   /* a load's last line: its first touches outside the sample fill next */
+  uint8_t in_sample; /* l2_in_sample of the line */
   uint32_t partial; /* a store's sectors it writes in part (of mask) */
   int32_t group, array;
 } l2_op;
@@ -819,12 +820,13 @@ static void l2_cold_outside_fills(sp_cm_memsys *m, int group, int array)
  * sector outside the L2 sample (whose outcome is not simulated). group: the counters to count
  * in; array: whose first touches (cold bits) to check. */
 static inline CM_ALWAYS_INLINE void l2_read_line(sp_cm_memsys *m, uint64_t line, uint32_t mask,
-                                                 uint32_t n, int group, int array, uint8_t *hit)
+                                                 uint32_t n, int in_sample, int group, int array,
+                                                 uint8_t *hit)
 {
   sp_cm_counters *c = &m->ctr[group];
   const uint64_t first = line << m->l2_line_shift;
   c->l2_read_sectors += n;
-  if (!l2_in_sample(m, first, array)) {
+  if (!in_sample) {
     l2_cold_outside_line(m, first, mask, group, array, 1);
     if (hit) memset(hit, 1, n);
     return;
@@ -855,12 +857,13 @@ static inline CM_ALWAYS_INLINE void l2_read_line(sp_cm_memsys *m, uint64_t line,
  * for WRITE_BACK_NO_ALLOCATE only when resident, else straight to DRAM), valid and dirty; the
  * line's dirty sectors are then charged to this group. */
 static inline CM_ALWAYS_INLINE void l2_write_line(sp_cm_memsys *m, uint64_t line, uint32_t mask,
-                                                  uint32_t n, uint32_t partial, int group, int array)
+                                                  uint32_t n, uint32_t partial, int in_sample,
+                                                  int group, int array)
 {
   sp_cm_counters *c = &m->ctr[group];
   const uint64_t first = line << m->l2_line_shift;
   c->l2_write_sectors += n;
-  if (!l2_in_sample(m, first, array)) {
+  if (!in_sample) {
     l2_cold_outside_line(m, first, mask, group, array, 0);
     return;
   }
@@ -928,9 +931,9 @@ static void l2_queue_pop(sp_cm_memsys *m)
 {
   const l2_op *op = &m->l2q[m->l2q_head];
   if (op->write) {
-    l2_write_line(m, op->line, op->mask, op->n, op->partial, op->group, op->array);
+    l2_write_line(m, op->line, op->mask, op->n, op->partial, op->in_sample, op->group, op->array);
   } else {
-    l2_read_line(m, op->line, op->mask, op->n, op->group, op->array, NULL);
+    l2_read_line(m, op->line, op->mask, op->n, op->in_sample, op->group, op->array, NULL);
     if (op->last && m->ncold_out) l2_cold_outside_fills(m, op->group, op->array);
   }
   m->l2q_head = (m->l2q_head + 1) % SP_CM_L2Q;
@@ -947,10 +950,10 @@ static void l2_queue_push(sp_cm_memsys *m, const l2_op *op)
   m->l2q[tail] = *op;
   m->l2q_count++;
   if (!m->l2f) return; /* (the set-associative table is not prefetched: see SP_CM_PIPE) */
-  l2_prefetch(m, op->line << m->l2_line_shift, op->array);
+  if (op->in_sample) cm_lru_prefetch(m->l2f, op->line);
   if (m->l2q_count > SP_CM_L2Q / 2) {
     const l2_op *mid = &m->l2q[(tail + SP_CM_L2Q / 2) % SP_CM_L2Q];
-    if (l2_in_sample(m, mid->line << m->l2_line_shift, mid->array)) cm_lru_prefetch_victim(m->l2f, mid->line);
+    if (mid->in_sample) cm_lru_prefetch_victim(m->l2f, mid->line);
   }
 }
 
@@ -1017,17 +1020,20 @@ static void l2_access(sp_cm_memsys *m, const line_runs *r, int write, int group,
                       uint8_t *hit)
 {
   const int queue = m->l2q_on && !hit;
+  uint8_t in[SP_CM_MAX_L2_UNITS]; /* (the sample's hash once a line) */
+  for (uint32_t k = 0; k < r->count; k++) in[k] = (uint8_t)l2_in_sample(m, r->line[k] << m->l2_line_shift, array);
   if (!queue && !write && m->l2f)
-    for (uint32_t k = 0; k < r->count; k++) l2_prefetch(m, r->line[k] << m->l2_line_shift, array);
+    for (uint32_t k = 0; k < r->count; k++)
+      if (in[k]) cm_lru_prefetch(m->l2f, r->line[k]);
   for (uint32_t k = 0; k < r->count; k++) {
     const uint32_t mask = (uint32_t)r->mask[k];
     if (queue) {
-      l2_op op = {r->line[k], mask, r->n[k], (uint8_t)write, k + 1 == r->count, r->partial[k], group, array};
+      l2_op op = {r->line[k], mask, r->n[k], (uint8_t)write, k + 1 == r->count, in[k], r->partial[k], group, array};
       l2_queue_push(m, &op);
     } else if (write) {
-      l2_write_line(m, r->line[k], mask, r->n[k], r->partial[k], group, array);
+      l2_write_line(m, r->line[k], mask, r->n[k], r->partial[k], in[k], group, array);
     } else {
-      l2_read_line(m, r->line[k], mask, r->n[k], group, array, hit);
+      l2_read_line(m, r->line[k], mask, r->n[k], in[k], group, array, hit);
       if (hit) hit += r->n[k];
     }
   }
