@@ -201,7 +201,8 @@ static void sp_print_row(FILE *out, const sp_rank_result *res, const sp_row *row
           (long long)(c->total.ld_sectors + c->total.st_sectors),
           sp_pct(c->total.ld_l1_hit_sectors, c->total.ld_sectors),
           sp_pct(c->total.l2_read_hit_sectors, c->total.l2_read_sectors),
-          (double)c->total.dram_read_bytes / 1e6, c->cost_xu, c->time.total_s * 1e6,
+          ((double)c->total.dram_read_bytes + sp_rank_dram_write_bytes(&c->total)) / 1e6,
+          c->cost_xu, c->time.total_s * 1e6,
           default_s / c->time.total_s,
           sp_rank_screened_only(res, c) ? " ~~" : c->sampled ? " ~" : "");
 }
