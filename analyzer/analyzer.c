@@ -797,6 +797,23 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   sp_trip_counts(&nest);
   sp_band_iterations(&nest);
   sp_arith_count(az, &nest, nb.loop_body);
+  int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
+  const int wide = sp_loop_ranges(&nest, lo, hi) ? sp_loop_index_overflows(&nest, lo, hi) : -1;
+  if (wide >= 0) {
+    const sp_loop *L = &nest.loops[wide];
+    sp_diag_report(az->diag, SP_WARNING, L->loc.file, L->loc.line, L->loc.col,
+                   "loop '%s' (step %lld, %lld iterations) reaches index values where the "
+                   "model's 64-bit index arithmetic, with the lanes a launch runs past the last "
+                   "iteration, would wrap: nest skipped; loop over the iteration count instead "
+                   "(k from 0, with i = k * step)",
+                   L->index, (long long)L->step, (long long)L->trip_max);
+    sp_diag_report(az->diag, SP_WARNING, az->filename, line, col,
+                   "loop nest in '%s' skipped: it cannot be modeled (see above)", nest.function);
+    if (az->nests_skipped) (*az->nests_skipped)++;
+    sp_nb_free(&nb);
+    sp_nest_free(&nest);
+    return;
+  }
   if (!sp_nb_finish_arrays(&nb)) {
     sp_nb_free(&nb);
     sp_nest_free(&nest);

@@ -41,6 +41,18 @@ bool sp_loop_ranges(const sp_nest *nest, int64_t *lo, int64_t *hi) {
   return true;
 }
 
+int sp_loop_index_overflows(const sp_nest *nest, const int64_t *lo, const int64_t *hi) {
+  const sp_i128 limit = (sp_i128)1 << 62;
+  for (int k = 0; k < nest->nloops; k++) {
+    const sp_loop *L = &nest->loops[k];
+    const sp_i128 step = L->step < 0 ? -(sp_i128)L->step : (sp_i128)L->step;
+    const sp_i128 trip = L->trip_max > 0 ? L->trip_max : 0;
+    const sp_i128 reach = step * (trip + SP_INDEX_HEADROOM_LANES);
+    if ((sp_i128)hi[k] + reach > limit || (sp_i128)lo[k] - reach < -limit) return k;
+  }
+  return -1;
+}
+
 int64_t sp_gcd(int64_t a, int64_t b) {
   if (a < 0) a = -a;
   if (b < 0) b = -b;

@@ -58,6 +58,13 @@ void sp_affine_bounds(const sp_affine *a, int nloops, const int64_t *lo, const i
                       __int128 *min, __int128 *max);
 /* Index value range [lo, hi] of every loop (rectangular hull); false on overflow. */
 bool sp_loop_ranges(const sp_nest *nest, int64_t *lo, int64_t *hi);
+/* Lanes a launch can put past a loop's last iteration, at most: a grid dimension's 2^31 - 1
+ * blocks (grid-stride steps and covering grids' last blocks stay below it). */
+#define SP_INDEX_HEADROOM_LANES ((int64_t)1 << 31)
+/* The first loop whose index, from its range lo..hi stepped SP_INDEX_HEADROOM_LANES steps past
+ * its trip, leaves +-2^62, where the trace's index and bound arithmetic (sums and differences
+ * of two such values) would wrap and let lanes past the end run; -1 where none does. */
+int sp_loop_index_overflows(const sp_nest *nest, const int64_t *lo, const int64_t *hi);
 /* Greatest common divisor of |a| and |b| (0 where both are 0). */
 int64_t sp_gcd(int64_t a, int64_t b);
 
