@@ -274,7 +274,7 @@ static int64_t sp_eval_text(sp_az *az, const char *expr) {
 }
 
 /* (walk.h) */
-int64_t sp_section_elements(sp_az *az, const char *directive, const char *name) {
+int sp_section_extents(sp_az *az, const char *directive, const char *name, int64_t *ext, int max) {
   if (!directive) return -1;
   size_t len = strlen(name);
   for (const char *p = strstr(directive, name); p; p = strstr(p + 1, name)) {
@@ -282,22 +282,31 @@ int64_t sp_section_elements(sp_az *az, const char *directive, const char *name) 
     while (*q == ' ') q++;
     bool start = p > directive && (p[-1] == '(' || p[-1] == ',' || p[-1] == ' ');
     if (!start || *q != '[') continue;
-    int64_t total = 1;
+    int dims = 0;
     while (*q == '[') {
       const char *close = strchr(q, ']'), *colon = strchr(q, ':');
-      if (!close || !colon || colon > close) return -1;
+      if (!close || !colon || colon > close || dims == max) return -1;
       char *lo = strndup(q + 1, (size_t)(colon - q - 1)), *ln = strndup(colon + 1, (size_t)(close - colon - 1));
       int64_t l = lo && lo[strspn(lo, " ")] ? sp_eval_text(az, lo) : 0, n = ln ? sp_eval_text(az, ln) : -1;
       free(lo);
       free(ln);
-      if (l < 0 || n <= 0 || __builtin_add_overflow(l, n, &n) || __builtin_mul_overflow(total, n, &total))
-        return -1;
+      if (l < 0 || n <= 0 || __builtin_add_overflow(l, n, &n)) return -1;
+      ext[dims++] = n;
       q = close + 1;
       while (*q == ' ') q++;
     }
-    return total;
+    return dims;
   }
   return -1;
+}
+
+int64_t sp_section_elements(sp_az *az, const char *directive, const char *name) {
+  int64_t ext[SP_MAX_LOOPS], total = 1;
+  int dims = sp_section_extents(az, directive, name, ext, SP_MAX_LOOPS);
+  if (dims < 0) return -1;
+  for (int d = 0; d < dims; d++)
+    if (__builtin_mul_overflow(total, ext[d], &total)) return -1;
+  return total;
 }
 
 /* ---- variables --------------------------------------------------------------------------------- */

@@ -158,6 +158,9 @@ void sp_codegen_collect(sp_nb *nb, CXCursor top);
  * text: the product over dimensions of lo + len, the bounds evaluated as C with the file's macros
  * and the --param values; -1 when the directive has no such section. */
 int64_t sp_section_elements(sp_az *az, const char *directive, const char *name);
+/* Each dimension's lo + len of that section into ext (at most max); how many dimensions, or -1
+ * when there is no such section or one does not evaluate. */
+int sp_section_extents(sp_az *az, const char *directive, const char *name, int64_t *ext, int max);
 /* The -D definitions of the parser arguments as #define lines (malloc'd). */
 char *sp_codegen_defines(char *const *args, int nargs);
 /* Those, then the file's macro definitions in effect and its file-scope type definitions. */
