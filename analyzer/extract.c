@@ -264,6 +264,63 @@ static void sp_local_assigned(sp_local_value *lv, const char *where) {
   snprintf(lv->why, sizeof lv->why, "'%s' is assigned inside %s", lv->name, where);
 }
 
+/* The row extent (elements) of the rows of `name`, a table of row pointers, from a data clause of
+ * the construct or a loop: name[lo:n][lo:m] gives lo + m; -1 where none does. */
+static int64_t sp_row_extent(sp_nb *nb, const char *name) {
+  const sp_nest *n = nb->nest;
+  int64_t ext[SP_MAX_LOOPS];
+  if (sp_section_extents(nb->az, n->construct_clauses.directive, name, ext, SP_MAX_LOOPS) >= 2)
+    return ext[1];
+  for (int k = 0; k < n->nloops; k++)
+    if (sp_section_extents(nb->az, n->loops[k].clauses.directive, name, ext, SP_MAX_LOOPS) >= 2)
+      return ext[1];
+  return -1;
+}
+
+/* A row pointer rows[s] (rows a variable, s affine) whose rows' extent m a data clause gives
+ * (present(rows[0:n][0:m])): the rows are taken as one m-element row after another, an array
+ * "rows[*]" at offset s * m elements. Their accesses are then coalesced within a row as on the
+ * GPU; as an irregular access each lane was its own sector, 32 a warp where a row of doubles
+ * takes 8. Rows allocated apart differ from this only in the lines at their ends. */
+static bool sp_rows_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
+  CXCursor kids[2];
+  if (sp_children(e, kids, 2) != 2) return false;
+  const int b = sp_is_pointerish(clang_getCursorType(sp_strip(kids[0]))) ? 0 : 1;
+  const CXCursor base = sp_strip(kids[b]);
+  if (clang_getCursorKind(base) != CXCursor_DeclRefExpr) return false;
+  const CXCursor decl = clang_getCursorReferenced(base);
+  const enum CXCursorKind dk = clang_getCursorKind(decl);
+  if ((dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl) || sp_nb_local(nb, decl)) return false;
+  const int64_t elem =
+      clang_Type_getSizeOf(clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(e))));
+  if (elem <= 0) return false;
+  CXString spelled = clang_getCursorSpelling(decl);
+  char *name = strdup(clang_getCString(spelled));
+  clang_disposeString(spelled);
+  const int64_t m = name ? sp_row_extent(nb, name) : -1;
+  sp_affine v;
+  sp_aff_err err;
+  memset(&err, 0, sizeof err);
+  int64_t pitch;
+  bool ok = m > 0 && !__builtin_mul_overflow(m, elem, &pitch) &&
+            sp_expr_affine(nb->az, nb, kids[1 - b], &v, &err) == SP_AFF_OK &&
+            sp_affine_scale(&v, &v, pitch);
+  char *path = ok ? sp_xasprintf("%s[*]", name) : NULL;
+  free(name);
+  if (!path) return false;
+  if (!nb->resolving) sp_walk_expr(nb, e); /* the row pointer itself is loaded */
+  const int known = nb->nest->narrays;
+  a->array = sp_array_for_decl(nb, clang_getNullCursor(), path, e);
+  if (a->array >= known && a->array >= 0)
+    sp_nb_note(nb, e, "the rows of '%.*s' are taken as %lld-element rows one after another "
+               "(the data clause's extent), an array '%s'", (int)(strlen(path) - 3), path,
+               (long long)m, path);
+  free(path);
+  a->offset = v;
+  a->level = 0;
+  return a->array >= 0;
+}
+
 static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
   e = sp_strip(e);
   enum CXCursorKind k = clang_getCursorKind(e);
@@ -317,6 +374,7 @@ static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
     return true;
   }
 opaque:;
+  if (k == CXCursor_ArraySubscriptExpr && sp_rows_addr(nb, e, a)) return true;
   /* A pointer loaded from memory (s->data, rows[i]) or computed: a root of its own. */
   char *text = sp_cursor_text(nb->az, e);
   if (k == CXCursor_ArraySubscriptExpr || k == CXCursor_UnaryOperator) {
@@ -1263,6 +1321,18 @@ static void sp_irregular_array_size(sp_nb *nb, int a) {
   if (elems > 0 && !__builtin_mul_overflow(elems, arr->elem_size, &bytes)) {
     if (bytes > arr->total_bytes) arr->total_bytes = bytes;
     arr->size_from_access = false;
+    return;
+  }
+  const size_t len = strlen(arr->name), table = strcspn(arr->name, "[");
+  if (len > 4 && strcmp(arr->name + len - 4, "][*]") == 0 && table < len) { /* rows[i][*] */
+    sp_diag_report(nb->az->diag, SP_WARNING, irregular->loc.file, irregular->loc.line,
+                   irregular->loc.col,
+                   "the length of the rows of '%.*s' is not known (%s reads through a row pointer): "
+                   "the model keeps each lane in its own sector within a few KB, which overstates "
+                   "the sectors and their reuse; give the rows' extent in the construct's data "
+                   "clause, e.g. present(%.*s[0:n][0:m]) with n and m constants or --params",
+                   (int)table, arr->name, irregular->text ? irregular->text : "its subscript",
+                   (int)table, arr->name);
     return;
   }
   sp_diag_report(nb->az->diag, SP_WARNING, irregular->loc.file, irregular->loc.line,

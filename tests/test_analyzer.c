@@ -247,6 +247,54 @@ static void test_irregular_and_scalars(void) {
   sp_program_free(&prog);
 }
 
+/* Rows through a table of row pointers (double **a): with the rows' extent in the data clause
+ * they are one array of m-element rows, coalesced within a row; without it each lane stays its
+ * own sector, and a warning asks for the clause. */
+static void test_row_pointers(void) {
+  const char *fmt =
+      "void f(int n, int m, float **a, float *const *c, const float *b) {\n"
+      "#pragma acc parallel loop %s\n"
+      "  for (int i = 0; i < n; i++)\n"
+      "#pragma acc loop vector\n"
+      "    for (int j = 1; j < m; j++) {\n"
+      "      a[i][j] = b[j] + a[i + 1][j - 1] + c[j][i];\n"
+      "    }\n"
+      "}\n";
+  sp_param p[] = {{"n", 300}, {"m", 500}};
+  for (int clause = 0; clause < 2; clause++) {
+    char src[512];
+    snprintf(src, sizeof src, fmt, clause ? "present(a[0:n+1][0:m], c[0:m][0:n+2], b[0:m])" : "");
+    sp_program prog;
+    CHECK_EQ_INT(analyze(src, NULL, 0, p, 2, false, &prog), SP_EXIT_OK);
+    CHECK_EQ_INT(prog.nnests, 1);
+    if (prog.nnests != 1) continue;
+    const sp_nest *n = &prog.nests[0];
+    const sp_ref *w = ref_named(n, "a[i][j]", SP_WRITE);
+    const sp_ref *up = ref_named(n, "a[i + 1][j - 1]", SP_READ);
+    const sp_ref *col = ref_named(n, "c[j][i]", SP_READ);
+    const sp_ref *row = ref_named(n, "a[i]", SP_READ); /* the row pointer's own load */
+    CHECK(w && up && col && row);
+    if (!w || !up || !col || !row) continue;
+    CHECK(!row->irregular && row->offset.coef[0] == 8);
+    if (!clause) {
+      CHECK(w->irregular && up->irregular && col->irregular);
+      CHECK(last_diag.count[SP_WARNING] >= 1);
+    } else {
+      CHECK(!w->irregular && !up->irregular && !col->irregular);
+      CHECK_EQ_INT(w->array, up->array); /* one array of rows */
+      CHECK(strcmp(n->arrays[w->array].name, "a[*]") == 0);
+      CHECK_EQ_INT(w->offset.coef[0], 4 * 500);
+      CHECK_EQ_INT(w->offset.coef[1], 4);
+      CHECK_EQ_INT(up->offset.constant, 4 * 500 - 4);
+      CHECK_EQ_INT(col->offset.coef[1], 4 * 302); /* c's rows: 302 elements, along j */
+      CHECK_EQ_INT(col->offset.coef[0], 4);
+      CHECK_EQ_INT(n->arrays[w->array].total_bytes, 4 * (300 * 500 + 498 + 1));
+      CHECK_EQ_INT(last_diag.count[SP_WARNING], 0);
+    }
+    sp_program_free(&prog);
+  }
+}
+
 /* Subscripts written through macros: libclang 14 cannot show the operators of a macro body, so
  * the analyzer evaluates the subscript at chosen indices (analyzer/probe.c). */
 static void test_macro_subscripts(void) {
@@ -1153,6 +1201,7 @@ int main(void) {
   SP_RUN(test_loop_forms);
   SP_RUN(test_triangular_and_huge);
   SP_RUN(test_irregular_and_scalars);
+  SP_RUN(test_row_pointers);
   SP_RUN(test_macro_subscripts);
   SP_RUN(test_guards);
   SP_RUN(test_guard_shares_brute_force);
