@@ -277,26 +277,35 @@ static int64_t sp_row_extent(sp_nb *nb, const char *name) {
   return -1;
 }
 
-/* A row pointer rows[s] (rows a variable, s affine) whose rows' extent m a data clause gives
- * (present(rows[0:n][0:m])): the rows are taken as one m-element row after another, an array
- * "rows[*]" at offset s * m elements. Their accesses are then coalesced within a row as on the
- * GPU; as an irregular access each lane was its own sector, 32 a warp where a row of doubles
- * takes 8. Rows allocated apart differ from this only in the lines at their ends. */
+/* A row pointer rows[s] (rows a variable or a structure's member, s affine) whose rows' extent m
+ * a data clause gives (present(rows[0:n][0:m])): the rows are taken as one m-element row after
+ * another, an array "rows[*]" at offset s * m elements. Their accesses are then coalesced within
+ * a row as on the GPU; as an irregular access each lane was its own sector, 32 a warp where a row
+ * of doubles takes 8. Rows allocated apart differ from this only in the lines at their ends
+ * (validation/results/h200/2026-12-01-row-pointers-probe/). */
 static bool sp_rows_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
   CXCursor kids[2];
   if (sp_children(e, kids, 2) != 2) return false;
   const int b = sp_is_pointerish(clang_getCursorType(sp_strip(kids[0]))) ? 0 : 1;
   const CXCursor base = sp_strip(kids[b]);
-  if (clang_getCursorKind(base) != CXCursor_DeclRefExpr) return false;
-  const CXCursor decl = clang_getCursorReferenced(base);
-  const enum CXCursorKind dk = clang_getCursorKind(decl);
-  if ((dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl) || sp_nb_local(nb, decl)) return false;
+  const enum CXCursorKind bk = clang_getCursorKind(base);
+  char *name = NULL;
+  if (bk == CXCursor_MemberRefExpr) { /* g->rows: named in the clause as written */
+    name = sp_cursor_text(nb->az, base);
+  } else if (bk == CXCursor_DeclRefExpr) {
+    const CXCursor decl = clang_getCursorReferenced(base);
+    const enum CXCursorKind dk = clang_getCursorKind(decl);
+    if ((dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl) || sp_nb_local(nb, decl)) return false;
+    CXString spelled = clang_getCursorSpelling(decl);
+    name = strdup(clang_getCString(spelled));
+    clang_disposeString(spelled);
+  }
   const int64_t elem =
       clang_Type_getSizeOf(clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(e))));
-  if (elem <= 0) return false;
-  CXString spelled = clang_getCursorSpelling(decl);
-  char *name = strdup(clang_getCString(spelled));
-  clang_disposeString(spelled);
+  if (!name || elem <= 0) {
+    free(name);
+    return false;
+  }
   const int64_t m = name ? sp_row_extent(nb, name) : -1;
   sp_affine v;
   sp_aff_err err;

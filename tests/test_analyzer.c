@@ -293,6 +293,22 @@ static void test_row_pointers(void) {
     }
     sp_program_free(&prog);
   }
+  /* a structure's table of rows, named in the clause as written */
+  const char *member =
+      "typedef struct { double **u; } grid_t;\n"
+      "void g(grid_t *g, int n, int m) {\n"
+      "#pragma acc parallel loop present(g->u[0:n][0:m])\n"
+      "  for (int i = 0; i < n; i++)\n"
+      "#pragma acc loop vector\n"
+      "    for (int j = 0; j < m; j++) g->u[i][j] = 0;\n"
+      "}\n";
+  sp_program prog;
+  CHECK_EQ_INT(analyze(member, NULL, 0, p, 2, false, &prog), SP_EXIT_OK);
+  const sp_ref *w = prog.nnests == 1 ? ref_named(&prog.nests[0], "g->u[i][j]", SP_WRITE) : NULL;
+  CHECK(w && !w->irregular && w->offset.coef[0] == 8 * 500 && w->offset.coef[1] == 8);
+  if (w) CHECK(strcmp(prog.nests[0].arrays[w->array].name, "g->u[*]") == 0);
+  CHECK_EQ_INT(last_diag.count[SP_WARNING], 0);
+  sp_program_free(&prog);
 }
 
 /* Subscripts written through macros: libclang 14 cannot show the operators of a macro body, so
