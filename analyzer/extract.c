@@ -306,7 +306,7 @@ static bool sp_rows_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
     free(name);
     return false;
   }
-  const int64_t m = name ? sp_row_extent(nb, name) : -1;
+  const int64_t m = sp_row_extent(nb, name);
   sp_affine v;
   sp_aff_err err;
   memset(&err, 0, sizeof err);
