@@ -943,6 +943,8 @@ static enum CXChildVisitResult sp_visit_function(CXCursor c, CXCursor parent, CX
   int n = sp_children(c, kids, 64);
   CXString name = clang_getCursorSpelling(c);
   az->function = clang_getCString(name);
+  clang_getExpansionLocation(clang_getRangeStart(clang_getCursorExtent(c)), NULL, NULL, NULL,
+                             &az->function_begin);
   for (int i = 0; i < n && i < 64; i++)
     if (clang_getCursorKind(kids[i]) == CXCursor_CompoundStmt)
       sp_walk_region(az, kids[i], (sp_region){SP_CONSTRUCT_NONE, -1});

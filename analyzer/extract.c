@@ -264,17 +264,31 @@ static void sp_local_assigned(sp_local_value *lv, const char *where) {
   snprintf(lv->why, sizeof lv->why, "'%s' is assigned inside %s", lv->name, where);
 }
 
-/* The row extent (elements) of the rows of `name`, a table of row pointers, from a data clause of
- * the construct or a loop: name[lo:n][lo:m] gives lo + m; -1 where none does. */
-static int64_t sp_row_extent(sp_nb *nb, const char *name) {
+/* The extents of array `name` (ext[d], each lo + len; the count returned, -1 where none is
+ * found) from a section name[lo:len]... in a data clause: of the construct, of a loop of the
+ * nest, else of the nearest data directive (acc data, enter data, update; omp target data)
+ * before the nest in its function. A data region is not matched to its block: the function's
+ * sections of one name are taken to give one shape. */
+static int sp_clause_extents(sp_nb *nb, const char *name, int64_t *ext) {
   const sp_nest *n = nb->nest;
+  sp_az *az = nb->az;
+  int dims = sp_section_extents(az, n->construct_clauses.directive, name, ext, SP_MAX_LOOPS);
+  for (int k = 0; k < n->nloops && dims < 0; k++)
+    dims = sp_section_extents(az, n->loops[k].clauses.directive, name, ext, SP_MAX_LOOPS);
+  for (int d = az->ndirs - 1; d >= 0 && dims < 0; d--) {
+    const sp_directive *dir = &az->dirs[d];
+    if (dir->kind == SP_DIR_OTHER && dir->begin_offset >= az->function_begin &&
+        dir->begin_offset < nb->top_begin)
+      dims = sp_section_extents(az, dir->clauses.directive, name, ext, SP_MAX_LOOPS);
+  }
+  return dims;
+}
+
+/* The row extent (elements) of the rows of `name`, a table of row pointers: the second
+ * dimension of its data clause section, name[lo:n][lo:m] giving lo + m; -1 where none does. */
+static int64_t sp_row_extent(sp_nb *nb, const char *name) {
   int64_t ext[SP_MAX_LOOPS];
-  if (sp_section_extents(nb->az, n->construct_clauses.directive, name, ext, SP_MAX_LOOPS) >= 2)
-    return ext[1];
-  for (int k = 0; k < n->nloops; k++)
-    if (sp_section_extents(nb->az, n->loops[k].clauses.directive, name, ext, SP_MAX_LOOPS) >= 2)
-      return ext[1];
-  return -1;
+  return sp_clause_extents(nb, name, ext) >= 2 ? ext[1] : -1;
 }
 
 /* A row pointer rows[s] (rows a variable or a structure's member, s affine) whose rows' extent m
@@ -1313,7 +1327,7 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
 
 /* An array without a declared size that the nest reads irregularly (x[col[j]]): the extent of
  * its accesses is only their affine part's, which says nothing of where the lanes go (0 for
- * x[col[j]], one element). The construct's data clause gives it when it names the array's
+ * x[col[j]], one element). A data clause gives it (sp_clause_extents) when it names the array's
  * section (present(x[0:n])): the trace then spreads the lanes over all of it. Otherwise the size
  * stays unknown, and the user is told: the trace keeps the lanes within a few lines, which an L1
  * holds. */
@@ -1324,10 +1338,11 @@ static void sp_irregular_array_size(sp_nb *nb, int a) {
   for (int r = 0; r < n->nrefs && !irregular; r++)
     if (n->refs[r].array == a && n->refs[r].irregular) irregular = &n->refs[r];
   if (!irregular) return;
-  int64_t elems = sp_section_elements(nb->az, n->construct_clauses.directive, arr->name), bytes;
-  for (int k = 0; k < n->nloops && elems <= 0; k++)
-    elems = sp_section_elements(nb->az, n->loops[k].clauses.directive, arr->name);
-  if (elems > 0 && !__builtin_mul_overflow(elems, arr->elem_size, &bytes)) {
+  int64_t ext[SP_MAX_LOOPS], elems = 1, bytes;
+  const int dims = sp_clause_extents(nb, arr->name, ext);
+  for (int d = 0; d < dims && elems > 0; d++)
+    if (__builtin_mul_overflow(elems, ext[d], &elems)) elems = -1;
+  if (dims > 0 && elems > 0 && !__builtin_mul_overflow(elems, arr->elem_size, &bytes)) {
     if (bytes > arr->total_bytes) arr->total_bytes = bytes;
     arr->size_from_access = false;
     return;
@@ -1338,8 +1353,9 @@ static void sp_irregular_array_size(sp_nb *nb, int a) {
                    irregular->loc.col,
                    "the length of the rows of '%.*s' is not known (%s reads through a row pointer): "
                    "the model keeps each lane in its own sector within a few KB, which overstates "
-                   "the sectors and their reuse; give the rows' extent in the construct's data "
-                   "clause, e.g. present(%.*s[0:n][0:m]) with n and m constants or --params",
+                   "the sectors and their reuse; give the rows' extent in a data clause of the "
+                   "construct or of a data directive before it, e.g. present(%.*s[0:n][0:m]) "
+                   "with n and m constants or --params",
                    (int)table, arr->name, irregular->text ? irregular->text : "its subscript",
                    (int)table, arr->name);
     return;
@@ -1347,8 +1363,9 @@ static void sp_irregular_array_size(sp_nb *nb, int a) {
   sp_diag_report(nb->az->diag, SP_WARNING, irregular->loc.file, irregular->loc.line,
                  irregular->loc.col,
                  "the size of '%s' is not known (%s is indirect): the model keeps its lanes within "
-                 "a few KB, which overstates their reuse; give the array's extent in the "
-                 "construct's data clause, e.g. present(%s[0:n]) with n a constant or a --param",
+                 "a few KB, which overstates their reuse; give the array's extent in a "
+                 "data clause of the construct or of a data directive before it, e.g. "
+                 "present(%s[0:n]) with n a constant or a --param",
                  arr->name, irregular->text ? irregular->text : "its subscript", arr->name);
 }
 

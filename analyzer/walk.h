@@ -42,6 +42,7 @@ typedef struct sp_az {
   int status; /* worst exit code so far */
   int *nests_skipped; /* counts the nests found but skipped as not modelable */
   const char *function; /* the function being walked */
+  unsigned function_begin; /* its file offset (data directives before a nest: sp_clause_extents) */
   char *prelude;        /* sp_codegen_prelude of this file */
   CXIndex index;        /* and the parser arguments: probe.c parses variants of the file */
   const char *const *args;

@@ -309,6 +309,37 @@ static void test_row_pointers(void) {
   if (w) CHECK(strcmp(prog.nests[0].arrays[w->array].name, "g->u[*]") == 0);
   CHECK_EQ_INT(last_diag.count[SP_WARNING], 0);
   sp_program_free(&prog);
+
+  /* the extent from a data directive before the nest in its function, not from another
+   * function's (7 elements there) */
+  const char *region =
+      "void other(int n, double **a) {\n"
+      "#pragma acc data copy(a[0:n][0:7])\n"
+      "  {}\n"
+      "}\n"
+      "void h(int n, int m, double **a) {\n"
+      "#pragma acc data copyin(a[0:n][0:m])\n"
+      "  {\n"
+      "#pragma acc parallel loop\n"
+      "    for (int i = 0; i < n; i++)\n"
+      "      for (int j = 0; j < m; j++) a[i][j] = 0;\n"
+      "  }\n"
+      "}\n"
+      "void k(int n, int m, double **a) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < n; i++)\n"
+      "    for (int j = 0; j < m; j++) a[i][j] = 0;\n"
+      "}\n";
+  CHECK_EQ_INT(analyze(region, NULL, 0, p, 2, false, &prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog.nnests, 2);
+  if (prog.nnests == 2) {
+    const sp_ref *in = ref_named(&prog.nests[0], "a[i][j]", SP_WRITE);
+    const sp_ref *out = ref_named(&prog.nests[1], "a[i][j]", SP_WRITE);
+    CHECK(in && !in->irregular && in->offset.coef[0] == 8 * 500);
+    CHECK(out && out->irregular); /* k() has no clause: h()'s region does not reach it */
+  }
+  CHECK_EQ_INT(last_diag.count[SP_WARNING], 1);
+  sp_program_free(&prog);
 }
 
 /* Subscripts written through macros: libclang 14 cannot show the operators of a macro body, so
