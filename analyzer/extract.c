@@ -259,6 +259,7 @@ sp_local_value *sp_nb_local(sp_nb *nb, CXCursor decl) {
 
 /* A local's value no longer holds where the walk goes next: it is assigned `where`. */
 static void sp_local_assigned(sp_local_value *lv, const char *where) {
+  if (lv) lv->assigned = true;
   if (!lv || !lv->valid) return;
   lv->valid = false;
   snprintf(lv->why, sizeof lv->why, "'%s' is assigned inside %s", lv->name, where);
@@ -464,6 +465,49 @@ static bool sp_lvalue_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
 
 /* ---- references ------------------------------------------------------------------------------ */
 
+typedef struct sp_uses {
+  sp_nb *nb;
+  uint32_t loops;
+  int depth;
+} sp_uses;
+
+static enum CXChildVisitResult sp_uses_visit(CXCursor c, CXCursor parent, CXClientData d);
+
+/* The loops whose indices expression e's value depends on: its loop indices, and those of the
+ * initializers of the locals it reads; every loop where a local is assigned after its
+ * initialization, or a scalar from outside the nest (not a parameter) is read. */
+static uint32_t sp_loops_used(sp_nb *nb, CXCursor e, int depth) {
+  sp_uses u = {nb, 0, depth};
+  sp_uses_visit(e, clang_getNullCursor(), &u);
+  clang_visitChildren(e, sp_uses_visit, &u);
+  return u.loops;
+}
+
+static enum CXChildVisitResult sp_uses_visit(CXCursor c, CXCursor parent, CXClientData d) {
+  (void)parent;
+  sp_uses *u = d;
+  if (clang_getCursorKind(c) != CXCursor_DeclRefExpr) return CXChildVisit_Recurse;
+  const CXCursor decl = clang_getCursorReferenced(c);
+  for (int k = 0; k < u->nb->nest->nloops; k++)
+    if (clang_equalCursors(u->nb->loopvar[k], decl)) {
+      u->loops |= UINT32_C(1) << k;
+      return CXChildVisit_Continue;
+    }
+  const sp_local_value *lv = sp_nb_local(u->nb, decl);
+  if (!lv) {
+    /* an array or pointer is a base; a scalar parameter is the same in every iteration; any
+     * other scalar (declared outside the nest) may be assigned in it */
+    const enum CXTypeKind tk = clang_getCanonicalType(clang_getCursorType(decl)).kind;
+    if (tk != CXType_Pointer && !sp_is_array_type(clang_getCursorType(decl)) &&
+        clang_getCursorKind(decl) != CXCursor_ParmDecl)
+      u->loops = UINT32_MAX;
+    return CXChildVisit_Continue;
+  }
+  if (lv->assigned || clang_Cursor_isNull(lv->init) || u->depth >= 16) u->loops = UINT32_MAX;
+  else u->loops |= sp_loops_used(u->nb, lv->init, u->depth + 1);
+  return CXChildVisit_Continue;
+}
+
 static void sp_emit_ref(sp_nb *nb, CXCursor e, const sp_addr *a, sp_access acc, bool compound) {
   sp_nest *n = nb->nest;
   if (!SP_GROW(n->refs, n->nrefs, nb->cap_refs)) return;
@@ -474,6 +518,7 @@ static void sp_emit_ref(sp_nb *nb, CXCursor e, const sp_addr *a, sp_access acc, 
   r->compound = compound;
   r->irregular = a->irregular;
   r->irregular_why = a->irregular ? strdup(a->why) : NULL;
+  if (a->irregular) r->irregular_loops = sp_loops_used(nb, e, 0) | SP_REF_LOOPS_KNOWN;
   r->offset = a->offset;
   r->size = clang_Type_getSizeOf(clang_getCursorType(e));
   if (r->size <= 0) r->size = n->arrays[a->array].elem_size;
@@ -851,6 +896,7 @@ static void sp_walk_decl(sp_nb *nb, CXCursor decl_stmt) {
         lv->valid = true;
         continue;
       }
+      lv->init = init;
       lv->valid = sp_expr_affine(nb->az, nb, init, &lv->value, &err) == SP_AFF_OK;
       if (!lv->valid) {
         char *text = sp_cursor_text(nb->az, init);

@@ -147,7 +147,13 @@ static json_t *sp_nest_json(const sp_nest *n, int id) {
     json_object_set_new(j, "location", sp_loc_json(&R->loc));
     json_object_set_new(j, "offset", sp_affine_json(&R->offset, n));
     json_object_set_new(j, "size", json_integer(R->size));
-    if (R->irregular) json_object_set_new(j, "irregular", json_string(R->irregular_why));
+    if (R->irregular) {
+      json_object_set_new(j, "irregular", json_string(R->irregular_why));
+      json_t *uses = json_array();
+      for (int k = 0; k < n->nloops; k++)
+        if (R->irregular_loops >> k & 1) json_array_append_new(uses, json_string(n->loops[k].index));
+      json_object_set_new(j, "irregular_loops", uses);
+    }
     json_t *ls = json_array();
     for (int i = 0; i < R->nloops; i++)
       json_array_append_new(ls, json_string(n->loops[R->loops[i]].index));

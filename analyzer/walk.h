@@ -63,7 +63,8 @@ typedef struct sp_local_value {
   bool valid;
   bool pointer;     /* a pointer: its accesses are its initializer's (`init`) */
   bool followed;    /* the IR notes that it was followed, once */
-  CXCursor init;
+  bool assigned;    /* assigned after its initialization (sp_local_assigned) */
+  CXCursor init;    /* its initializer */
   char name[64];
   char why[512]; /* why the value is not affine */
 } sp_local_value;

@@ -247,6 +247,36 @@ static void test_irregular_and_scalars(void) {
   sp_program_free(&prog);
 }
 
+/* The loops an irregular access's value depends on: those of its subscript and of the locals it
+ * reads; every loop where a local's value is not known. */
+static void test_irregular_loops(void) {
+  const char *src =
+      "void f(int n, const int *col, const double *x, double *y) {\n"
+      "#pragma acc parallel loop present(x[0:n], col[0:27 * n])\n"
+      "  for (int i = 0; i < n; i++) {\n"
+      "#pragma acc loop vector\n"
+      "    for (int j = 0; j < 27; j++) {\n"
+      "      const int c = col[i];\n"
+      "      int d = 0;\n"
+      "      d += col[j];\n"
+      "      y[i * 27 + j] = x[col[i]] + x[c] + x[col[i * 27 + j]] + x[d] + x[col[n]];\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  sp_param p[] = {{"n", 1000}};
+  sp_program prog;
+  sp_nest *n = analyze_one(src, p, 1, &prog);
+  if (!n) return;
+  const char *text[] = {"x[col[i]]", "x[c]", "x[col[i * 27 + j]]", "x[d]", "x[col[n]]"};
+  const uint32_t want[] = {1u, 1u, 3u, UINT32_MAX, 0u};
+  for (int k = 0; k < 5; k++) {
+    const sp_ref *r = ref_named(n, text[k], SP_READ);
+    CHECK(r && r->irregular);
+    if (r && r->irregular) CHECK_EQ_INT(r->irregular_loops, want[k] | SP_REF_LOOPS_KNOWN);
+  }
+  sp_program_free(&prog);
+}
+
 /* Rows through a table of row pointers (double **a): with the rows' extent in the data clause
  * they are one array of m-element rows, coalesced within a row; without it each lane stays its
  * own sector, and a warning asks for the clause. */
@@ -1249,6 +1279,7 @@ int main(void) {
   SP_RUN(test_triangular_and_huge);
   SP_RUN(test_irregular_and_scalars);
   SP_RUN(test_row_pointers);
+  SP_RUN(test_irregular_loops);
   SP_RUN(test_macro_subscripts);
   SP_RUN(test_guards);
   SP_RUN(test_guard_shares_brute_force);

@@ -1203,6 +1203,15 @@ static int irr_sink(void *vctx, const sp_warp_instr *wi) {
   return 0;
 }
 
+/* the active lanes' addresses that differ from the first active lane's */
+static int irr_one_sink(void *vctx, const sp_warp_instr *wi) {
+  int64_t *apart = vctx;
+  const int l0 = __builtin_ctz(wi->active);
+  for (int l = 0; l < SP_WARP; l++)
+    if ((wi->active >> l & 1) && wi->addr[l] != wi->addr[l0]) (*apart)++;
+  return 0;
+}
+
 static void test_irregular(void) {
   tnest t;
   tn_2d(&t, 64, 100);
@@ -1222,6 +1231,19 @@ static void test_irregular(void) {
   CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_sink, &bad, &st), 0);
   CHECK_EQ_INT(bad, 0);
   CHECK_EQ_INT(st.warp_instructions, 64 * 4); /* 100 = 64 + 36: two steps of two warps */
+  /* the same with the loops it depends on given: j (on the lanes) keeps the lanes apart */
+  t.refs[r].irregular_loops = SP_REF_LOOPS_KNOWN | 2u;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_sink, &bad, &st), 0);
+  CHECK_EQ_INT(bad, 0);
+  /* i alone (x[col[i]], i on blockIdx.x): every active lane reads one element */
+  t.refs[r].irregular_loops = SP_REF_LOOPS_KNOWN | 1u;
+  int64_t apart = 0;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_one_sink, &apart, &st), 0);
+  CHECK_EQ_INT(apart, 0);
+  /* and on no loop at all, likewise */
+  t.refs[r].irregular_loops = SP_REF_LOOPS_KNOWN;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_one_sink, &apart, &st), 0);
+  CHECK_EQ_INT(apart, 0);
 }
 
 /* a sink's non-zero value stops the trace and is returned */

@@ -68,6 +68,7 @@ typedef struct refc {
   uint32_t size;
   int nloops;
   int loops[SP_MAX_LOOPS];
+  uint32_t uses; /* irregular: the loops its value depends on (sp_ref.irregular_loops) */
   /* per-lane path: the offsets of lanes 0..31 from lane 0 where only the collapse group's
    * innermost index varies and steps lane by lane */
   int64_t lane_steps[SP_WARP];
@@ -284,6 +285,7 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
     R->nlines = tb / SP_TRACE_IRREGULAR_LINE_BYTES > 32 ? (uint64_t)(tb / SP_TRACE_IRREGULAR_LINE_BYTES) : 32;
     R->nloops = ref->nloops;
     memcpy(R->loops, ref->loops, sizeof R->loops);
+    R->uses = ref->irregular_loops ? ref->irregular_loops : UINT32_MAX;
     R->nguards = ref->nguards;
     R->guard0 = gi;
     for (int g = 0; g < ref->nguards; g++, gi++) {
@@ -617,18 +619,6 @@ static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   return guard_acc_end(&acc);
 }
 
-/* Irregular references: each lane gets its own 128-byte line of the array, lanes of one
- * instruction on consecutive lines (r*32 + lane) mod #lines, with r a hash of the reference and
- * of the first active lane's iteration vector. So every active lane touches a distinct sector
- * (the access is uncoalesced) and the lines move with the iteration, as x[col[j]] does. */
-static void irregular_addrs(const refc *R, int ref, const int64_t *idx, uint32_t m, uint64_t *a) {
-  int l0 = __builtin_ctz(m);
-  uint64_t h = (uint64_t)ref * UINT64_C(0x100000001b3);
-  for (int k = 0; k < R->nloops; k++) h = mix64(h ^ (uint64_t)idx[R->loops[k] * SP_WARP + l0]);
-  uint64_t r = h % R->nlines;
-  for (int l = 0; l < SP_WARP; l++)
-    a[l] = R->base + ((r * 32 + (uint64_t)l) % R->nlines) * SP_TRACE_IRREGULAR_LINE_BYTES;
-}
 
 /* ---- the affine path ---- */
 
@@ -689,6 +679,33 @@ static void warp_lane_idx(const tr *T, const warp *w, int l, int64_t *idx) {
     idx[k * SP_WARP + l] = w->s[k];
     for (int d = 0; d < 3; d++) idx[k * SP_WARP + l] += T->g[k][d] * ln->coord[d][l];
   }
+}
+
+/* Irregular references: each lane gets its own 128-byte line of the array, lanes of one
+ * instruction on consecutive lines (r*32 + lane) mod #lines, with r a hash of the reference and
+ * of the first active lane's indices of the loops the access depends on (R->uses). So every
+ * active lane touches a distinct sector (the access is uncoalesced) and the lines move with
+ * those loops, as x[col[j]] does. Where the active lanes agree on all those indices (x[col[i]]
+ * with i the same across the warp) they read one element: every lane gets the first one's
+ * address. (Lanes that agree in groups still get a line each.) idx: scratch rows
+ * [loop][lane], filled here. */
+static void irregular_addrs(const tr *T, const warp *w, const refc *R, int ref, uint32_t m,
+                            int64_t *idx, uint64_t *a) {
+  const int l0 = __builtin_ctz(m);
+  warp_lane_idx(T, w, l0, idx);
+  uint64_t h = (uint64_t)ref * UINT64_C(0x100000001b3);
+  for (int k = 0; k < R->nloops; k++)
+    if (R->uses >> R->loops[k] & 1) h = mix64(h ^ (uint64_t)idx[R->loops[k] * SP_WARP + l0]);
+  const uint64_t r = h % R->nlines;
+  bool one = true;
+  for (uint32_t rest = m & (m - 1); rest && one; rest &= rest - 1) {
+    const int l = __builtin_ctz(rest);
+    warp_lane_idx(T, w, l, idx);
+    for (int k = 0; k < R->nloops && one; k++)
+      if (R->uses >> R->loops[k] & 1) one = idx[R->loops[k] * SP_WARP + l] == idx[R->loops[k] * SP_WARP + l0];
+  }
+  for (int l = 0; l < SP_WARP; l++)
+    a[l] = R->base + ((r * 32 + (uint64_t)(one ? l0 : l)) % R->nlines) * SP_TRACE_IRREGULAR_LINE_BYTES;
 }
 
 /* Whether every loop of offset a but the collapse group's innermost is the same in every lane
@@ -760,8 +777,7 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
       wi->active = m;
       wi->shape = 0;
       if (R->irregular) {
-        warp_lane_idx(T, w, __builtin_ctz(m), T->scratch);
-        irregular_addrs(R, o->ref, T->scratch, m, wi->addr);
+        irregular_addrs(T, w, R, o->ref, m, T->scratch, wi->addr);
       } else if (T->fast) {
         const uint64_t sc = R->base + (uint64_t)affc_scalar(&R->off, w->s);
         if (T->shape_base) wi->shape = T->shape_base + (uint64_t)o->ref * (uint64_t)T->wpb + (uint64_t)w->widx + 1;

@@ -141,12 +141,18 @@ static inline int64_t sp_guard_value(int64_t modulus, int64_t remainder, int64_t
 
 typedef enum sp_access { SP_READ, SP_WRITE } sp_access;
 
+#define SP_REF_LOOPS_KNOWN (UINT32_C(1) << 31)
+
 typedef struct sp_ref {
   int array;
   sp_access access;
   bool compound;       /* half of a read-modify-write (+=, ++) */
   bool irregular;      /* offset not affine: `offset` holds the affine part only */
   char *irregular_why; /* e.g. "indirect subscript x[col[j]]" */
+  /* irregular: the loops (bit k: loop k) whose indices the access's value depends on, with
+   * SP_REF_LOOPS_KNOWN set; 0 (a nest built without it): every loop. Lanes that agree on them
+   * read the same element (x[col[i]] under a vector loop j). */
+  uint32_t irregular_loops;
   sp_affine offset;    /* byte offset from the array's base */
   int64_t size;        /* bytes accessed */
   int nloops;          /* enclosing loops of the nest, outermost first */
