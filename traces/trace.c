@@ -619,7 +619,6 @@ static uint32_t eval_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   return guard_acc_end(&acc);
 }
 
-
 /* ---- the affine path ---- */
 
 static inline int64_t affc_scalar(const affc *a, const int64_t *sv) {
