@@ -798,7 +798,8 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   sp_band_iterations(&nest);
   sp_arith_count(az, &nest, nb.loop_body);
   int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
-  const int wide = sp_loop_ranges(&nest, lo, hi) ? sp_loop_index_overflows(&nest, lo, hi) : -1;
+  const bool ranged = sp_loop_ranges(&nest, lo, hi);
+  const int wide = ranged ? sp_loop_index_overflows(&nest, lo, hi) : -1;
   if (wide >= 0) {
     const sp_loop *L = &nest.loops[wide];
     sp_diag_report(az->diag, SP_WARNING, L->loc.file, L->loc.line, L->loc.col,
@@ -814,7 +815,7 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
     sp_nest_free(&nest);
     return;
   }
-  if (!sp_nb_finish_arrays(&nb)) {
+  if (!sp_nb_finish_arrays(&nb, ranged ? lo : NULL, hi)) {
     sp_nb_free(&nb);
     sp_nest_free(&nest);
     return;

@@ -1417,10 +1417,9 @@ static void sp_irregular_array_size(sp_nb *nb, int a) {
 
 /* Sizes of arrays declared without a size: the extent the nest touches. Every reference's offset
  * range over the iteration space must fit in 64 bits. */
-bool sp_nb_finish_arrays(sp_nb *nb) {
+bool sp_nb_finish_arrays(sp_nb *nb, const int64_t *lo, const int64_t *hi) {
   sp_nest *n = nb->nest;
-  int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
-  if (!sp_loop_ranges(n, lo, hi)) {
+  if (!lo) {
     sp_diag_report(nb->az->diag, SP_ERROR, n->loc.file, n->loc.line, n->loc.col,
                    "loop bounds of this nest overflow 64-bit arithmetic; check --param and -D");
     if (nb->az->status < SP_EXIT_VALUE) nb->az->status = SP_EXIT_VALUE;

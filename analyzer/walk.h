@@ -167,7 +167,8 @@ int sp_section_extents(sp_az *az, const char *directive, const char *name, int64
 char *sp_codegen_defines(char *const *args, int nargs);
 /* Those, then the file's macro definitions in effect and its file-scope type definitions. */
 char *sp_codegen_prelude(sp_az *az, const char *defines);
-/* Array extents; false (after an error naming the reference) if an offset leaves 64 bits. */
-bool sp_nb_finish_arrays(sp_nb *nb);
+/* Array extents over the loops' index ranges lo..hi (sp_loop_ranges; lo NULL: they overflowed, an
+ * error); false (after an error naming the reference) if an offset leaves 64 bits. */
+bool sp_nb_finish_arrays(sp_nb *nb, const int64_t *lo, const int64_t *hi);
 
 #endif

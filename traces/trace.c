@@ -466,28 +466,36 @@ static inline uint32_t level_lanes(const warp *w, const level *v, int lv) {
   return in_bounds(ix, ub, v->dir);
 }
 
-/* The digits of fused index f (the outermost unbounded; 0 for an empty loop's). */
-static inline void fused_digits(const collapse_info *c, int64_t f, int64_t *d) {
+/* The digits of fused index f (the outermost unbounded; 0 for an empty loop's) into
+ * d[0], d[stride], ... */
+static inline void fused_digits(const collapse_info *c, int64_t f, int64_t *d, size_t stride) {
   for (int j = 0; j < c->count; j++)
-    d[j] = c->trip[j] <= 0 ? 0 : j == 0 ? f / c->radix[j] : (f / c->radix[j]) % c->trip[j];
+    d[j * stride] = c->trip[j] <= 0 ? 0 : j == 0 ? f / c->radix[j] : (f / c->radix[j]) % c->trip[j];
 }
 
-/* Each lane's digits at the group's first step: those of the warp's smallest fused index by
- * division, plus the lane's offset digit by digit with carries, where dividing for every lane
- * cost 2 x 32 divisions a digit at every warp's start. */
-static void group_digits(const tr *T, warp *w) {
-  const collapse_info *c = &T->cg;
-  int64_t base[SP_MAX_LOOPS];
-  fused_digits(c, T->grp_min[w->widx] + (c->mapped >= 0 ? w->boff[c->mapped] : 0), base);
-  const int64_t *od = T->grp_odig + (size_t)w->widx * (size_t)c->count * SP_WARP;
+/* out[j][l] = lanes[j][l] + scalar[j], digit by digit with carries (the outermost unbounded, an
+ * empty loop's digit not carried); out may be lanes. Every digit of both is below its trip, so
+ * one subtraction carries. */
+static void digits_add(const collapse_info *c, const int64_t *scalar, const int64_t *lanes,
+                       int64_t *out) {
   for (int l = 0; l < SP_WARP; l++) {
     int64_t carry = 0;
     for (int j = c->count - 1; j >= 0; j--) {
-      int64_t d = base[j] + od[j * SP_WARP + l] + carry;
-      carry = j > 0 && d >= c->trip[j];
-      w->dig[j * SP_WARP + l] = carry ? d - c->trip[j] : d;
+      const int64_t d = lanes[j * SP_WARP + l] + scalar[j] + carry;
+      carry = j > 0 && c->trip[j] > 0 && d >= c->trip[j];
+      out[j * SP_WARP + l] = carry ? d - c->trip[j] : d;
     }
   }
+}
+
+/* Each lane's digits at the group's first step: those of the warp's smallest fused index by
+ * division, plus the lane's offset, where dividing for every lane cost 2 x 32 divisions a digit
+ * at every warp's start. */
+static void group_digits(const tr *T, warp *w) {
+  const collapse_info *c = &T->cg;
+  int64_t base[SP_MAX_LOOPS];
+  fused_digits(c, T->grp_min[w->widx] + (c->mapped >= 0 ? w->boff[c->mapped] : 0), base, 1);
+  digits_add(c, base, T->grp_odig + (size_t)w->widx * (size_t)c->count * SP_WARP, w->dig);
 }
 
 static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
@@ -498,13 +506,10 @@ static uint32_t level_begin(tr *T, warp *w, int lv, uint32_t pm) {
     if (T->grp_odig) {
       group_digits(T, w);
     } else {
-      int64_t p0[SP_WARP], d[SP_MAX_LOOPS];
+      int64_t p0[SP_WARP];
       if (v->mapped >= 0) warp_p0(T, w, v->mapped, p0);
       else fill_lanes(p0, 0);
-      for (int l = 0; l < SP_WARP; l++) {
-        fused_digits(c, p0[l], d);
-        for (int j = 0; j < c->count; j++) w->dig[j * SP_WARP + l] = d[j];
-      }
+      for (int l = 0; l < SP_WARP; l++) fused_digits(c, p0[l], w->dig + l, SP_WARP);
     }
     collapse_indices(T, w);
     return pm & collapse_mask(T, w);
@@ -543,18 +548,8 @@ static uint32_t level_next(tr *T, warp *w, int lv, uint32_t m) {
   const level *v = &T->lev[lv];
   if (v->collapsed) {
     const collapse_info *c = &T->cg;
-    const int64_t S = v->stride;
-    w->fstep += S;
-    for (int l = 0; l < SP_WARP; l++) {
-      int64_t carry = 0;
-      for (int j = c->count - 1; j >= 0; j--) {
-        int64_t d = w->dig[j * SP_WARP + l] + c->sdig[j] + carry;
-        carry = 0;
-        if (j > 0 && c->trip[j] > 0)
-          while (d >= c->trip[j]) d -= c->trip[j], carry++;
-        w->dig[j * SP_WARP + l] = d;
-      }
-    }
+    w->fstep += v->stride;
+    digits_add(c, c->sdig, w->dig, w->dig); /* (the stride's digits are below the trips too) */
     collapse_indices(T, w);
     return m & collapse_mask(T, w);
   }
@@ -1165,11 +1160,7 @@ static int group_tables(tr *T) {
     for (int l = 1; x && l < SP_WARP; l++) lo = x[l] < lo ? x[l] : lo;
     T->grp_min[w] = lo;
     int64_t *od = T->grp_odig + (size_t)w * (size_t)c->count * SP_WARP;
-    for (int l = 0; l < SP_WARP; l++) {
-      int64_t d[SP_MAX_LOOPS];
-      fused_digits(c, x ? x[l] - lo : 0, d);
-      for (int j = 0; j < c->count; j++) od[j * SP_WARP + l] = d[j];
-    }
+    for (int l = 0; l < SP_WARP; l++) fused_digits(c, x ? x[l] - lo : 0, od + l, SP_WARP);
   }
   return 0;
 }
