@@ -800,14 +800,27 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
   const bool ranged = sp_loop_ranges(&nest, lo, hi);
   const int wide = ranged ? sp_loop_index_overflows(&nest, lo, hi) : -1;
-  if (wide >= 0) {
-    const sp_loop *L = &nest.loops[wide];
-    sp_diag_report(az->diag, SP_WARNING, L->loc.file, L->loc.line, L->loc.col,
-                   "loop '%s' (step %lld, %lld iterations) reaches index values where the "
-                   "model's 64-bit index arithmetic, with the lanes a launch runs past the last "
-                   "iteration, would wrap: nest skipped; loop over the iteration count instead "
-                   "(k from 0, with i = k * step)",
-                   L->index, (long long)L->step, (long long)L->trip_max);
+  int empty = -1; /* a band loop that never runs: nothing in the nest does */
+  for (int k = 0; ranged && empty < 0 && k < nest.nloops; k++)
+    if (nest.loops[k].band && nest.loops[k].trip_max == 0) empty = k;
+  if (empty < 0 && nest.band_iterations_exact && nest.band_iterations == 0) /* (triangular) */
+    for (int k = 0; k < nest.nloops && nest.loops[k].band; k++) empty = k;
+  if (wide >= 0 || empty >= 0) {
+    const sp_loop *L = &nest.loops[wide >= 0 ? wide : empty];
+    if (wide >= 0)
+      sp_diag_report(az->diag, SP_WARNING, L->loc.file, L->loc.line, L->loc.col,
+                     "loop '%s' (step %lld, %lld iterations) reaches index values where the "
+                     "model's 64-bit index arithmetic, with the lanes a launch runs past the last "
+                     "iteration, would wrap: nest skipped; loop over the iteration count instead "
+                     "(k from 0, with i = k * step)",
+                     L->index, (long long)L->step, (long long)L->trip_max);
+    else
+      sp_diag_report(az->diag, SP_WARNING, L->loc.file, L->loc.line, L->loc.col,
+                     "loop '%s' runs no iteration (from '%s', its bound '%s' is already passed%s), "
+                     "so the nest does nothing: nest skipped; check the bounds (or the --param "
+                     "values)", L->index, L->lower_text ? L->lower_text : "?",
+                     L->upper_text ? L->upper_text : "?",
+                     sp_loop_bounds_const(L) ? "" : " for every value of the loops around it");
     sp_diag_report(az->diag, SP_WARNING, az->filename, line, col,
                    "loop nest in '%s' skipped: it cannot be modeled (see above)", nest.function);
     if (az->nests_skipped) (*az->nests_skipped)++;

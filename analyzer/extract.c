@@ -1292,8 +1292,18 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   else if (strcmp(op, ">") == 0) adjust = 1;
   else if (strcmp(op, "!=") == 0) adjust = step > 0 ? -1 : 1;
   if ((step > 0 && op[0] == '>') || (step < 0 && op[0] == '<')) {
-    sp_nb_skip(nb, c, "the loop runs away from its bound (step %lld with '%s'): nest skipped",
-               (long long)step, op);
+    /* (op is '<', '<=', '>' or '>=' here: '!=' moves towards its bound either way) */
+    const int64_t from = L->lower.constant, to = L->upper.constant;
+    const bool holds = op[0] == '<' ? (op[1] ? from <= to : from < to) : (op[1] ? from >= to : from > to);
+    if (sp_loop_bounds_const(L) && !holds) {
+      char *cond = sp_cursor_text(nb->az, c);
+      sp_nb_skip(nb, c, "the loop runs no iteration: '%s' is false at its start (%s = %lld), so "
+                 "the nest does nothing: nest skipped", cond ? cond : "its condition", L->index,
+                 (long long)from);
+      free(cond);
+    } else
+      sp_nb_skip(nb, c, "the loop runs away from its bound (step %lld with '%s'): nest skipped",
+                 (long long)step, op);
     return;
   }
   if (__builtin_add_overflow(L->upper.constant, adjust, &L->upper.constant)) {
