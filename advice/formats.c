@@ -138,6 +138,17 @@ static const sp_ref *sp_adv_first_ref(const sp_nest *nest, int k, bool stores_on
   return NULL;
 }
 
+/* The loop whose iterations a warp's lanes take (thread x; of a collapsed group, its innermost
+ * loop), or NULL where no loop is on thread x. */
+static const sp_loop *sp_adv_vector_loop(const sp_nest *nest, const sp_schedule *s) {
+  for (int k = 0; k < s->nband && k < nest->nloops; k++) {
+    if (s->map[k].thread_dim != 0) continue;
+    if (s->collapse_count >= 2 && k == s->collapse_first) k += s->collapse_count - 1;
+    return k < nest->nloops ? &nest->loops[k] : NULL;
+  }
+  return NULL;
+}
+
 static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc,
                            sp_adv_finding *f, int max) {
   int n = 0;
@@ -215,17 +226,28 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
     const sp_ref *store = sp_adv_first_ref(nest, k, true);
     sp_srcloc loc = store ? store->loc : nest->loc;
     bool most = 2 * x->st_partial_sectors >= x->st_sectors;
+    char start[160] = "";
+    const sp_loop *vec = sp_adv_vector_loop(nest, &c->schedule);
+    if (most || !vec || (sp_affine_is_const(&vec->lower) && vec->lower.constant == 0))
+      ; /* (the start is not what splits the sectors) */
+    else if (sp_affine_is_const(&vec->lower))
+      snprintf(start, sizeof start, " (the vector loop %s starts at %lld)", vec->index,
+               (long long)vec->lower.constant);
+    else
+      snprintf(start, sizeof start, " (the vector loop %s starts at %s, which moves with the loops "
+               "around it)", vec->index, vec->lower_text ? vec->lower_text : "?");
     f[n] = (sp_adv_finding){SP_RULE_PARTIAL_STORES, "note", loc, ""};
     snprintf(f[n].message, sizeof f[n].message,
              "under the recommended schedule, %.0f%% of the sectors stored to %s are written "
              "only in part (%.1f us of its predicted time on the %s; more where the rest of a "
-             "sector comes from far away on the GPU): %s",
+             "sector comes from far away on the GPU): %s%s%s",
              100.0 * (double)x->st_partial_sectors / (double)x->st_sectors, nest->arrays[k].name,
              cost_s * 1e6, arch->name,
              most ? "each warp writes only part of most sectors it touches (a strided or "
                     "scattered store)"
-                  : "a warp's elements start off a 32-byte sector boundary (a loop from 1); "
-                    "running the vector loop from an aligned index under a guard avoids it "
+                  : "a warp's elements start off a 32-byte sector boundary", start,
+             most ? ""
+                  : "; running the vector loop from an aligned index under a guard avoids it "
                     "(jacobi2d's stencil: 2-14% faster on the H100, the most where blocks "
                     "walk rows)");
     n++;
