@@ -195,16 +195,29 @@ typedef struct sp_addr {
   int level; /* subscripts applied from the root so far (for VLA strides) */
   sp_affine offset;
   bool irregular;
+  /* irregular through subscripts alone (irregular_other false): the loops those subscripts'
+   * non-affine parts read, the affine rest being in offset */
+  bool irregular_other;
+  uint32_t irregular_loops;
+  int64_t irregular_scale; /* (sp_ref's) */
   char why[200];
 } sp_addr;
 
 static void sp_walk_expr(sp_nb *nb, CXCursor e);
 static bool sp_lvalue_addr(sp_nb *nb, CXCursor e, sp_addr *a);
 
-static void sp_mark_irregular(sp_addr *a, const char *fmt, const char *text) {
+static uint32_t sp_loops_used(sp_nb *nb, CXCursor e, int depth);
+
+/* other: for a reason other than a subscript's value (see sp_addr) */
+static void sp_mark_irregular_as(sp_addr *a, bool other, const char *fmt, const char *text) {
+  a->irregular_other |= other;
   if (a->irregular) return;
   a->irregular = true;
   snprintf(a->why, sizeof a->why, fmt, text);
+}
+
+static void sp_mark_irregular(sp_addr *a, const char *fmt, const char *text) {
+  sp_mark_irregular_as(a, true, fmt, text);
 }
 
 /* Bytes one step of subscript `level` moves, from the declared shape when sizeof cannot tell. */
@@ -220,8 +233,45 @@ static int64_t sp_stride(sp_nb *nb, const sp_addr *a, CXCursor subscript) {
   return s;
 }
 
+/* A subscript's sum that is not affine as a whole, split into its terms (a term times a
+ * constant scaled): col[i] * M + j keeps 8 * j in the offset and col[i] as the irregular part,
+ * so that the lanes along j read a row where their col[i] is one, as a warp reads a gathered
+ * row (validation/results/h200/2026-12-01-gather-rows-probe). False where idx is no such sum. */
+static void sp_add_scaled_value(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at);
+
+static bool sp_split_sum(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at) {
+  CXCursor s = sp_strip(idx), kids[2];
+  if (clang_getCursorKind(s) != CXCursor_BinaryOperator || sp_children(s, kids, 2) != 2)
+    return false;
+  char op[8];
+  sp_operator(nb->az, s, op, sizeof op);
+  if (strcmp(op, "+") == 0 || strcmp(op, "-") == 0) {
+    if (op[0] == '-' && scale == INT64_MIN) return false;
+    sp_add_scaled_value(nb, a, kids[0], scale, at);
+    sp_add_scaled_value(nb, a, kids[1], op[0] == '-' ? -scale : scale, at);
+    return true;
+  }
+  if (strcmp(op, "*") != 0) return false;
+  for (int k = 0; k < 2; k++) {
+    sp_affine c;
+    sp_aff_err err;
+    memset(&err, 0, sizeof err);
+    int64_t scaled;
+    if (sp_expr_affine(nb->az, nb, kids[k], &c, &err) == SP_AFF_OK && sp_affine_is_const(&c) &&
+        !__builtin_mul_overflow(scale, c.constant, &scaled)) {
+      sp_add_scaled_value(nb, a, kids[1 - k], scaled, at);
+      return true;
+    }
+  }
+  return false;
+}
+
 static void sp_add_scaled(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at) {
   if (!nb->resolving) sp_walk_expr(nb, idx); /* the index's own loads come first */
+  sp_add_scaled_value(nb, a, idx, scale, at);
+}
+
+static void sp_add_scaled_value(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at) {
   sp_affine v;
   sp_aff_err err;
   memset(&err, 0, sizeof err);
@@ -242,11 +292,14 @@ static void sp_add_scaled(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CX
     sp_value_ok(nb, SP_AFF_OVERFLOW, &err, "the byte offset");
     return;
   }
-  char *text = sp_cursor_text(nb->az, idx);
   bool indirect = strstr(err.why, "memory") != NULL;
+  if (indirect && sp_split_sum(nb, a, idx, scale, at)) return;
+  char *text = sp_cursor_text(nb->az, idx);
   char *why = sp_xasprintf("%s subscript %s (%s)", indirect ? "indirect" : "non-affine",
                            text ? text : "?", err.why);
-  sp_mark_irregular(a, "%s", why ? why : "non-affine subscript");
+  sp_mark_irregular_as(a, !indirect, "%s", why ? why : "non-affine subscript");
+  a->irregular_loops |= sp_loops_used(nb, idx, 0);
+  a->irregular_scale = sp_gcd(a->irregular_scale, scale);
   free(why);
   free(text);
 }
@@ -518,7 +571,11 @@ static void sp_emit_ref(sp_nb *nb, CXCursor e, const sp_addr *a, sp_access acc, 
   r->compound = compound;
   r->irregular = a->irregular;
   r->irregular_why = a->irregular ? strdup(a->why) : NULL;
-  if (a->irregular) r->irregular_loops = sp_loops_used(nb, e, 0) | SP_REF_LOOPS_KNOWN;
+  if (a->irregular) {
+    r->irregular_loops = (a->irregular_other ? sp_loops_used(nb, e, 0) : a->irregular_loops) |
+                         SP_REF_LOOPS_KNOWN;
+    r->irregular_scale = a->irregular_other ? 0 : a->irregular_scale;
+  }
   r->offset = a->offset;
   r->size = clang_Type_getSizeOf(clang_getCursorType(e));
   if (r->size <= 0) r->size = n->arrays[a->array].elem_size;
@@ -537,8 +594,8 @@ static void sp_emit_ref(sp_nb *nb, CXCursor e, const sp_addr *a, sp_access acc, 
   r->loc = (sp_srcloc){nb->az->filename, line, col};
   n->nrefs++;
   if (a->irregular)
-    sp_nb_note(nb, e, "access %s: %s; kept as an irregular access (each lane its own "
-               "sector)", r->text ? r->text : "?", a->why);
+    sp_nb_note(nb, e, "access %s: %s; kept as an irregular access (lanes that differ in "
+               "its value each reach a line of their own)", r->text ? r->text : "?", a->why);
 }
 
 static void sp_note_scalar(sp_nb *nb, CXCursor e, bool read, bool write) {

@@ -153,6 +153,7 @@ static json_t *sp_nest_json(const sp_nest *n, int id) {
       for (int k = 0; k < n->nloops; k++)
         if (R->irregular_loops >> k & 1) json_array_append_new(uses, json_string(n->loops[k].index));
       json_object_set_new(j, "irregular_loops", uses);
+      if (R->irregular_scale > 0) json_object_set_new(j, "irregular_scale", json_integer(R->irregular_scale));
     }
     json_t *ls = json_array();
     for (int i = 0; i < R->nloops; i++)

@@ -316,6 +316,46 @@ static void test_irregular_loops(void) {
   sp_program_free(&prog);
 }
 
+/* A subscript that is affine but for loaded terms keeps its affine rest in the offset, and
+ * the loops of its loaded terms alone as irregular_loops: a gathered row (a[perm[i]][j],
+ * x[col[i] * M + j]) is read along j by lanes that share col[i]. A non-affine operator over a
+ * load (%) keeps the whole subscript irregular. */
+static void test_irregular_affine_rest(void) {
+  const char *src =
+      "void f(int n, const int *perm, const int *col, double a[64][16], const double *x, double *y) {\n"
+      "#pragma acc parallel loop present(x[0:n])\n"
+      "  for (int i = 0; i < 64; i++) {\n"
+      "#pragma acc loop vector\n"
+      "    for (int j = 0; j < 16; j++) {\n"
+      "      y[i * 16 + j] = a[perm[i]][j] + x[col[i] * 16 + j] + x[2 * (col[i] - j) + 3] +\n"
+      "                      x[(col[i] + j) % n] + x[col[i] * col[j]];\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  sp_param p[] = {{"n", 1024}};
+  sp_program prog;
+  sp_nest *n = analyze_one(src, p, 1, &prog);
+  if (!n) return;
+  const struct { const char *text; uint32_t loops; int64_t j, c, scale; } want[] = {
+      {"a[perm[i]][j]", 1u, 8, 0, 128},
+      {"x[col[i] * 16 + j]", 1u, 8, 0, 128},
+      {"x[2 * (col[i] - j) + 3]", 1u, -16, 24, 16},
+      {"x[(col[i] + j) % n]", 3u, 0, 0, 8},
+      {"x[col[i] * col[j]]", 3u, 0, 0, 8},
+  };
+  for (int k = 0; k < 5; k++) {
+    const sp_ref *r = ref_named(n, want[k].text, SP_READ);
+    CHECK(r && r->irregular);
+    if (!r || !r->irregular) continue;
+    CHECK_EQ_INT(r->irregular_loops, want[k].loops | SP_REF_LOOPS_KNOWN);
+    CHECK_EQ_INT(r->offset.coef[0], 0);
+    CHECK_EQ_INT(r->offset.coef[1], want[k].j);
+    CHECK_EQ_INT(r->offset.constant, want[k].c);
+    CHECK_EQ_INT(r->irregular_scale, want[k].scale);
+  }
+  sp_program_free(&prog);
+}
+
 /* Rows through a table of row pointers (double **a): with the rows' extent in the data clause
  * they are one array of m-element rows, coalesced within a row; without it each lane stays its
  * own sector, and a warning asks for the clause. */
@@ -1318,6 +1358,7 @@ int main(void) {
   SP_RUN(test_triangular_and_huge);
   SP_RUN(test_zero_trip_loops);
   SP_RUN(test_irregular_and_scalars);
+  SP_RUN(test_irregular_affine_rest);
   SP_RUN(test_row_pointers);
   SP_RUN(test_irregular_loops);
   SP_RUN(test_macro_subscripts);

@@ -153,6 +153,10 @@ typedef struct sp_ref {
    * SP_REF_LOOPS_KNOWN set; 0 (a nest built without it): every loop. Lanes that agree on them
    * read the same element (x[col[i]] under a vector loop j). */
   uint32_t irregular_loops;
+  /* irregular through loaded subscript terms alone: the bytes one unit of their values moves
+   * the address (the gcd over the terms: 8 for x[col[i] + j], 2048 for a[perm[i]][j] of 256
+   * doubles a row); 0 where unknown. Where a loaded value lands within a line follows from it. */
+  int64_t irregular_scale;
   sp_affine offset;    /* byte offset from the array's base */
   int64_t size;        /* bytes accessed */
   int nloops;          /* enclosing loops of the nest, outermost first */
