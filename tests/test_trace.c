@@ -1212,6 +1212,44 @@ static int irr_one_sink(void *vctx, const sp_warp_instr *wi) {
   return 0;
 }
 
+/* lanes of a 16 x 2 block warp share their address exactly where they share the row (ty) */
+static int irr_rows_sink(void *vctx, const sp_warp_instr *wi) {
+  int64_t *bad = vctx;
+  for (int l = 0; l < SP_WARP; l++)
+    for (int m = l + 1; m < SP_WARP; m++)
+      if ((wi->active >> l & 1) && (wi->active >> m & 1) && (wi->addr[l] == wi->addr[m]) != (l / 16 == m / 16))
+        (*bad)++;
+  return 0;
+}
+
+/* lanes l at their 8 * l bytes from lane l0's within the array's 2^19 bytes (x[col[i] + j]) */
+static int irr_row_sink(void *vctx, const sp_warp_instr *wi) {
+  int64_t *bad = vctx;
+  const uint64_t span = UINT64_C(1) << 19;
+  const int l0 = __builtin_ctz(wi->active);
+  for (int l = l0; l < SP_WARP; l++)
+    if ((wi->active >> l & 1) && (wi->addr[l] + span - wi->addr[l0]) % span != 8 * (uint64_t)(l - l0)) (*bad)++;
+  return 0;
+}
+
+/* the places within its 128-byte line where each active lane's address falls (bit p / 8) */
+typedef struct irr_places {
+  uint64_t base;
+  uint32_t seen;
+  int64_t odd; /* addresses off 8 bytes */
+} irr_places;
+
+static int irr_places_sink(void *vctx, const sp_warp_instr *wi) {
+  irr_places *p = vctx;
+  for (int l = 0; l < SP_WARP; l++)
+    if (wi->active >> l & 1) {
+      const uint64_t at = (wi->addr[l] - p->base) % 128;
+      p->seen |= UINT32_C(1) << (at / 8);
+      p->odd += at % 8 != 0;
+    }
+  return 0;
+}
+
 static void test_irregular(void) {
   tnest t;
   tn_2d(&t, 64, 100);
@@ -1244,6 +1282,41 @@ static void test_irregular(void) {
   t.refs[r].irregular_loops = SP_REF_LOOPS_KNOWN;
   CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_one_sink, &apart, &st), 0);
   CHECK_EQ_INT(apart, 0);
+  /* x[col[i] + j]: the lanes along j read on from their shared col[i], 8 bytes apart */
+  t.refs[r].irregular_loops = SP_REF_LOOPS_KNOWN | 1u;
+  t.refs[r].offset.coef[1] = 8;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_row_sink, &bad, &st), 0);
+  CHECK_EQ_INT(bad, 0);
+  /* where a loaded row starts in its line: on any of its 8 bytes for x[col[j] + 1024 * i] (scale
+   * 8), at the line's start for rows of 2 KB (a[perm[j]][i], scale 2048), where the scale is
+   * unknown, and for a lone element (x[col[j]], no affine rest) */
+  uint64_t bases[8];
+  sp_trace_array_bases(&t.n, bases);
+  t.refs[r].offset.coef[1] = 0;
+  t.refs[r].offset.coef[0] = 1024;
+  t.refs[r].irregular_loops = SP_REF_LOOPS_KNOWN | 2u;
+  const int64_t scales[4] = {8, 2048, 0, 8};
+  for (int k = 0; k < 4; k++) {
+    t.refs[r].irregular_scale = scales[k];
+    if (k == 3) t.refs[r].offset.coef[0] = 0;
+    irr_places p = {bases[a], 0, 0};
+    CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_places_sink, &p, &st), 0);
+    CHECK_EQ_INT(p.odd, 0);
+    if (k == 0) CHECK_EQ_INT(p.seen, 0xFFFF); /* 6,400 lanes on all 16 places */
+    else CHECK_EQ_INT(p.seen, 1);
+  }
+  t.refs[r].irregular_scale = 0;
+  t.refs[r].irregular_loops = SP_REF_LOOPS_KNOWN | 1u;
+  /* a warp over two rows i of a 16 x 2 block: two groups of 16 lanes, one address each (each
+   * lane had a sector of its own before) */
+  t.refs[r].offset.coef[1] = 0;
+  s.map[1] = (sp_loop_map){0, -1};
+  s.map[0] = (sp_loop_map){1, 0};
+  s.block[0] = 16;
+  s.block[1] = 2;
+  s.grid[0] = 32;
+  CHECK_EQ_INT(sp_trace_run(&t.n, &s, &H100, NULL, irr_rows_sink, &bad, &st), 0);
+  CHECK_EQ_INT(bad, 0);
 }
 
 /* a sink's non-zero value stops the trace and is returned */

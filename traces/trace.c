@@ -69,6 +69,7 @@ typedef struct refc {
   int nloops;
   int loops[SP_MAX_LOOPS];
   uint32_t uses; /* irregular: the loops its value depends on (sp_ref.irregular_loops) */
+  uint32_t places; /* irregular: where in its line a loaded value can land: every 128 / places bytes */
   /* per-lane path: the offsets of lanes 0..31 from lane 0 where only the collapse group's
    * innermost index varies and steps lane by lane */
   int64_t lane_steps[SP_WARP];
@@ -286,6 +287,12 @@ static int build(tr *T, const sp_nest *nest, const sp_schedule *s, const uint64_
     R->nloops = ref->nloops;
     memcpy(R->loops, ref->loops, sizeof R->loops);
     R->uses = ref->irregular_loops ? ref->irregular_loops : UINT32_MAX;
+    /* 128 / gcd(scale, 128), from the scale's lowest bit, for a gathered row (an affine rest);
+     * a lone element (x[col[j]]) stays at its line's start: see irregular_addrs */
+    R->places = 1;
+    if (ref->irregular_scale > 0 && !sp_affine_is_const(&ref->offset) &&
+        (ref->irregular_scale & -ref->irregular_scale) < SP_TRACE_IRREGULAR_LINE_BYTES)
+      R->places = (uint32_t)(SP_TRACE_IRREGULAR_LINE_BYTES / (ref->irregular_scale & -ref->irregular_scale));
     R->nguards = ref->nguards;
     R->guard0 = gi;
     for (int g = 0; g < ref->nguards; g++, gi++) {
@@ -675,31 +682,52 @@ static void warp_lane_idx(const tr *T, const warp *w, int l, int64_t *idx) {
   }
 }
 
-/* Irregular references: each lane gets its own 128-byte line of the array, lanes of one
- * instruction on consecutive lines (r*32 + lane) mod #lines, with r a hash of the reference and
- * of the first active lane's indices of the loops the access depends on (R->uses). So every
- * active lane touches a distinct sector (the access is uncoalesced) and the lines move with
- * those loops, as x[col[j]] does. Where the active lanes agree on all those indices (x[col[i]]
- * with i the same across the warp) they read one element: every lane gets the first one's
- * address. (Lanes that agree in groups still get a line each.) idx: scratch rows
- * [loop][lane], filled here. */
+/* Irregular references: lanes that differ in the indices the irregular part of the subscript
+ * reads (R->uses: col[i] of x[col[i] * M + j] reads i) get lines of their own, 128 bytes of the
+ * array each; lanes that agree on them (i the same across a row of the block) share their first
+ * lane's line. The lines of an instruction lie consecutive from line r ((r + leader) mod
+ * #lines), with r a hash of the reference and of the first active lane's indices, so they move
+ * with those loops, as x[col[j]] does, and the lanes' own affine offsets (8 * j) lay each group
+ * out along its line(s) as a gathered row is, from a place in the line that a value of the
+ * loaded terms can take (R->places: x[col[i] + j]'s rows start on any double, not at a sector:
+ * 8.74 sectors a warp on the H200 where the model had 8). A lone element (x[col[j]], no affine
+ * rest) stays at its line's start, the same sector count: at random places its 32 lanes fall
+ * in 3-4 words a bank where they were 32 in one, and the model's L1 time, which charges banks
+ * but not the 32 lines' tag lookups, fell to 0.77x of the H200's on gather_lane (it was 1.19x).
+ * r is uniform over the array's lines: where
+ * instructions started at multiples of 32 lines, rows of 2 KB gathered at random could reach
+ * half of their array (3.7 MB of DRAM reads where the H200 read 5.4:
+ * validation/results/h200/2026-12-01-gather-rows-probe). idx: scratch rows [loop][lane]. */
 static void irregular_addrs(const tr *T, const warp *w, const refc *R, int ref, uint32_t m,
                             int64_t *idx, uint64_t *a) {
+  uint64_t h[SP_WARP], key[2 * SP_WARP];
+  int8_t who[2 * SP_WARP]; /* open addressing: a key's first lane */
+  memset(who, -1, sizeof who);
   const int l0 = __builtin_ctz(m);
-  warp_lane_idx(T, w, l0, idx);
-  uint64_t h = (uint64_t)ref * UINT64_C(0x100000001b3);
-  for (int k = 0; k < R->nloops; k++)
-    if (R->uses >> R->loops[k] & 1) h = mix64(h ^ (uint64_t)idx[R->loops[k] * SP_WARP + l0]);
-  const uint64_t r = h % R->nlines;
-  bool one = true;
-  for (uint32_t rest = m & (m - 1); rest && one; rest &= rest - 1) {
+  const uint64_t span = R->nlines * SP_TRACE_IRREGULAR_LINE_BYTES;
+  uint64_t r = 0;
+  for (uint32_t rest = m; rest; rest &= rest - 1) {
     const int l = __builtin_ctz(rest);
     warp_lane_idx(T, w, l, idx);
-    for (int k = 0; k < R->nloops && one; k++)
-      if (R->uses >> R->loops[k] & 1) one = idx[R->loops[k] * SP_WARP + l] == idx[R->loops[k] * SP_WARP + l0];
+    h[l] = (uint64_t)ref * UINT64_C(0x100000001b3);
+    for (int k = 0; k < R->nloops; k++)
+      if (R->uses >> R->loops[k] & 1) h[l] = mix64(h[l] ^ (uint64_t)idx[R->loops[k] * SP_WARP + l]);
+    if (l == l0) r = h[l] % R->nlines;
+    unsigned s = (unsigned)(h[l] >> 58);
+    while (who[s] >= 0 && key[s] != h[l]) s = (s + 1) % (2 * SP_WARP);
+    if (who[s] < 0) {
+      who[s] = (int8_t)l;
+      key[s] = h[l];
+    }
+    int64_t off = R->off.c;
+    for (int t = 0; t < R->off.n; t++) off += R->off.t[t].coef * idx[R->off.t[t].loop * SP_WARP + l];
+    const uint64_t line = (r + (uint64_t)who[s]) % R->nlines;
+    off += (int64_t)((h[who[s]] >> 40) % R->places * (SP_TRACE_IRREGULAR_LINE_BYTES / R->places));
+    int64_t within = off % (int64_t)span;
+    if (within < 0) within += (int64_t)span;
+    a[l] = R->base + (line * SP_TRACE_IRREGULAR_LINE_BYTES + (uint64_t)within) % span;
   }
-  for (int l = 0; l < SP_WARP; l++)
-    a[l] = R->base + ((r * 32 + (uint64_t)(one ? l0 : l)) % R->nlines) * SP_TRACE_IRREGULAR_LINE_BYTES;
+  for (uint32_t rest = ~m; rest; rest &= rest - 1) a[__builtin_ctz(rest)] = a[l0];
 }
 
 /* Whether every loop of offset a but the collapse group's innermost is the same in every lane
