@@ -268,6 +268,29 @@ static double fp_group_sectors(const fp_box *box, int n, int sector_bytes, fp_bo
   return group;
 }
 
+/* The sectors an irregular reference reaches over the whole run: one group of lanes a distinct
+ * value of the indices its loaded terms read (sp_ref.irregular_loops: x[col[i]] takes at most
+ * trip(i) values), at a place drawn at random as the trace draws it (traces/trace.c
+ * irregular_addrs), so that k draws over p places leave p * (1 - e^(-k / p)) of them: a lone
+ * element at the start of one of the array's lines, a gathered row (an affine rest) anywhere
+ * over its span, from any place in a sector. */
+static double fp_irregular_reach(const sp_nest *n, const sp_ref *ref, int sector_bytes) {
+  double keys = 1, span = (double)ref->size;
+  for (int k = 0; k < ref->nloops; k++) {
+    const int l = ref->loops[k];
+    const sp_loop *L = &n->loops[l];
+    if (!ref->irregular_loops || ref->irregular_loops >> l & 1) keys *= (double)L->trip_max;
+    else if (L->trip_max > 1) span += fabs((double)ref->offset.coef[l] * (double)L->step) * (double)(L->trip_max - 1);
+  }
+  const double bytes = (double)n->arrays[ref->array].total_bytes;
+  if (sp_affine_is_const(&ref->offset)) {
+    const double lines = fmax(1, floor(bytes / SP_TRACE_IRREGULAR_LINE_BYTES));
+    return -lines * expm1(-keys / lines) * ceil((double)ref->size / sector_bytes);
+  }
+  const double sectors = ceil(bytes / sector_bytes);
+  return -sectors * expm1(-keys * (ceil(span / sector_bytes) + 1) / sectors);
+}
+
 static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned accesses,
                          const bool *take, const double *extent, const double *start) {
   double declared = (double)n->arrays[array].total_bytes / sector_bytes;
@@ -277,12 +300,18 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
   int nb = 0;
   bool known = true;
   double irregular_sectors = 0; /* of a line, the most an irregular reference reads or writes */
+  double irregular_keys = 0;    /* the most sectors their distinct loaded values reach */
   for (int r = 0; r < n->nrefs && box; r++) {
     const sp_ref *ref = &n->refs[r];
     unsigned kind = ref->access == SP_READ ? SP_FOOT_READS : SP_FOOT_WRITES;
     if (ref->array != array || !(accesses & kind) || (take && !take[r])) continue;
-    if (ref->irregular)
-      irregular_sectors = fmax(irregular_sectors, ceil((double)ref->size / sector_bytes));
+    if (ref->irregular) {
+      /* (with an affine rest, a gathered row, the whole of its lines) */
+      irregular_sectors = fmax(irregular_sectors, sp_affine_is_const(&ref->offset)
+                                                      ? ceil((double)ref->size / sector_bytes)
+                                                      : (double)SP_TRACE_IRREGULAR_LINE_BYTES / sector_bytes);
+      irregular_keys += fp_irregular_reach(n, ref, sector_bytes);
+    }
     else {
       fp_box_of(n, ref, extent, start, &box[nb], &known);
       nb += !box[nb].empty;
@@ -311,7 +340,8 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
    * it: its bytes at the start of every line (SP_TRACE_IRREGULAR_LINE_BYTES) */
   if (irregular_sectors > 0 && !extent && !start) {
     double lines = ceil((double)n->arrays[array].total_bytes / SP_TRACE_IRREGULAR_LINE_BYTES);
-    total += lines * fmin(irregular_sectors, ceil((double)SP_TRACE_IRREGULAR_LINE_BYTES / sector_bytes));
+    total += fmin(irregular_keys,
+                  lines * fmin(irregular_sectors, ceil((double)SP_TRACE_IRREGULAR_LINE_BYTES / sector_bytes)));
   }
   free(box);
   free(cls);

@@ -334,6 +334,71 @@ static void test_footprint_continue_guards(void) {
   fprintf(stderr, "  300 windows of a stencil under continue's guards (%d on the frame): %d exact\n", framed, ok);
 }
 
+/* the distinct 32-byte sectors of one array an irregular reference's lanes touch in a trace */
+typedef struct irr_seen {
+  uint64_t base;
+  uint8_t *seen;
+  int64_t count, nsec;
+} irr_seen;
+
+static int irr_seen_sink(void *vctx, const sp_warp_instr *wi) {
+  irr_seen *c = vctx;
+  for (int l = 0; l < SP_WARP; l++) {
+    if (!(wi->active >> l & 1)) continue;
+    for (uint64_t at = wi->addr[l]; at < wi->addr[l] + wi->access_bytes; at = (at / 32 + 1) * 32) {
+      const int64_t k = (int64_t)((at - c->base) / 32);
+      if (k >= 0 && k < c->nsec && !c->seen[k]) c->seen[k] = 1, c->count++;
+    }
+  }
+  return 0;
+}
+
+/* An irregular reference's whole-run footprint: one group of lanes per distinct value of the
+ * loops its loaded terms read, over the row its affine rest spans, placed at random over the
+ * array as the trace places it: by hand, and against the trace's own distinct sectors. */
+static void test_footprint_irregular(void) {
+  sp_arch h100;
+  char err[256];
+  if (sp_arch_load("h100", &h100, err, sizeof err) != 0) {
+    CHECK(0);
+    return;
+  }
+  const double T = 32768, lines = 8192; /* 2^20 bytes of 32-byte sectors, 128-byte lines */
+  const struct { uint32_t loops; int64_t coef_j; double draws, places; } cases[] = {
+      {SP_REF_LOOPS_KNOWN | 1u, 0, 400, lines},          /* x[col[i]]: 400 values, a line's first sector */
+      {SP_REF_LOOPS_KNOWN | 1u, 8, 400 * (16 + 1), T},   /* x[col[i] + j]: 512 bytes from anywhere */
+      {0, 0, 400 * 64, lines},                           /* every loop: each (i, j) its own */
+  };
+  for (int c = 0; c < 3; c++) {
+    tnest t;
+    tn_2d(&t, 400, 64);
+    const int x = tn_array(&t, 8, 1 << 20);
+    const int chain[2] = {0, 1};
+    const int64_t coef[SP_MAX_LOOPS] = {0, cases[c].coef_j};
+    const int r = tn_ref(&t, x, false, 8, chain, 2, 0, coef);
+    t.refs[r].irregular = true;
+    t.refs[r].irregular_loops = cases[c].loops;
+    t.refs[r].irregular_scale = 8;
+    const double fp = sp_rank_footprint_sectors(&t.n, x, 32, SP_FOOT_READS, NULL);
+    CHECK_NEAR(fp, -cases[c].places * expm1(-cases[c].draws / cases[c].places), 1e-6 * T);
+    sp_schedule s;
+    memset(&s, 0, sizeof s);
+    s.nband = 2;
+    for (int k = 0; k < SP_MAX_LOOPS; k++) s.map[k].thread_dim = s.map[k].block_dim = -1;
+    s.map[0].block_dim = 0;
+    s.map[1].thread_dim = 0;
+    s.block[0] = 64, s.block[1] = s.block[2] = 1;
+    s.grid[0] = 400, s.grid[1] = s.grid[2] = 1;
+    uint64_t base[8];
+    sp_trace_array_bases(&t.n, base);
+    irr_seen seen = {base[x], calloc((size_t)T, 1), 0, (int64_t)T};
+    CHECK_EQ_INT(sp_trace_run(&t.n, &s, &h100, NULL, irr_seen_sink, &seen, NULL), 0);
+    /* a draw of 400 or 6,400 places: within a few standard deviations of the expectation */
+    CHECK(fabs((double)seen.count - fp) <= 0.04 * fp);
+    free(seen.seen);
+  }
+}
+
 int main(void) {
   SP_RUN(test_footprint_stencil_hand);
   SP_RUN(test_footprint_continue_guards);
@@ -342,5 +407,6 @@ int main(void) {
   SP_RUN(test_footprint_random_wide);
   SP_RUN(test_footprint_extent);
   SP_RUN(test_footprint_taps);
+  SP_RUN(test_footprint_irregular);
   return SP_TEST_END();
 }
