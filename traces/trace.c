@@ -155,7 +155,6 @@ typedef struct tr {
    * division, where a trip is empty or the group's size overflows) */
   int64_t *grp_min, *grp_odig;
   const lanes_t *ln;  /* [wpb] */
-  int64_t scratch[SP_MAX_LOOPS * SP_WARP];
 } tr;
 
 static void affc_from(affc *out, const sp_affine *a) {
@@ -669,19 +668,6 @@ static uint32_t fast_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   return guard_acc_end(&acc);
 }
 
-/* lane l's own indices, for the irregular hash, at idx[k * SP_WARP + l] */
-static void warp_lane_idx(const tr *T, const warp *w, int l, int64_t *idx) {
-  const lanes_t *ln = &T->ln[w->widx];
-  for (int k = 0; k < T->nloops; k++) {
-    if (!T->fast) {
-      idx[k * SP_WARP + l] = w->even >> k & 1 ? w->s[k] : w->idx[k * SP_WARP + l];
-      continue;
-    }
-    idx[k * SP_WARP + l] = w->s[k];
-    for (int d = 0; d < 3; d++) idx[k * SP_WARP + l] += T->g[k][d] * ln->coord[d][l];
-  }
-}
-
 /* Irregular references: lanes that differ in the indices the irregular part of the subscript
  * reads (R->uses: col[i] of x[col[i] * M + j] reads i) get lines of their own, 128 bytes of the
  * array each; lanes that agree on them (i the same across a row of the block) share their first
@@ -697,21 +683,68 @@ static void warp_lane_idx(const tr *T, const warp *w, int l, int64_t *idx) {
  * r is uniform over the array's lines: where
  * instructions started at multiples of 32 lines, rows of 2 KB gathered at random could reach
  * half of their array (3.7 MB of DRAM reads where the H200 read 5.4:
- * validation/results/h200/2026-12-01-gather-rows-probe). idx: scratch rows [loop][lane]. */
+ * validation/results/h200/2026-12-01-gather-rows-probe). */
+static inline int64_t lane_index(const tr *T, const warp *w, int k, int l) {
+  if (!T->fast) return w->even >> k & 1 ? w->s[k] : w->idx[k * SP_WARP + l];
+  const lanes_t *ln = &T->ln[w->widx];
+  return w->s[k] + T->g[k][0] * ln->coord[0][l] + T->g[k][1] * ln->coord[1][l] + T->g[k][2] * ln->coord[2][l];
+}
+
+/* The lanes' own affine offset (a gathered row's place along it) */
+static inline int64_t irregular_offset(const tr *T, const warp *w, const refc *R, int l) {
+  int64_t off = R->off.c;
+  for (int t = 0; t < R->off.n; t++) off += R->off.t[t].coef * lane_index(T, w, R->off.t[t].loop, l);
+  return off;
+}
+
+/* The address `off` bytes on from the start of line `line` of the array, wrapping within it */
+static inline uint64_t irregular_at(const refc *R, uint64_t line, int64_t off) {
+  const uint64_t span = R->nlines * SP_TRACE_IRREGULAR_LINE_BYTES;
+  uint64_t at = line * SP_TRACE_IRREGULAR_LINE_BYTES;
+  if (off) {
+    int64_t within = off % (int64_t)span;
+    if (within < 0) within += (int64_t)span;
+    at = (at + (uint64_t)within) % span;
+  }
+  return R->base + at;
+}
+
 static void irregular_addrs(const tr *T, const warp *w, const refc *R, int ref, uint32_t m,
-                            int64_t *idx, uint64_t *a) {
+                            uint64_t *a) {
   uint64_t h[SP_WARP], key[2 * SP_WARP];
+  const int l0 = __builtin_ctz(m);
+  const uint64_t seed = (uint64_t)ref * UINT64_C(0x100000001b3);
+  /* lanes that certainly differ (a loop of the loaded terms moves with threadIdx.x, and the
+   * warp lies in one row of the block): each its own line, no key compared (spmv's x[col[k]]);
+   * the same addresses as the general path below */
+  bool apart = T->fast && T->block[0] % SP_WARP == 0 && R->places == 1;
+  if (apart) {
+    bool moves = false;
+    for (int k = 0; k < R->nloops; k++) moves |= (R->uses >> R->loops[k] & 1) && T->g[R->loops[k]][0] != 0;
+    apart = moves;
+  }
+  if (apart) {
+    h[l0] = seed;
+    for (int k = 0; k < R->nloops; k++)
+      if (R->uses >> R->loops[k] & 1) h[l0] = mix64(h[l0] ^ (uint64_t)lane_index(T, w, R->loops[k], l0));
+    const uint64_t r = h[l0] % R->nlines;
+    for (uint32_t rest = m; rest; rest &= rest - 1) {
+      const int l = __builtin_ctz(rest);
+      uint64_t line = r + (uint64_t)l;
+      if (line >= R->nlines) line -= R->nlines;
+      a[l] = irregular_at(R, line, irregular_offset(T, w, R, l));
+    }
+    for (uint32_t rest = ~m; rest; rest &= rest - 1) a[__builtin_ctz(rest)] = a[l0];
+    return;
+  }
   int8_t who[2 * SP_WARP]; /* open addressing: a key's first lane */
   memset(who, -1, sizeof who);
-  const int l0 = __builtin_ctz(m);
-  const uint64_t span = R->nlines * SP_TRACE_IRREGULAR_LINE_BYTES;
   uint64_t r = 0;
   for (uint32_t rest = m; rest; rest &= rest - 1) {
     const int l = __builtin_ctz(rest);
-    warp_lane_idx(T, w, l, idx);
-    h[l] = (uint64_t)ref * UINT64_C(0x100000001b3);
+    h[l] = seed;
     for (int k = 0; k < R->nloops; k++)
-      if (R->uses >> R->loops[k] & 1) h[l] = mix64(h[l] ^ (uint64_t)idx[R->loops[k] * SP_WARP + l]);
+      if (R->uses >> R->loops[k] & 1) h[l] = mix64(h[l] ^ (uint64_t)lane_index(T, w, R->loops[k], l));
     if (l == l0) r = h[l] % R->nlines;
     unsigned s = (unsigned)(h[l] >> 58);
     while (who[s] >= 0 && key[s] != h[l]) s = (s + 1) % (2 * SP_WARP);
@@ -719,13 +752,10 @@ static void irregular_addrs(const tr *T, const warp *w, const refc *R, int ref, 
       who[s] = (int8_t)l;
       key[s] = h[l];
     }
-    int64_t off = R->off.c;
-    for (int t = 0; t < R->off.n; t++) off += R->off.t[t].coef * idx[R->off.t[t].loop * SP_WARP + l];
-    const uint64_t line = (r + (uint64_t)who[s]) % R->nlines;
-    off += (int64_t)((h[who[s]] >> 40) % R->places * (SP_TRACE_IRREGULAR_LINE_BYTES / R->places));
-    int64_t within = off % (int64_t)span;
-    if (within < 0) within += (int64_t)span;
-    a[l] = R->base + (line * SP_TRACE_IRREGULAR_LINE_BYTES + (uint64_t)within) % span;
+    uint64_t line = r + (uint64_t)who[s]; /* (r < #lines, and #lines >= 32) */
+    if (line >= R->nlines) line -= R->nlines;
+    const int64_t place = (int64_t)((h[who[s]] >> 40 & (R->places - 1)) * (SP_TRACE_IRREGULAR_LINE_BYTES / R->places));
+    a[l] = irregular_at(R, line, irregular_offset(T, w, R, l) + place);
   }
   for (uint32_t rest = ~m; rest; rest &= rest - 1) a[__builtin_ctz(rest)] = a[l0];
 }
@@ -799,7 +829,7 @@ static int warp_next(tr *T, warp *w, sp_warp_instr *wi) {
       wi->active = m;
       wi->shape = 0;
       if (R->irregular) {
-        irregular_addrs(T, w, R, o->ref, m, T->scratch, wi->addr);
+        irregular_addrs(T, w, R, o->ref, m, wi->addr);
       } else if (T->fast) {
         const uint64_t sc = R->base + (uint64_t)affc_scalar(&R->off, w->s);
         if (T->shape_base) wi->shape = T->shape_base + (uint64_t)o->ref * (uint64_t)T->wpb + (uint64_t)w->widx + 1;
