@@ -233,12 +233,12 @@ static int64_t sp_stride(sp_nb *nb, const sp_addr *a, CXCursor subscript) {
   return s;
 }
 
+static void sp_add_scaled_value(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at);
+
 /* A subscript's sum that is not affine as a whole, split into its terms (a term times a
  * constant scaled): col[i] * M + j keeps 8 * j in the offset and col[i] as the irregular part,
  * so that the lanes along j read a row where their col[i] is one, as a warp reads a gathered
  * row (validation/results/h200/2026-12-01-gather-rows-probe). False where idx is no such sum. */
-static void sp_add_scaled_value(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at);
-
 static bool sp_split_sum(sp_nb *nb, sp_addr *a, CXCursor idx, int64_t scale, CXCursor at) {
   CXCursor s = sp_strip(idx), kids[2];
   if (clang_getCursorKind(s) != CXCursor_BinaryOperator || sp_children(s, kids, 2) != 2)

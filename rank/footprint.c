@@ -311,8 +311,7 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
                                                       ? ceil((double)ref->size / sector_bytes)
                                                       : (double)SP_TRACE_IRREGULAR_LINE_BYTES / sector_bytes);
       irregular_keys += fp_irregular_reach(n, ref, sector_bytes);
-    }
-    else {
+    } else {
       fp_box_of(n, ref, extent, start, &box[nb], &known);
       nb += !box[nb].empty;
     }

@@ -668,22 +668,7 @@ static uint32_t fast_guards(const tr *T, const refc *R, const warp *w, uint32_t 
   return guard_acc_end(&acc);
 }
 
-/* Irregular references: lanes that differ in the indices the irregular part of the subscript
- * reads (R->uses: col[i] of x[col[i] * M + j] reads i) get lines of their own, 128 bytes of the
- * array each; lanes that agree on them (i the same across a row of the block) share their first
- * lane's line. The lines of an instruction lie consecutive from line r ((r + leader) mod
- * #lines), with r a hash of the reference and of the first active lane's indices, so they move
- * with those loops, as x[col[j]] does, and the lanes' own affine offsets (8 * j) lay each group
- * out along its line(s) as a gathered row is, from a place in the line that a value of the
- * loaded terms can take (R->places: x[col[i] + j]'s rows start on any double, not at a sector:
- * 8.74 sectors a warp on the H200 where the model had 8). A lone element (x[col[j]], no affine
- * rest) stays at its line's start, the same sector count: at random places its 32 lanes fall
- * in 3-4 words a bank where they were 32 in one, and the model's L1 time, which charges banks
- * but not the 32 lines' tag lookups, fell to 0.77x of the H200's on gather_lane (it was 1.19x).
- * r is uniform over the array's lines: where
- * instructions started at multiples of 32 lines, rows of 2 KB gathered at random could reach
- * half of their array (3.7 MB of DRAM reads where the H200 read 5.4:
- * validation/results/h200/2026-12-01-gather-rows-probe). */
+/* lane l's index of loop k */
 static inline int64_t lane_index(const tr *T, const warp *w, int k, int l) {
   if (!T->fast) return w->even >> k & 1 ? w->s[k] : w->idx[k * SP_WARP + l];
   const lanes_t *ln = &T->ln[w->widx];
@@ -709,6 +694,21 @@ static inline uint64_t irregular_at(const refc *R, uint64_t line, int64_t off) {
   return R->base + at;
 }
 
+/* Irregular references: lanes that differ in the indices the irregular part of the subscript
+ * reads (R->uses: col[i] of x[col[i] * M + j] reads i) get lines of their own, 128 bytes of the
+ * array each; lanes that agree on them (i the same across a row of the block) share their first
+ * lane's line. The lines of an instruction lie consecutive from line r ((r + leader) mod
+ * #lines), with r a hash of the reference and of the first active lane's indices, so they move
+ * with those loops, as x[col[j]] does, and the lanes' own affine offsets (8 * j) lay each group
+ * out along its line(s) as a gathered row is, from a place in the line that a value of the
+ * loaded terms can take (R->places: x[col[i] + j]'s rows start on any double, not at a sector:
+ * 8.74 sectors a warp on the H200 where the model had 8). A lone element (x[col[j]], no affine
+ * rest) stays at its line's start, the same sector count: at random places its 32 lanes fall
+ * in 3-4 words a bank where they were 32 in one, and the model's L1 time, which charges banks
+ * but not the 32 lines' tag lookups, fell to 0.77x of the H200's on gather_lane (it was 1.19x).
+ * r is uniform over the array's lines: where instructions started at multiples of 32 lines,
+ * rows of 2 KB gathered at random could reach half of their array (3.7 MB of DRAM reads where
+ * the H200 read 5.4: validation/results/h200/2026-12-01-gather-rows-probe). */
 static void irregular_addrs(const tr *T, const warp *w, const refc *R, int ref, uint32_t m,
                             uint64_t *a) {
   uint64_t h[SP_WARP], key[2 * SP_WARP];
