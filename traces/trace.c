@@ -704,8 +704,9 @@ static inline uint64_t irregular_at(const refc *R, uint64_t line, int64_t off) {
  * loaded terms can take (R->places: x[col[i] + j]'s rows start on any double, not at a sector:
  * 8.74 sectors a warp on the H200 where the model had 8). A lone element (x[col[j]], no affine
  * rest) stays at its line's start, the same sector count: at random places its 32 lanes fall
- * in 3-4 words a bank where they were 32 in one, and the model's L1 time, which charges banks
- * but not the 32 lines' tag lookups, fell to 0.77x of the H200's on gather_lane (it was 1.19x).
+ * in 3-4 words a bank where they were 32 in one, and the L1's charge for misses, twice the bank
+ * cycles (where the H100's data stage took 1.1-1.4 wavefronts a missed line whatever the
+ * banks), fell with them: gather_lane's time went to 0.77x of the H200's (it is 1.19x).
  * r is uniform over the array's lines: where instructions started at multiples of 32 lines,
  * rows of 2 KB gathered at random could reach half of their array (3.7 MB of DRAM reads where
  * the H200 read 5.4: validation/results/h200/2026-12-01-gather-rows-probe). */
