@@ -120,7 +120,9 @@ static void random_nest(tnest *t, bool *countable) {
       g[0] = 1;
       tn_guard(t, ref, SP_CMP_GE0, -3, g);
     }
-    countable[ref] = !guarded; /* and a schedule without a collapse group */
+    /* and a schedule without a collapse group; an irregular reference only as a line a lane,
+     * not along a gathered row (an affine rest) */
+    countable[ref] = !guarded && !(t->refs[ref].irregular && !sp_affine_is_const(&t->refs[ref].offset));
     for (int k = 0; k < depth; k++) countable[ref] &= !tri[chain[k]];
   }
 }

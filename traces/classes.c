@@ -62,6 +62,20 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
   if (!nest || !s || ref < 0 || ref >= nest->nrefs || !sink) return -1;
   const sp_ref *R = &nest->refs[ref];
   if (R->nguards > 0 || s->collapse_count >= 2 || sp_schedule_dims_shared(s)) return 1;
+  /* an irregular reference is counted as a line per lane: not where lanes can share a loaded
+   * value (a thread dimension of the block on no loop its value reads) or read along a gathered
+   * row (trace.c irregular_addrs) */
+  if (R->irregular) {
+    if (!sp_affine_is_const(&R->offset)) return 1;
+    uint32_t uses = 0;
+    for (int k = 0; k < R->nloops; k++)
+      if (!R->irregular_loops || R->irregular_loops >> R->loops[k] & 1) uses |= UINT32_C(1) << R->loops[k];
+    for (int d = 0; d < 3; d++) {
+      bool moves = s->block[d] <= 1;
+      for (int k = 0; k < s->nband; k++) moves |= s->map[k].thread_dim == d && (uses >> k & 1);
+      if (!moves) return 1;
+    }
+  }
   uint64_t *bases = malloc((size_t)nest->narrays * sizeof *bases);
   if (!bases) return -1;
   sp_trace_array_bases(nest, bases);
