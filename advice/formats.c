@@ -175,11 +175,22 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
       double ideal = (double)(size * SP_WARP) / 32.0;
       if (ideal < 1) ideal = 1;
       if (req == 0 || (double)sec / (double)req <= 2 * ideal) continue;
+      bool indirect = true; /* every reference to it irregular: no layout makes it 8 */
+      for (int r = 0; r < nest->nrefs; r++)
+        if (nest->refs[r].array == k && !nest->refs[r].irregular) indirect = false;
       f[n] = (sp_adv_finding){SP_RULE_UNCOALESCED, "warning", loc, ""};
-      int w = snprintf(f[n].message, sizeof f[n].message,
-                       "accesses to %s are uncoalesced under the compiler default: %.1f sectors "
-                       "per warp request where %.0f would do",
-                       nest->arrays[k].name, (double)sec / (double)req, ideal);
+      int w = indirect
+                  ? snprintf(f[n].message, sizeof f[n].message,
+                             "accesses to %s are uncoalesced under the compiler default: %.1f "
+                             "sectors per warp request, through an indirect subscript (%s): the "
+                             "model takes the values it loads as spread over %s, a sector a lane "
+                             "unless lanes load the same value",
+                             nest->arrays[k].name, (double)sec / (double)req,
+                             first && first->text ? first->text : "?", nest->arrays[k].name)
+                  : snprintf(f[n].message, sizeof f[n].message,
+                             "accesses to %s are uncoalesced under the compiler default: %.1f "
+                             "sectors per warp request where %.0f would do",
+                             nest->arrays[k].name, (double)sec / (double)req, ideal);
       if (c && w > 0) {
         const sp_cm_counters *y = &c->per_array[k];
         int64_t r2 = y->ld_requests + y->st_requests;
