@@ -279,7 +279,7 @@ static double fp_irregular_reach(const sp_nest *n, const sp_ref *ref, int sector
   for (int k = 0; k < ref->nloops; k++) {
     const int l = ref->loops[k];
     const sp_loop *L = &n->loops[l];
-    if (!ref->irregular_loops || ref->irregular_loops >> l & 1) keys *= (double)L->trip_max;
+    if (sp_ref_irregular_uses(ref, l)) keys *= (double)L->trip_max;
     else if (L->trip_max > 1) span += fabs((double)ref->offset.coef[l] * (double)L->step) * (double)(L->trip_max - 1);
   }
   const double bytes = (double)n->arrays[ref->array].total_bytes;

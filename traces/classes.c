@@ -69,7 +69,7 @@ int sp_trace_ref_classes(const sp_nest *nest, const sp_schedule *s, int ref, sp_
     if (!sp_affine_is_const(&R->offset)) return 1;
     uint32_t uses = 0;
     for (int k = 0; k < R->nloops; k++)
-      if (!R->irregular_loops || R->irregular_loops >> R->loops[k] & 1) uses |= UINT32_C(1) << R->loops[k];
+      if (sp_ref_irregular_uses(R, R->loops[k])) uses |= UINT32_C(1) << R->loops[k];
     for (int d = 0; d < 3; d++) {
       bool moves = s->block[d] <= 1;
       for (int k = 0; k < s->nband; k++) moves |= s->map[k].thread_dim == d && (uses >> k & 1);

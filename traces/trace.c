@@ -710,14 +710,22 @@ static inline uint64_t irregular_at(const refc *R, uint64_t line, int64_t off) {
  * r is uniform over the array's lines: where instructions started at multiples of 32 lines,
  * rows of 2 KB gathered at random could reach half of their array (3.7 MB of DRAM reads where
  * the H200 read 5.4: validation/results/h200/2026-12-01-gather-rows-probe). */
+/* The hash of lane l's indices of the loops the loaded terms read, from the reference's seed */
+static inline uint64_t irregular_key(const tr *T, const warp *w, const refc *R, uint64_t seed, int l) {
+  uint64_t h = seed;
+  for (int k = 0; k < R->nloops; k++)
+    if (R->uses >> R->loops[k] & 1) h = mix64(h ^ (uint64_t)lane_index(T, w, R->loops[k], l));
+  return h;
+}
+
 static void irregular_addrs(const tr *T, const warp *w, const refc *R, int ref, uint32_t m,
                             uint64_t *a) {
-  uint64_t h[SP_WARP], key[2 * SP_WARP];
   const int l0 = __builtin_ctz(m);
   const uint64_t seed = (uint64_t)ref * UINT64_C(0x100000001b3);
   /* lanes that certainly differ (a loop of the loaded terms moves with threadIdx.x, and the
-   * warp lies in one row of the block): each its own line, no key compared (spmv's x[col[k]]);
-   * the same addresses as the general path below */
+   * warp lies in one row of the block): each its own line, no key hashed or compared (spmv's
+   * x[col[k]]); the same addresses as the general loop below, in 9 % fewer of the trace's host
+   * instructions on spmv_short_rows than that loop with a test a lane */
   bool apart = T->fast && T->block[0] % SP_WARP == 0 && R->places == 1;
   if (apart) {
     bool moves = false;
@@ -725,38 +733,33 @@ static void irregular_addrs(const tr *T, const warp *w, const refc *R, int ref, 
     apart = moves;
   }
   if (apart) {
-    h[l0] = seed;
-    for (int k = 0; k < R->nloops; k++)
-      if (R->uses >> R->loops[k] & 1) h[l0] = mix64(h[l0] ^ (uint64_t)lane_index(T, w, R->loops[k], l0));
-    const uint64_t r = h[l0] % R->nlines;
+    const uint64_t r = irregular_key(T, w, R, seed, l0) % R->nlines;
     for (uint32_t rest = m; rest; rest &= rest - 1) {
       const int l = __builtin_ctz(rest);
       uint64_t line = r + (uint64_t)l;
       if (line >= R->nlines) line -= R->nlines;
       a[l] = irregular_at(R, line, irregular_offset(T, w, R, l));
     }
-    for (uint32_t rest = ~m; rest; rest &= rest - 1) a[__builtin_ctz(rest)] = a[l0];
-    return;
-  }
-  int8_t who[2 * SP_WARP]; /* open addressing: a key's first lane */
-  memset(who, -1, sizeof who);
-  uint64_t r = 0;
-  for (uint32_t rest = m; rest; rest &= rest - 1) {
-    const int l = __builtin_ctz(rest);
-    h[l] = seed;
-    for (int k = 0; k < R->nloops; k++)
-      if (R->uses >> R->loops[k] & 1) h[l] = mix64(h[l] ^ (uint64_t)lane_index(T, w, R->loops[k], l));
-    if (l == l0) r = h[l] % R->nlines;
-    unsigned s = (unsigned)(h[l] >> 58);
-    while (who[s] >= 0 && key[s] != h[l]) s = (s + 1) % (2 * SP_WARP);
-    if (who[s] < 0) {
-      who[s] = (int8_t)l;
-      key[s] = h[l];
+  } else {
+    uint64_t h[SP_WARP], key[2 * SP_WARP];
+    int8_t who[2 * SP_WARP]; /* open addressing: a key's first lane */
+    memset(who, -1, sizeof who);
+    uint64_t r = 0;
+    for (uint32_t rest = m; rest; rest &= rest - 1) {
+      const int l = __builtin_ctz(rest);
+      h[l] = irregular_key(T, w, R, seed, l);
+      if (l == l0) r = h[l] % R->nlines;
+      unsigned s = (unsigned)(h[l] >> 58);
+      while (who[s] >= 0 && key[s] != h[l]) s = (s + 1) % (2 * SP_WARP);
+      if (who[s] < 0) {
+        who[s] = (int8_t)l;
+        key[s] = h[l];
+      }
+      uint64_t line = r + (uint64_t)who[s]; /* (r < #lines, and #lines >= 32) */
+      if (line >= R->nlines) line -= R->nlines;
+      const int64_t place = (int64_t)((h[who[s]] >> 40 & (R->places - 1)) * (SP_TRACE_IRREGULAR_LINE_BYTES / R->places));
+      a[l] = irregular_at(R, line, irregular_offset(T, w, R, l) + place);
     }
-    uint64_t line = r + (uint64_t)who[s]; /* (r < #lines, and #lines >= 32) */
-    if (line >= R->nlines) line -= R->nlines;
-    const int64_t place = (int64_t)((h[who[s]] >> 40 & (R->places - 1)) * (SP_TRACE_IRREGULAR_LINE_BYTES / R->places));
-    a[l] = irregular_at(R, line, irregular_offset(T, w, R, l) + place);
   }
   for (uint32_t rest = ~m; rest; rest &= rest - 1) a[__builtin_ctz(rest)] = a[l0];
 }

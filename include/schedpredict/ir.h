@@ -168,6 +168,12 @@ typedef struct sp_ref {
   sp_srcloc loc;
 } sp_ref;
 
+/* Whether an irregular reference's value depends on loop k (sp_ref.irregular_loops; 0: every
+ * loop). */
+static inline bool sp_ref_irregular_uses(const sp_ref *r, int k) {
+  return !r->irregular_loops || (r->irregular_loops >> k & 1);
+}
+
 typedef enum sp_construct {
   SP_CONSTRUCT_ACC_PARALLEL,
   SP_CONSTRUCT_ACC_KERNELS,
