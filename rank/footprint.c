@@ -63,7 +63,7 @@ static int fp_by_double(const void *pa, const void *pb) {
 }
 
 static int fp_by_box_lo(const void *pa, const void *pb) {
-  return fp_by_double(&((const fp_box *)pa)->lo, &((const fp_box *)pb)->lo);
+  return fp_by_double(&(*(const fp_box *const *)pa)->lo, &(*(const fp_box *const *)pb)->lo);
 }
 
 typedef struct fp_seg {
@@ -73,6 +73,64 @@ typedef struct fp_seg {
 static int fp_by_seg_lo(const void *pa, const void *pb) {
   const fp_seg *x = pa, *y = pb;
   return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The arrays sorted here are a few elements long (a cell's rows, a group's boxes), where
+ * qsort's call and comparator cost more than the sort: an insertion sort up to FP_SORT_SMALL
+ * elements, qsort above. Both are stable (glibc's qsort merges), so the order of equal keys,
+ * and with it every sum over the sorted elements, is the same either way. */
+#define FP_SORT_SMALL 24
+
+/* Sorts c[m] ascending and drops repeats, keeping of equal values the first (what a stable
+ * sort and a pass over neighbours keep); returns how many are left. The cuts of a class of
+ * translates repeat a few values (a stencil's taps step by one), so the repeats go first and
+ * the insertion sort sees the few distinct values. */
+static int fp_sorted_unique(double *c, int m) {
+  int u = 0;
+  for (int k = 0; k < m; k++) {
+    const double x = c[k];
+    int j = 0;
+    while (j < u && c[j] != x) j++;
+    if (j < u) continue;
+    if (u >= FP_SORT_SMALL) { /* many distinct values: sort them all */
+      for (int r = k; r < m; r++) c[u++] = c[r];
+      qsort(c, (size_t)u, sizeof *c, fp_by_double);
+      int w = 0;
+      for (int r = 0; r < u; r++)
+        if (w == 0 || c[r] != c[w - 1]) c[w++] = c[r];
+      return w;
+    }
+    for (j = u++; j > 0 && x < c[j - 1]; j--) c[j] = c[j - 1];
+    c[j] = x;
+  }
+  return u;
+}
+
+/* Boxes are large: they are sorted by where they start through pointers to them. */
+static void fp_sort_boxes(const fp_box **box, int m) {
+  if (m > FP_SORT_SMALL) {
+    qsort(box, (size_t)m, sizeof *box, fp_by_box_lo);
+    return;
+  }
+  for (int i = 1; i < m; i++) {
+    const fp_box *x = box[i];
+    int j = i;
+    for (; j > 0 && x->lo < box[j - 1]->lo; j--) box[j] = box[j - 1];
+    box[j] = x;
+  }
+}
+
+static void fp_sort_segs(fp_seg *seg, int m) {
+  if (m > FP_SORT_SMALL) {
+    qsort(seg, (size_t)m, sizeof *seg, fp_by_seg_lo);
+    return;
+  }
+  for (int i = 1; i < m; i++) {
+    fp_seg x = seg[i];
+    int j = i;
+    for (; j > 0 && x.lo < seg[j - 1].lo; j--) seg[j] = seg[j - 1];
+    seg[j] = x;
+  }
 }
 
 /* Cells of the union's grid beyond which a class counts as its largest box. */
@@ -116,10 +174,7 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
       qlo = fmin(qlo, b[i].q[d]);
       qhi = fmax(qhi, b[i].q[d]);
     }
-    qsort(c, (size_t)m, sizeof *c, fp_by_double);
-    int u = 0;
-    for (int k = 0; k < m; k++)
-      if (u == 0 || c[k] != c[u - 1]) c[u++] = c[k];
+    int u = fp_sorted_unique(c, m);
     ncut[d] = u;
     cells *= u - 1;
     span += (b[0].trip[d] - 1 + qhi - qlo) * b[0].stride[d];
@@ -148,7 +203,7 @@ static double fp_union_sectors(fp_box *b, int n, int sector_bytes) {
       }
       if (covers) seg[ns++] = (fp_seg){b[i].shift, b[i].shift + b[0].row};
     }
-    qsort(seg, (size_t)ns, sizeof *seg, fp_by_seg_lo);
+    fp_sort_segs(seg, ns);
     for (int k = 0; k < ns;) {
       double hi = seg[k].hi, lo = seg[k].lo;
       int j = k + 1;
@@ -194,9 +249,10 @@ static void fp_guarded_range(const sp_ref *ref, int l, const sp_loop *L, double 
 
 /* The box of one reference over the loops' trips (or extent iterations from iteration start),
  * within its guards on single loops; clears *known where a bound of one of its loops depends
- * on another index. */
+ * on another index. bounds_const[l]: sp_loop_bounds_const of loop l (a scan of its bounds'
+ * coefficients, done once per footprint rather than per reference). */
 static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
-                      const double *start, fp_box *b, bool *known) {
+                      const double *start, const bool *bounds_const, fp_box *b, bool *known) {
   double stride[SP_MAX_LOOPS], trips[SP_MAX_LOOPS];
   memset(b, 0, sizeof *b);
   b->lo = (double)ref->offset.constant;
@@ -206,10 +262,10 @@ static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
     int l = ref->loops[k];
     const sp_loop *L = &n->loops[l];
     int64_t a = ref->offset.coef[l];
-    *known &= sp_loop_bounds_const(L);
+    *known &= bounds_const[l];
     double from = start ? start[l] : 0, trip = (double)L->trip_max - from;
     if (extent) trip = fmin(trip, extent[l]);
-    if (ref->nguards && sp_loop_bounds_const(L) && trip > 0) {
+    if (ref->nguards && bounds_const[l] && trip > 0) {
       fp_guarded_range(ref, l, L, &from, &trip);
       b->empty |= trip <= 0;
     }
@@ -250,7 +306,7 @@ static void fp_box_of(const sp_nest *n, const sp_ref *ref, const double *extent,
 
 /* A group of n overlapping boxes: each class of translates counts its union (else its largest
  * box), the group its largest class. cls, taken: room for n. */
-static double fp_group_sectors(const fp_box *box, int n, int sector_bytes, fp_box *cls,
+static double fp_group_sectors(const fp_box *const *box, int n, int sector_bytes, fp_box *cls,
                                bool *taken) {
   double group = 0;
   memset(taken, 0, (size_t)n * sizeof *taken);
@@ -258,12 +314,12 @@ static double fp_group_sectors(const fp_box *box, int n, int sector_bytes, fp_bo
     if (taken[k]) continue;
     int nc = 0;
     for (int m = k; m < n; m++)
-      if (!taken[m] && fp_translates(&box[k], &box[m])) {
+      if (!taken[m] && fp_translates(box[k], box[m])) {
         taken[m] = true;
-        cls[nc++] = box[m];
+        cls[nc++] = *box[m];
       }
     double u = nc > 1 ? fp_union_sectors(cls, nc, sector_bytes) : -1;
-    group = fmax(group, u >= 0 ? u : fp_box_sectors(&box[k], sector_bytes));
+    group = fmax(group, u >= 0 ? u : fp_box_sectors(box[k], sector_bytes));
   }
   return group;
 }
@@ -295,10 +351,15 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
                          const bool *take, const double *extent, const double *start) {
   double declared = (double)n->arrays[array].total_bytes / sector_bytes;
   size_t room = (size_t)(n->nrefs ? n->nrefs : 1);
-  fp_box *box = malloc(room * sizeof *box), *cls = malloc(room * sizeof *cls);
-  bool *taken = malloc(room * sizeof *taken);
+  /* one allocation: the boxes, room for a class, the boxes in order, which of them are taken */
+  fp_box *box = malloc(room * (2 * sizeof *box + sizeof(fp_box *) + sizeof(bool)));
+  fp_box *cls = box ? box + room : NULL;
+  const fp_box **ord = box ? (const fp_box **)(cls + room) : NULL;
+  bool *taken = box ? (bool *)(ord + room) : NULL;
   int nb = 0;
   bool known = true;
+  bool bounds_const[SP_MAX_LOOPS];
+  for (int l = 0; l < n->nloops; l++) bounds_const[l] = sp_loop_bounds_const(&n->loops[l]);
   double irregular_sectors = 0; /* of a line, the most an irregular reference reads or writes */
   double irregular_keys = 0;    /* the most sectors their distinct loaded values reach */
   for (int r = 0; r < n->nrefs && box; r++) {
@@ -312,7 +373,7 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
                                                       : (double)SP_TRACE_IRREGULAR_LINE_BYTES / sector_bytes);
       irregular_keys += fp_irregular_reach(n, ref, sector_bytes);
     } else {
-      fp_box_of(n, ref, extent, start, &box[nb], &known);
+      fp_box_of(n, ref, extent, start, bounds_const, &box[nb], &known);
       nb += !box[nb].empty;
     }
   }
@@ -322,15 +383,16 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
     if (!known) { /* one group: the largest */
       for (int i = 0; i < nb; i++) total = fmax(total, fp_box_sectors(&box[i], sector_bytes));
     } else { /* groups of overlapping ranges, apart from each other */
-      qsort(box, (size_t)nb, sizeof *box, fp_by_box_lo);
+      for (int i = 0; i < nb; i++) ord[i] = &box[i];
+      fp_sort_boxes(ord, nb);
       for (int i = 0; i < nb;) {
-        double end = box[i].hi;
+        double end = ord[i]->hi;
         int j = i + 1;
-        while (j < nb && (box[j].lo < end ||
-                          (fp_translates(&box[i], &box[j]) &&
-                           fp_joins(box[j].lo, end, sector_bytes, fp_rows_aligned(&box[j], sector_bytes)))))
-          end = fmax(end, box[j++].hi);
-        total += fp_group_sectors(box + i, j - i, sector_bytes, cls, taken);
+        while (j < nb && (ord[j]->lo < end ||
+                          (fp_translates(ord[i], ord[j]) &&
+                           fp_joins(ord[j]->lo, end, sector_bytes, fp_rows_aligned(ord[j], sector_bytes)))))
+          end = fmax(end, ord[j++]->hi);
+        total += fp_group_sectors(ord + i, j - i, sector_bytes, cls, taken);
         i = j;
       }
     }
@@ -343,8 +405,6 @@ static double fp_sectors(const sp_nest *n, int array, int sector_bytes, unsigned
                   lines * fmin(irregular_sectors, ceil((double)SP_TRACE_IRREGULAR_LINE_BYTES / sector_bytes)));
   }
   free(box);
-  free(cls);
-  free(taken);
   return total < declared ? total : declared;
 }
 
