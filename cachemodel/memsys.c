@@ -1457,6 +1457,17 @@ void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out
   }
 }
 
+/* The scale is a sum over every group: computed once here, where a call per group would
+ * compute it for each (the ranking reads all its references' counters at every snapshot). */
+void sp_cm_memsys_counters_each(const sp_cm_memsys *m, int n, sp_cm_counters *out)
+{
+  memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof *out);
+  if (!m) return;
+  flush((sp_cm_memsys *)m); /* the object comes from create: never really const */
+  const l2_scale f = l2_sample_scale(m);
+  for (int g = 0; g < n && g < m->ngroups; g++) out[g] = group_counters(m, g, f);
+}
+
 void sp_cm_memsys_reset(sp_cm_memsys *m)
 {
   if (!m) return;

@@ -337,7 +337,7 @@ static void sp_sink_swap(sp_capped_sink *c, int i, int j) {
 
 /* The counters and executions so far into snapshot slot i. */
 static void sp_sink_snapshot(sp_capped_sink *c, int i) {
-  for (int r = 0; r < c->nrefs; r++) sp_cm_memsys_counters(c->memsys, r, &c->snap[i][r]);
+  sp_cm_memsys_counters_each(c->memsys, c->nrefs, c->snap[i]);
   memcpy(c->snap_lanes[i], c->ref_lanes, (size_t)c->nrefs * sizeof *c->snap_lanes[i]);
   c->snap_seen[i] = c->seen;
 }
@@ -1001,8 +1001,8 @@ static int sp_sample_run(const sp_nest *nest, const sp_nest *run, const sp_arch 
     *truncated = true;
     stats->warp_instructions = sink->seen;
   }
+  if (rc == 0 && !hit) sp_cm_memsys_counters_each(sink->memsys, nest->nrefs, raw);
   for (int r = 0; r < nest->nrefs && rc == 0 && !hit; r++) {
-    sp_cm_memsys_counters(sink->memsys, r, &raw[r]);
     mc->sectors += raw[r].ld_sectors + raw[r].st_sectors + raw[r].l2_read_sectors + raw[r].l2_write_sectors;
   }
   if (rc == 0 && !hit) mc->lookups += sp_cm_memsys_lookups(sink->memsys);

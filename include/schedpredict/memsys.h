@@ -149,6 +149,8 @@ sp_cm_memsys *sp_cm_memsys_create(const sp_arch *arch, int nsms, int narrays,
 int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi);
 /* Counters so far: total, or of one array (array >= 0; of one reference with opt.nrefs). */
 void sp_cm_memsys_counters(const sp_cm_memsys *m, int array, sp_cm_counters *out);
+/* out[g] = sp_cm_memsys_counters(m, g, ...) for g in 0..n-1 (zero past the groups). */
+void sp_cm_memsys_counters_each(const sp_cm_memsys *m, int n, sp_cm_counters *out);
 void sp_cm_memsys_free(sp_cm_memsys *m);
 /* Tracks which sectors of the array [base, base+bytes) were ever read from DRAM, to tell
  * compulsory misses from capacity misses (l2_read_cold_sectors): sampling extrapolates the two
