@@ -212,6 +212,9 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
       const sp_loop *l = &nest->loops[k];
       if (!l->parallel)
         SP_ADV_WHY("it needs the loops interchanged across sequential loop %s", l->index);
+      if (k > first && l->imperfect)
+        SP_ADV_WHY("it needs the loops interchanged, but loop %s is not the only statement in "
+                   "the body of loop %s", l->index, nest->loops[l->parent].index);
       if (!sp_adv_rectangular_in(nest, k, first, last))
         SP_ADV_WHY("it needs the loops interchanged, but the bounds of %s depend on an outer "
                    "index", l->index);

@@ -836,7 +836,9 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   sp_decide_parallel(&nb, &nest.construct_clauses);
   sp_codegen_collect(&nb, f);
   sp_nb_drop_repeated_loads(&nb);
+  sp_nb_sink_imperfect(&nb);
   sp_nb_free(&nb);
+  sp_band_iterations(&nest);
   sp_guard_shares(&nest);
   if (!sp_push_nest(az->prog, &nest)) sp_nest_free(&nest);
 }

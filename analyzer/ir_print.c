@@ -97,6 +97,7 @@ static json_t *sp_nest_json(const sp_nest *n, int id) {
     json_object_set_new(l, "parent", json_integer(L->parent));
     json_object_set_new(l, "depth", json_integer(L->depth));
     json_object_set_new(l, "band", json_boolean(L->band));
+    json_object_set_new(l, "imperfect", json_boolean(L->imperfect));
     json_t *lower = sp_affine_json(&L->lower, n), *upper = sp_affine_json(&L->upper, n);
     json_object_set_new(lower, "source", json_string(L->lower_text ? L->lower_text : ""));
     json_object_set_new(upper, "source", json_string(L->upper_text ? L->upper_text : ""));
@@ -238,7 +239,7 @@ void sp_ir_print_summary(FILE *out, const sp_program *p) {
       sp_affine_format(hi, sizeof hi, &L->upper, n);
       fprintf(out, "  %*sloop %s = %s .. %s step %lld: %s (%s)%s", 2 * L->depth, "", L->index,
               lo, hi, (long long)L->step, L->parallel ? "parallel" : "sequential",
-              sp_parallel_reason_name(L->parallel_reason), L->band ? ", band" : "");
+              sp_parallel_reason_name(L->parallel_reason), L->imperfect ? ", band (imperfect)" : L->band ? ", band" : "");
       if (L->trip_min == L->trip_max) fprintf(out, ", %lld iterations\n", (long long)L->trip_max);
       else fprintf(out, ", %lld..%lld iterations\n", (long long)L->trip_min,
                    (long long)L->trip_max);

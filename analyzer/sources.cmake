@@ -10,6 +10,7 @@ list(APPEND SP_CORE_SOURCES
   analyzer/codegen.c
   analyzer/depend.c
   analyzer/repeat.c
+  analyzer/imperfect.c
   analyzer/ir.c
   analyzer/ir_print.c
   analyzer/analyzer.c

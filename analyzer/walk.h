@@ -146,6 +146,8 @@ void sp_nb_note_quiet(sp_nb *nb, const char *msg);
 
 /* repeat.c: drops the loads whose value a compiler reuses from an earlier load or store */
 void sp_nb_drop_repeated_loads(sp_nb *nb);
+/* imperfect.c: the loop alone in a band loop's body among other statements joins the band */
+void sp_nb_sink_imperfect(sp_nb *nb);
 /* The index variable of a for loop and the expression of its first value; false if the loop
  * does not start with `i = start` / `int i = start`. */
 bool sp_for_index(sp_az *az, CXCursor f, CXCursor *var, CXCursor *first);

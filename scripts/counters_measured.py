@@ -4,6 +4,7 @@ repo, without a GPU: how far its load requests, load sectors, L1 hit rate, L2 re
 DRAM read bytes are from what Nsight Compute counted (scripts/replay_measured.py does the same for the ranking).
 
     scripts/counters_measured.py BIN [--baseline BIN2] [--examples a,b] [--run DIR] [--simulated]
+                                 [--exact]
 
 Runs `BIN --format json --top 100000 -q examples/NAME.c ARGS` (ARGS: the example's
 `// schedpredict-args:` line) for every example measured in --run (default: the eighth run,
@@ -14,7 +15,8 @@ scripts/trace_key.py). Per nest: the median over its matched candidates of |mode
 then over all candidates the median and mean. With --baseline, each cell is "BASE -> BIN" and
 only candidates both binaries rank are counted; with --simulated, only those each binary simulated
 past the screening (not `screened_only`: a screened candidate's counts are a short sample's
-estimates); rows where a cell moves by 0.05 or more end in
+estimates); with --exact, the binaries simulate every candidate in full (schedpredict --exact);
+rows where a cell moves by 0.05 or more end in
 '*'. Exit 0; 1 when an example failed under a binary (reported; its candidates are left out);
 2 on a bad command line or a missing binary or run."""
 import argparse
@@ -76,12 +78,13 @@ def example_args(src):
     return []
 
 
-def run_example(binary, name, simulated=False):
+def run_example(binary, name, simulated=False, exact=False):
     """{key: counters} of the example's whole ranking (simulated: of its candidates simulated past
-    the screening), or an error string."""
+    the screening; exact: with every candidate simulated in full), or an error string."""
     src = os.path.join("examples", name + ".c")
     p = subprocess.run([binary, "--format", "json", "--top", "100000", "-q", src] +
-                       example_args(os.path.join(ROOT, src)), cwd=ROOT, capture_output=True, text=True)
+                       (["--exact"] if exact else []) + example_args(os.path.join(ROOT, src)),
+                       cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
         err = p.stderr.strip().splitlines()
         return f"exit {p.returncode}: {err[-1] if err else '(no message)'}"
@@ -110,6 +113,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--simulated", action="store_true",
                     help="only candidates simulated past the screening (their counts are not a sample's)")
+    ap.add_argument("--exact", action="store_true", help="every candidate simulated in full")
     a = ap.parse_args()
     bins = [b for b in (a.baseline, a.binary) if b]
     for b in bins:
@@ -126,7 +130,7 @@ def main():
         names = want
     jobs = [(b, n) for b in bins for n in names]
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
-        results = list(ex.map(lambda j: run_example(*j, simulated=a.simulated), jobs))
+        results = list(ex.map(lambda j: run_example(*j, simulated=a.simulated, exact=a.exact), jobs))
     failed = 0
     model = {b: {} for b in bins}
     for (b, n), r in zip(jobs, results):

@@ -5,10 +5,14 @@ scripts/replay_measured.py and bench/sampling_error.py)."""
 def trace_mapping(mapping, block, grid):
     """cuda_mapping without the hardware dimensions of extent 1 ("i->tx+by" under gridDim.y = 1
     is "i->tx"): schedules that differ only there run the same trace (sp_schedule_same_trace),
-    and the space keeps one of them, not always under the pattern name an older run measured."""
+    and the space keeps one of them, not always under the pattern name an older run measured. A
+    loop that runs sequentially ("j->seq") is left out: an inner loop that was not in the band when
+    an older run measured it has since joined it as an imperfect loop (analyzer/imperfect.c)."""
     out = []
     for tok in mapping.split():
         var, _, dims = tok.partition("->")
+        if dims == "seq":
+            continue
         kept = [d for d in dims.split("+") if d != "seq" and not
                 (len(d) == 2 and d[0] in "tb" and d[1] in "xyz" and
                  (block if d[0] == "t" else grid)["xyz".index(d[1])] == 1)]

@@ -1351,6 +1351,79 @@ static void test_pointer_not_an_integer(void) {
   sp_program_free(&prog);
 }
 
+
+/* analyzer/imperfect.c: the loop alone among statements in a band loop's body joins the band;
+ * the statements' references run at its first (before it) or last (after it) iteration. */
+static void test_imperfect_nests(void) {
+  const char *src =
+      "void f(int n, double *restrict a, double *restrict x, const double *restrict y) {\n"
+      "#pragma acc parallel loop gang\n"
+      "  for (int i = 0; i < n; i++) {\n"
+      "    double s = x[i];\n"
+      "#pragma acc loop vector reduction(+:s)\n"
+      "    for (int j = 2; j < n; j++)\n"
+      "      s += a[i * n + j] * y[j];\n"
+      "    x[i] = s;\n"
+      "  }\n"
+      "}\n";
+  sp_param p[] = {{"n", 100}};
+  sp_program prog;
+  sp_nest *n = analyze_one(src, p, 1, &prog);
+  if (n) {
+    CHECK(n->loops[1].band && n->loops[1].imperfect && !n->loops[0].imperfect);
+    CHECK_EQ_INT(n->band_iterations, 100 * 98);
+    const sp_ref *pre = ref_named(n, "x[i]", SP_READ), *post = ref_named(n, "x[i]", SP_WRITE);
+    const sp_ref *body = ref_named(n, "y[j]", SP_READ);
+    if (pre && post && body) {
+      CHECK_EQ_INT(pre->nloops, 2);
+      CHECK_EQ_INT(pre->loops[1], 1);
+      CHECK_EQ_INT(pre->nguards, 1);
+      /* j - 2 == 0 before the loop, j - 99 == 0 after it */
+      CHECK(pre->guards[0].cmp == SP_CMP_EQ0 && pre->guards[0].expr.coef[1] == 1 &&
+            pre->guards[0].expr.coef[0] == 0 && pre->guards[0].expr.constant == -2);
+      CHECK(post->nguards == 1 && post->guards[0].expr.constant == -99);
+      CHECK(fabs(pre->guard_excluded - 97.0 / 98.0) < 1e-9);
+      CHECK_EQ_INT(body->nguards, 0);
+    }
+  }
+  sp_program_free(&prog);
+  /* not joined: a sequential inner loop, two inner loops, an inner loop that can run no
+   * iteration, a step of 2 with a statement after the loop */
+  const char *kept[] = {
+      "for (int i = 0; i < 64; i++) { double s = 0;\n for (int j = 0; j < 64; j++) s += a[i][j];\n"
+      " b[i][0] = s; }",
+      "for (int i = 0; i < 64; i++) { b[i][0] = 1;\n#pragma acc loop\n for (int j = 0; j < 64; j++)"
+      " a[i][j] = 0;\n#pragma acc loop\n for (int j = 0; j < 64; j++) b[i][j] = 0; }",
+      "for (int i = 0; i < 64; i++) { b[i][0] = 1;\n#pragma acc loop\n for (int j = 0; j < i; j++)"
+      " a[i][j] = 0; }",
+      "for (int i = 0; i < 64; i++) {\n#pragma acc loop\n for (int j = 0; j < 64; j += 2)"
+      " a[i][j] = 0;\n b[i][0] = 1; }",
+  };
+  for (size_t c = 0; c < sizeof kept / sizeof kept[0]; c++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "void h(double a[64][64], double b[64][64]) {\n#pragma acc parallel loop\n  %s\n}\n",
+             kept[c]);
+    n = analyze_one(text, NULL, 0, &prog);
+    if (n) {
+      CHECK(!n->loops[1].band && !n->loops[1].imperfect);
+      if (n->loops[1].band) fprintf(stderr, "case %zu joined the band\n", c);
+    }
+    sp_program_free(&prog);
+  }
+  /* a step of 2 with statements before the loop only: joined, first iteration */
+  n = analyze_one("void h(double a[64][64], double b[64][64]) {\n#pragma acc parallel loop\n"
+                  "  for (int i = 0; i < 64; i++) { b[i][0] = 1;\n#pragma acc loop\n"
+                  " for (int j = 1; j < 64; j += 2) a[i][j] = 0; }\n}\n",
+                  NULL, 0, &prog);
+  if (n) {
+    CHECK(n->loops[1].imperfect);
+    const sp_ref *b = ref_named(n, "b[i][0]", SP_WRITE);
+    CHECK(b && b->nguards == 1 && b->guards[0].expr.constant == -1);
+  }
+  sp_program_free(&prog);
+}
+
 int main(void) {
   SP_RUN(test_linearized_and_column_major);
   SP_RUN(test_struct_pointer_vla);
@@ -1377,5 +1450,6 @@ int main(void) {
   SP_RUN(test_continue_guards);
   SP_RUN(test_local_pointers);
   SP_RUN(test_pointer_not_an_integer);
+  SP_RUN(test_imperfect_nests);
   return SP_TEST_END();
 }

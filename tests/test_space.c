@@ -359,6 +359,44 @@ static void test_registers(void) {
   sp_space_free(&sp);
 }
 
+
+/* An imperfect inner loop (analyzer/imperfect.c) takes thread dimensions only, is never
+ * collapsed with the loop around it, and also runs sequentially (the forms without it). */
+static void test_imperfect_space(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  t.n.loops[1].imperfect = true;
+  sp_space sp;
+  char err[256];
+  CHECK_EQ_INT(sp_space_build(&t.n, &H100, NULL, &sp, err, sizeof err), 0);
+  check_space(&t.n, &sp);
+  int mapped = 0, sequential = 0;
+  for (int i = 0; i < sp.n; i++) {
+    const sp_schedule *s = &sp.items[i];
+    CHECK_EQ_INT(s->map[1].block_dim, -1);
+    CHECK_EQ_INT(s->collapse_count, 0);
+    mapped += s->map[1].thread_dim >= 0;
+    sequential += s->map[1].thread_dim < 0;
+  }
+  CHECK(mapped > 0 && sequential > 0);
+  /* the default: gang on i, vector(128) on j */
+  const sp_schedule *d = &sp.items[sp.default_index];
+  CHECK_EQ_INT(d->map[0].block_dim, 0);
+  CHECK_EQ_INT(d->map[1].thread_dim, 0);
+  CHECK_EQ_INT(d->grid[0], 4096);
+  /* the check rejects a block dimension on it, and a collapse into the loop around it */
+  sp_schedule b = *d;
+  b.map[1].block_dim = 1, b.grid[1] = 2;
+  CHECK_EQ_INT(sp_schedule_check(&t.n, &b, &H100, err, sizeof err), -1);
+  b = *d;
+  b.map[0] = (sp_loop_map){0, 0}, b.map[1] = (sp_loop_map){-1, -1};
+  b.collapse_first = 0, b.collapse_count = 2;
+  CHECK_EQ_INT(sp_schedule_check(&t.n, &b, &H100, err, sizeof err), -1);
+  t.n.loops[1].imperfect = false;
+  CHECK_EQ_INT(sp_schedule_check(&t.n, &b, &H100, err, sizeof err), 0);
+  sp_space_free(&sp);
+}
+
 int main(void) {
   char err[512];
   if (sp_arch_load("h100", &H100, err, sizeof err) != 0) {
@@ -372,5 +410,6 @@ int main(void) {
   SP_RUN(test_four_deep);
   SP_RUN(test_check_rejects);
   SP_RUN(test_registers);
+  SP_RUN(test_imperfect_space);
   return SP_TEST_END();
 }

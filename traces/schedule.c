@@ -113,6 +113,9 @@ int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *
         FAIL("collapse group loop %d has non-constant bounds (only rectangular loops collapse)", k);
       if (k > s->collapse_first && (s->map[k].thread_dim != -1 || s->map[k].block_dim != -1))
         FAIL("loop %d is collapsed into loop %d but has its own mapping", k, s->collapse_first);
+      if (k > s->collapse_first && nest->loops[k].imperfect)
+        FAIL("loop %d is collapsed into loop %d but is not perfectly nested in it", k,
+             s->collapse_first);
     }
   }
   unsigned tused = 0, bused = 0;
@@ -121,6 +124,8 @@ int sp_schedule_check(const sp_nest *nest, const sp_schedule *s, const sp_arch *
     if (t < -1 || t > 2 || b < -1 || b > 2) FAIL("loop %d: dimension out of range", k);
     if ((t >= 0 || b >= 0) && !nest->loops[k].parallel)
       FAIL("loop %d is sequential but mapped to the hardware", k);
+    if (b >= 0 && nest->loops[k].imperfect)
+      FAIL("loop %d is not perfectly nested but mapped to a block dimension", k);
     if (t >= 0) {
       if (tused & (1u << t)) FAIL("thread dim %d used twice", t);
       tused |= 1u << t;
@@ -169,14 +174,17 @@ static int64_t loop_trip(const sp_loop *l) { return l->trip_max > 0 ? l->trip_ma
 
 static bool group_ok(const sp_nest *nest, int first, int count) {
   for (int k = first; k < first + count; k++)
-    if (!nest->loops[k].parallel || !sp_loop_bounds_const(&nest->loops[k])) return false;
+    if (!nest->loops[k].parallel || !sp_loop_bounds_const(&nest->loops[k]) ||
+        (k > first && nest->loops[k].imperfect))
+      return false;
   return true;
 }
 
 /* Builds the units. user_collapse: honor the user's collapse(n) clause as one unit; returns false
- * when there is no such (legal) clause. */
-static bool build_units(const sp_nest *nest, int nb, bool user_collapse, unit *u, int *nu,
-                        int *cfirst, int *ccount) {
+ * when there is no such (legal) clause. sequential_imperfect: imperfect loops are no units (they
+ * run sequentially in every thread, the statements around them in order). */
+static bool build_units(const sp_nest *nest, int nb, bool user_collapse, bool sequential_imperfect,
+                        unit *u, int *nu, int *cfirst, int *ccount) {
   int gf = -1, gc = 0;
   if (user_collapse) {
     for (int k = 0; k < nb; k++) {
@@ -194,7 +202,7 @@ static bool build_units(const sp_nest *nest, int nb, bool user_collapse, unit *u
     if (gf >= 0 && k == gf) {
       u[n++] = (unit){k, gc, 0};
       k += gc - 1;
-    } else if (nest->loops[k].parallel) {
+    } else if (nest->loops[k].parallel && !(sequential_imperfect && nest->loops[k].imperfect)) {
       u[n++] = (unit){k, 1, 0};
     }
   }
@@ -518,6 +526,7 @@ static int add_maps(sp_space *sp, const sp_nest *nest, const sp_arch *arch,
       }
       for (int i = 0; i < n; i++) {
         if (t[i] < 0 && b[i] < 0) ok = false;
+        if (b[i] >= 0 && nest->loops[u[i].first].imperfect) ok = false;
         if (t[i] >= 0) ok &= !(tu & (1u << t[i])), tu |= 1u << t[i];
         if (b[i] >= 0) ok &= !(bu & (1u << b[i])), bu |= 1u << b[i];
       }
@@ -531,16 +540,19 @@ static int add_maps(sp_space *sp, const sp_nest *nest, const sp_arch *arch,
 }
 
 /* The compiler default: outermost unit gang (blockIdx.x, covering grid), innermost unit
- * vector(128) (threadIdx.x); a single unit gets both; middle units run sequentially. */
+ * vector(128) (threadIdx.x); a single unit gets both; middle units run sequentially. An
+ * imperfect loop, which takes no gang, is vector alone in one gang. */
 static void default_schedule(sp_schedule *s, const sp_nest *nest, int nb, const unit *u, int n,
                              int cfirst, int ccount) {
   int t[3] = {-1, -1, -1}, b[3] = {-1, -1, -1};
   int blk[3] = {128, 1, 1};
   int64_t grid[3] = {1, 1, 1};
   t[n - 1] = 0;
-  b[0] = 0;
-  int64_t g = n == 1 ? ceil_div(u[0].trip, 128) : (u[0].trip > 0 ? u[0].trip : 1);
-  grid[0] = g > SP_GRID_X_MAX ? SP_GRID_X_MAX : g;
+  if (!nest->loops[u[0].first].imperfect) {
+    b[0] = 0;
+    int64_t g = n == 1 ? ceil_div(u[0].trip, 128) : (u[0].trip > 0 ? u[0].trip : 1);
+    grid[0] = g > SP_GRID_X_MAX ? SP_GRID_X_MAX : g;
+  }
   fill_schedule(s, nest, nb, u, n, t, b, cfirst, ccount, blk, grid);
   s->compiler_default = true;
 }
@@ -775,11 +787,19 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
   unit u[SP_MAX_LOOPS], uc[SP_MAX_LOOPS];
   int n = 0, nc = 0, cf = 0, cc = 0, cf2 = 0, cc2 = 0;
   const int regs = opt ? opt->registers : 0;
-  build_units(nest, nb, false, u, &n, &cf, &cc);
+  build_units(nest, nb, false, false, u, &n, &cf, &cc);
   if (n == 0) FAIL("the nest has no parallel band loop to map");
-  bool has_user_collapse = build_units(nest, nb, true, uc, &nc, &cf2, &cc2);
+  bool has_user_collapse = build_units(nest, nb, true, false, uc, &nc, &cf2, &cc2);
   if (add_maps(out, nest, arch, opt, nb, u, n, cf, cc)) goto oom;
   if (has_user_collapse && nc < n && add_maps(out, nest, arch, opt, nb, uc, nc, cf2, cc2)) goto oom;
+  /* with the imperfect loops sequential: what the nest ran as when only perfectly nested loops
+   * were mapped (a gang and vector loop around a sequential inner one) */
+  bool imperfect = false;
+  for (int k = 0; k < nb; k++) imperfect |= nest->loops[k].imperfect;
+  unit us[SP_MAX_LOOPS];
+  int ns = 0, cf3 = 0, cc3 = 0;
+  if (imperfect) build_units(nest, nb, false, true, us, &ns, &cf3, &cc3);
+  if (ns > 0 && add_maps(out, nest, arch, opt, nb, us, ns, cf3, cc3)) goto oom;
   /* One candidate per trace. Clamped grids coincide, and a capped grid of g blocks is (g, 1, 1),
    * so a loop on tx+by then runs as on tx alone: a quarter of a 2-D space and a third of a 3-D
    * one were simulated twice. Kept: the first that OpenACC can state, then the one with the

@@ -270,11 +270,25 @@ static void sp_plan_lane_loops(const sp_nest *nest, const sp_schedule *s, bool *
   }
 }
 
+/* The band loops the generated kernel writes as loops: those before the first imperfect one (the
+ * body as written, under the last of them, holds the rest). */
+static int sp_plan_band(const sp_nest *nest, int nband) {
+  int k = 0;
+  while (k < nband && k < nest->nloops && !nest->loops[k].imperfect) k++;
+  return k;
+}
+
+bool sp_plan_generates(const sp_nest *nest, const sp_schedule *s) {
+  for (int k = sp_plan_band(nest, s->nband); k < s->nband; k++)
+    if (s->map[k].thread_dim >= 0 || s->map[k].block_dim >= 0) return false;
+  return true;
+}
+
 char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const char *name) {
   sp_srcloc loc;
-  if (sp_plan_not_generated(nest, &loc)) return NULL;
+  if (sp_plan_not_generated(nest, &loc) || !sp_plan_generates(nest, s)) return NULL;
   const sp_codegen *cg = nest->codegen;
-  int nband = s->nband;
+  int nband = sp_plan_band(nest, s->nband);
   sp_text t = {0};
   sp_text_add(&t, "extern \"C\" __global__ void %s(", name);
   int np = 0;
@@ -529,7 +543,7 @@ static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
   json_object_set_new(o, "col", json_integer(nest->loc.col));
   json_object_set_new(o, "function", json_string(nest->function));
   json_t *loops = json_array();
-  for (int k = 0; k < nest->nloops && nest->loops[k].band; k++) {
+  for (int k = 0; k < sp_plan_band(nest, nest->nloops) && nest->loops[k].band; k++) {
     json_t *l = json_object();
     json_object_set_new(l, "index", json_string(nest->loops[k].index));
     json_object_set_new(l, "trip", json_integer(nest->loops[k].trip_max));
@@ -597,8 +611,16 @@ static json_t *sp_kernel_json(const sp_nest *nest, const sp_rank_result *r,
   int *rank_of = malloc((size_t)(r->n + 1) * sizeof *rank_of);
   json_t *cands = json_array();
   if (sel && rank_of) {
-    char desc[160];
-    int ns = sp_plan_select(r, opt->top, opt->sample, sel, desc, sizeof desc);
+    char desc[224];
+    int ns = sp_plan_select(r, opt->top, opt->sample, sel, desc, sizeof desc), kept = 0;
+    for (int i = 0; i < ns; i++)
+      if (sp_plan_generates(nest, &r->candidates[sel[i]].schedule)) sel[kept++] = sel[i];
+    if (kept < ns) {
+      size_t dl = strlen(desc);
+      snprintf(desc + dl, sizeof desc - dl, ", less %d that map a loop not perfectly nested",
+               ns - kept);
+    }
+    ns = kept;
     json_object_set_new(o, "selection", json_string(desc));
     for (int i = 0; i < r->n; i++) rank_of[r->order[i]] = i + 1;
     /* in rank order */
@@ -656,6 +678,18 @@ char *sp_plan_json(const sp_report_nest *nests, int n, const sp_arch *arch,
     sp_srcloc loc;
     const char *why = nests[i].rank ? sp_plan_not_generated(nest, &loc) : nests[i].error;
     if (!nests[i].rank) loc = nest->loc;
+    char imperfect[256];
+    const sp_rank_result *r = nests[i].rank;
+    if (!why && r->default_index >= 0 &&
+        !sp_plan_generates(nest, &r->candidates[r->default_index].schedule)) {
+      int k = sp_plan_band(nest, nest->nloops);
+      snprintf(imperfect, sizeof imperfect,
+               "the compiler default maps loop %s, which is not the only statement in the body of "
+               "loop %s: the harness generates perfectly nested loops only",
+               nest->loops[k].index, nest->loops[k - 1].index);
+      why = imperfect;
+      loc = nest->loops[k].loc;
+    }
     if (!why) {
       json_array_append_new(kernels, sp_kernel_json(nest, nests[i].rank, opt));
       sp_note_values(nest, diag);

@@ -92,6 +92,9 @@ typedef struct sp_loop {
   int parent;  /* loop id of the enclosing loop in this nest, -1 for loop 0 */
   int depth;   /* 0 for loop 0 */
   bool band;   /* perfectly nested chain from loop 0 down (mappable to the grid as a band) */
+  /* in the band, though its parent's body has statements around it (analyzer/imperfect.c): thread
+   * dimensions only, no collapse with or interchange across it */
+  bool imperfect;
   /* The index takes lower, lower+step, ... while (step > 0 ? i <= upper : i >= upper):
    * upper is the inclusive last bound whatever comparison the source used. */
   sp_affine lower, upper;

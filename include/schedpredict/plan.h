@@ -29,6 +29,9 @@ char *sp_plan_prelude(const sp_nest *nest);
  * the nest cannot be generated). Every band iteration calls SP_ITERATION(indices...) before the
  * body; the prelude defines it empty (a CPU emulation defines it to count iterations). */
 char *sp_plan_kernel_source(const sp_nest *nest, const sp_schedule *s, const char *name);
+/* Whether the harness can generate schedule s: it maps no imperfect loop (sp_loop.imperfect),
+ * whose surrounding statements the kernel would have to place. */
+bool sp_plan_generates(const sp_nest *nest, const sp_schedule *s);
 
 /* The candidates to run, as indices into r->candidates: ranks 1..top, then `sample` evenly spaced
  * over the remaining ranks, then both compiler defaults (GCC's, nvc's) if not yet in; all when
