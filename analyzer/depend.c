@@ -34,6 +34,13 @@ bool sp_loop_ranges(const sp_nest *nest, int64_t *lo, int64_t *hi) {
       h = bmax[0];
       l = bmin[1] > h ? h : bmin[1];
     }
+    /* a step of more than 1 stops short of the bound where the trip count is fixed: i < N step 2
+     * takes i = N - 2 last when N is even (the bounds differ by a constant) */
+    bool fixed = L->step > 1 || L->step < -1;
+    for (int j = 0; fixed && j < SP_MAX_LOOPS; j++) fixed = L->lower.coef[j] == L->upper.coef[j];
+    const sp_i128 diff = (sp_i128)L->upper.constant - L->lower.constant;
+    if (fixed && L->step > 0 && diff >= 0) h = bmax[0] + diff / L->step * L->step;
+    if (fixed && L->step < 0 && diff <= 0) l = bmin[0] - -diff / -L->step * -L->step;
     if (l < INT64_MIN || h > INT64_MAX) return false;
     lo[k] = (int64_t)l;
     hi[k] = (int64_t)h;

@@ -1068,6 +1068,8 @@ static void sp_walk_stmt(sp_nb *nb, CXCursor s) {
       sp_nb_skip(nb, s, "goto in the nest: control flow cannot be modeled; nest skipped");
       break;
     case CXCursor_BreakStmt:
+      if (nb->switch_depth > 0) break; /* leaves the switch, whose cases all count */
+      /* fallthrough */
     case CXCursor_ReturnStmt:
       sp_nb_skip(nb, s, "%s leaves the loop early: trip counts cannot be modeled; nest skipped",
                  k == CXCursor_BreakStmt ? "break" : "return");
@@ -1080,7 +1082,9 @@ static void sp_walk_stmt(sp_nb *nb, CXCursor s) {
       n = sp_children(s, kids, 2);
       if (n == 2) {
         sp_walk_expr(nb, kids[0]);
+        nb->switch_depth++;
         sp_walk_stmt(nb, kids[1]);
+        nb->switch_depth--;
       }
       break;
     case CXCursor_CaseStmt:
@@ -1429,8 +1433,11 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   }
   sp_invalidate_loop_writes(nb, f, L->index);
   nb->stack[nb->nstack++] = id;
+  const int switches = nb->switch_depth; /* a break in the body leaves this loop */
+  nb->switch_depth = 0;
   if (!clang_Cursor_isNull(inner)) sp_nb_walk_loop(nb, inner, id, true);
   else sp_walk_stmt(nb, body);
+  nb->switch_depth = switches;
   nb->nstack--;
   if (nb->collapse_left > 0 && nb->collapse_owner == id && !nb->skip) {
     sp_nb_note(nb, f, "collapse/tile covers more loops than are tightly nested here");

@@ -98,6 +98,7 @@ typedef struct sp_nb {
   int resolving;    /* >0 while a local pointer's initializer is re-read at a use: its
                        loads were counted at the declaration */
   int depth_guard;  /* recursion depth of the expression walker */
+  int switch_depth; /* switch statements around the statement walked, inside its loop */
 } sp_nb;
 
 /* arith.c: each loop's floating-point work (sp_loop.fp) from its body, loop_body[l] */

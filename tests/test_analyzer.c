@@ -1424,6 +1424,50 @@ static void test_imperfect_nests(void) {
   sp_program_free(&prog);
 }
 
+
+/* A stepped loop's last index is the last one it takes: i < 4096 step 2 ends at 4094, so
+ * a[i + 1] stays inside a[4096] (no warning). A break inside a switch leaves the switch. */
+static void test_steps_and_switch(void) {
+  char *said = NULL;
+  size_t len = 0;
+  sp_program prog;
+  diag_capture = open_memstream(&said, &len);
+  CHECK_EQ_INT(analyze("double a[4096], b[4096];\nvoid f(void) {\n#pragma acc parallel loop\n"
+                       "  for (int i = 0; i < 4096; i += 2) { b[i] = a[i]; b[i + 1] = a[i + 1]; }\n"
+                       "#pragma acc parallel loop\n"
+                       "  for (int i = 4095; i > 0; i -= 2) { b[i] = a[i]; b[i - 1] = a[i - 1]; }\n"
+                       "}\n",
+                       NULL, 0, NULL, 0, false, &prog),
+               SP_EXIT_OK);
+  fclose(diag_capture);
+  diag_capture = NULL;
+  CHECK_EQ_INT(prog.nnests, 2);
+  CHECK(!strstr(said, "reaches bytes"));
+  if (strstr(said, "reaches bytes")) fprintf(stderr, "said: %s\n", said);
+  for (int k = 0; k < prog.nnests; k++) CHECK_EQ_INT(prog.nests[k].arrays[0].total_bytes, 32768);
+  free(said);
+  sp_program_free(&prog);
+  /* the break in the for loop (not in a switch) still skips the nest */
+  CHECK_EQ_INT(analyze("void f(double a[64][64], const int *restrict kind) {\n"
+                       "#pragma acc parallel loop\n"
+                       "  for (int i = 0; i < 64; i++) {\n"
+                       "    switch (kind[i]) { case 0: a[i][0] = 1; break; default: a[i][1] = 2; }\n"
+                       "    for (int j = 0; j < 64; j++) { if (j > 3) break; a[i][j] = 0; }\n"
+                       "  }\n}\n",
+                       NULL, 0, NULL, 0, false, &prog),
+               SP_EXIT_NO_NESTS);
+  sp_program_free(&prog);
+  sp_nest *n = analyze_one("void f(double a[64][64], const int *restrict kind) {\n"
+                  "#pragma acc parallel loop\n"
+                  "  for (int i = 0; i < 64; i++)\n"
+                  "    switch (kind[i]) { case 0: a[i][0] = 1; break; default:\n"
+                  "      for (int j = 0; j < 64; j++) a[i][j] = 0; break; }\n}\n",
+                  NULL, 0, &prog);
+  CHECK(n && n->nloops == 2);
+  sp_program_free(&prog);
+}
+
+
 int main(void) {
   SP_RUN(test_linearized_and_column_major);
   SP_RUN(test_struct_pointer_vla);
@@ -1451,5 +1495,6 @@ int main(void) {
   SP_RUN(test_local_pointers);
   SP_RUN(test_pointer_not_an_integer);
   SP_RUN(test_imperfect_nests);
+  SP_RUN(test_steps_and_switch);
   return SP_TEST_END();
 }
