@@ -85,12 +85,15 @@ typedef struct sp_adv_dir {
 
 static bool sp_adv_is_sep(char c) { return c == ' ' || c == '\t' || c == ','; }
 
-/* Skips spaces, commas and backslash-newlines. */
+/* Skips spaces, commas, backslash-newlines and block comments. */
 static size_t sp_adv_skip(const char *d, size_t i) {
   for (;;) {
     if (sp_adv_is_sep(d[i]) || d[i] == '\r' || d[i] == '\n') i++;
     else if (d[i] == '\\' && (d[i + 1] == '\n' || d[i + 1] == '\r')) i++;
-    else return i;
+    else if (d[i] == '/' && d[i + 1] == '*') {
+      const char *e = strstr(d + i + 2, "*/");
+      i = e ? (size_t)(e - d) + 2 : strlen(d);
+    } else return i;
   }
 }
 
@@ -127,7 +130,7 @@ static bool sp_adv_parse(const char *d, sp_adv_dir *out) {
   out->name_end = i;
   for (;;) {
     i = sp_adv_skip(d, i);
-    if (!d[i]) break;
+    if (!d[i] || (d[i] == '/' && d[i + 1] == '/')) break; /* a line comment ends the clauses */
     if (!(isalpha((unsigned char)d[i]) || d[i] == '_')) return false; /* not a clause list */
     if (out->n == (int)(sizeof out->c / sizeof out->c[0])) return false;
     sp_adv_clause *c = &out->c[out->n++];
@@ -284,6 +287,37 @@ static void sp_adv_loop_args(const char *clauses, const sp_adv_plan *p, char *bu
   }
 }
 
+/* Whether name is in the list "a, b, c". */
+static bool sp_adv_in_list(const char *list, const char *name) {
+  size_t wl = strlen(name);
+  for (const char *s = list; s && (s = strstr(s, name)); s += wl)
+    if ((s == list || s[-1] == ' ' || s[-1] == ',') && (s[wl] == ',' || s[wl] == 0)) return true;
+  return false;
+}
+
+/* The variables private on the loop directives around band position pos (or collapsing it), less
+ * those in `own` (the directive there), for the directive the loop there gets: its iterations
+ * ran under those directives (collapsed into one, or sequentially within a partition) and now
+ * run on lanes of their own, each needing its own copy (a race otherwise). Only in a perfectly
+ * nested band, where the variables live inside the innermost body; around an imperfect loop the
+ * statements outside it may set them. */
+static void sp_adv_inherited_private(const sp_nest *nest, int pos, const char *own, char *buf,
+                                     size_t n) {
+  buf[0] = 0;
+  for (int q = 1; q <= pos; q++)
+    if (nest->loops[q].imperfect) return;
+  size_t u = 0;
+  for (int q = 0; q <= pos; q++) {
+    const char *list = nest->loops[q].clauses.private_vars;
+    if (!list) continue;
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s", list);
+    for (char *save = NULL, *w = strtok_r(tmp, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
+      if (!sp_adv_in_list(buf, w) && !sp_adv_in_list(own, w) && u + strlen(w) + 3 < n)
+        u += (size_t)snprintf(buf + u, n - u, "%s%s", u ? ", " : "", w);
+  }
+}
+
 /* Start of the line holding off, and whether only blanks precede off on it. */
 static size_t sp_adv_line_start(const char *t, size_t off, bool *first) {
   size_t s = off;
@@ -384,6 +418,12 @@ static void sp_adv_fix_nest(sp_adv_nest *a, bool shared_construct) {
       size_t u = strlen(add);
       snprintf(add + u, sizeof add - u, "%s%s", u ? " " : "", cc);
     }
+    if (own && pos > 0 && want[0] && strcmp(want, "-") && strcmp(want, "seq")) {
+      char priv[256];
+      sp_adv_inherited_private(nest, pos, own->private_vars, priv, sizeof priv);
+      size_t u = strlen(add);
+      if (priv[0]) snprintf(add + u, sizeof add - u, " private(%s)", priv);
+    }
     if (own) {
       size_t off = sp_adv_offset(t, len, own->directive_loc.line, own->directive_loc.col);
       if (off == (size_t)-1 || t[off] != '#') goto lost;
@@ -431,8 +471,11 @@ static void sp_adv_fix_nest(sp_adv_nest *a, bool shared_construct) {
       for (size_t i = ls; i < foff && il + 1 < sizeof indent && (t[i] == ' ' || t[i] == '\t'); i++)
         indent[il++] = t[i];
       indent[il] = 0;
-      char *dir = NULL, *ins = NULL;
-      if (asprintf(&dir, "#pragma acc loop %s", add) < 0) goto oom;
+      char *dir = NULL, *ins = NULL, priv[256];
+      sp_adv_inherited_private(nest, pos, NULL, priv, sizeof priv);
+      if (asprintf(&dir, "#pragma acc loop %s%s%s%s", add, priv[0] ? " private(" : "", priv,
+                   priv[0] ? ")" : "") < 0)
+        goto oom;
       int r = first ? asprintf(&ins, "%s\n%s", dir, indent)
                     : asprintf(&ins, "\n%s%s\n%s", indent, dir, indent);
       if (r < 0 || sp_adv_add_edit(a, nest->loc.file, foff, 0, ins)) {

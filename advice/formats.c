@@ -1,6 +1,7 @@
 /* The advice in the formats people and tools read: the report's "recommended" block and JSON
  * member, clang remarks, SARIF 2.1.0, LLVM optimization records (YAML) and clang-tidy's
  * export-fixes YAML. Every format carries the same findings (see sp_adv_findings). */
+#include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -293,6 +294,39 @@ static void sp_adv_put_directive(sp_adv_buf *b, const char *d) {
   }
 }
 
+/* The plan as OpenMP offload directives, for an omp target nest: gang is `teams distribute`,
+ * vector `parallel for`, num_gangs num_teams and vector_length thread_limit. False (nothing
+ * written) where OpenMP has no such form: a worker level (a second thread dimension), or no
+ * gang on the outermost loop, which the combined `target teams distribute` must take. */
+static bool sp_adv_put_omp(sp_adv_buf *b, const sp_adv_nest *a) {
+  const sp_adv_plan *p = &a->plan;
+  if (p->num_workers || !strstr(p->clauses[0], "gang")) return false;
+  for (int pos = 0; pos < p->nband; pos++) {
+    const sp_loop *L = &a->nest->loops[p->perm[pos]];
+    const char *c = p->clauses[pos];
+    if (strcmp(c, "-") && c[0]) {
+      int collapse = 0;
+      if (sscanf(c, "collapse(%d)", &collapse) != 1) collapse = 0;
+      char red[3 * sizeof p->reduction[0]] = "";
+      sp_adv_reduction_clauses(p, pos, NULL, red, sizeof red);
+      char coll[24] = "";
+      if (collapse) snprintf(coll, sizeof coll, " collapse(%d)", collapse);
+      bool gang = strstr(c, "gang") != NULL, vector = strstr(c, "vector") != NULL;
+      if (pos == 0)
+        sp_adv_put(b, "    #pragma omp target teams distribute%s%s num_teams(%" PRId64
+                      ") thread_limit(%d)%s\n",
+                   vector ? " parallel for" : "", coll, p->num_gangs, p->vector_length, red);
+      else if (gang || vector)
+        sp_adv_put(b, "    %*s#pragma omp %s%s%s%s%s\n", 2 * pos, "",
+                   gang ? "distribute" : "", gang && vector ? " " : "", vector ? "parallel for" : "",
+                   coll, red);
+    }
+    sp_adv_put(b, "    %*sfor (%s ...)%s\n", 2 * pos, "", L->index,
+               p->perm[pos] != pos ? "   // interchanged" : "");
+  }
+  return true;
+}
+
 char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc) {
   sp_adv_buf b = {0};
   const char *cn = sp_adv_compiler_name(cc);
@@ -308,6 +342,22 @@ char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
                                          "the compiler default's speed",
                                          cn, cn, a->rank_pos + 1, c->schedule.name,
                                          sp_adv_speedup(a)));
+  } else if (a->nest->construct == SP_CONSTRUCT_OMP_TARGET) {
+    char map[256];
+    sp_report_cuda_mapping(a->nest, &c->schedule, map, sizeof map);
+    sp_adv_put_lines(&b, sp_report_prose("recommended as OpenMP (rank %d, predicted %.2fx the "
+                                         "compiler default's speed; as CUDA: %s, block %dx%dx%d, "
+                                         "grid %" PRId64 ")%s",
+                                         a->rank_pos + 1, sp_adv_speedup(a), map,
+                                         c->schedule.block[0], c->schedule.block[1],
+                                         c->schedule.block[2], c->schedule.grid[0],
+                                         a->plan.num_workers || !strstr(a->plan.clauses[0], "gang")
+                                             ? ": OpenMP has no form for it"
+                                         : a->plan.interchange
+                                             ? ", with the loops interchanged (the other clauses, "
+                                               "such as map, as written):"
+                                             : " (the other clauses, such as map, as written):"));
+    sp_adv_put_omp(&b, a);
   } else {
     sp_adv_put_lines(&b, sp_report_prose("recommended for %s (rank %d, predicted %.2fx the "
                                          "compiler default's speed)%s:",

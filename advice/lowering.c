@@ -15,7 +15,8 @@
  *    mostly kept: not charged.
  *  - A worker loop folds once per gang: not charged (num_workers 2-16 at vector_length 32 ran
  *    faster than one worker, 130-251 us against 282).
- * nvc's reduction code was not measured: nothing is added for it. */
+ * nvc's reduction code was not measured: nothing is added for it; nor for omp target nests,
+ * which GCC lowers otherwise (not measured either). */
 #include <math.h>
 #include <string.h>
 
@@ -42,6 +43,10 @@ double sp_adv_lowering_s(const sp_nest *nest, const sp_schedule *s, const sp_tra
   sp_adv_lowering z = {0, 0};
   if (parts) *parts = z;
   if (cc != SP_ADV_GCC || arch->cas_shared_ns <= 0 || arch->sm_count < 1) return 0;
+  /* OpenACC's reduction code: an omp target nest gets GCC's OpenMP lowering, not measured */
+  if (nest->construct != SP_CONSTRUCT_ACC_PARALLEL && nest->construct != SP_CONSTRUCT_ACC_KERNELS &&
+      nest->construct != SP_CONSTRUCT_ACC_SERIAL)
+    return 0;
   /* called for every candidate the ranking simulates: most nests have no reduction to price */
   bool any = false;
   for (int k = 0; k < s->nband && k < nest->nloops; k++)

@@ -132,5 +132,60 @@ if [ $rc -eq 0 ] && cmp -s "$tmp/omp.c" "$tmp/omp.orig.c" && grep -q "warning: -
    [ ! -e "$tmp/omp.c.orig" ]; then ok
 else bad "an OpenMP nest under --fix: exit $rc"; cat "$tmp/omp.err"; fi
 
+# comments on directive lines stay and do not stop the rewrite; a private variable of a directive
+# whose collapsed loop gets a directive of its own (vector) goes onto that one too (else the
+# lanes of a gang share it)
+cat > "$tmp/cp.c" <<'EOF'
+#define N 2048
+static double a[N][N], b[N][N];
+void f(void)
+{
+    double t;
+#pragma acc parallel loop collapse(2) private(t) copyin(a) copyout(b) // transpose
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < N; i++) {
+            t = a[i][j] * 2.0;
+            b[i][j] = t + t * t;
+        }
+}
+void g(void)
+{
+#pragma acc parallel loop copyin(a) copyout(b) /* rows */
+    for (int j = 0; j < N; j++)
+#pragma acc loop /* columns */
+        for (int i = 0; i < N; i++)
+            b[j][i] = a[i][j];
+}
+EOF
+"$bin" -q --compiler gcc --fix --no-backup "$tmp/cp.c" 2> "$tmp/cp.err"
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q "leaves this nest alone" "$tmp/cp.err" &&
+   grep -q '^#pragma acc parallel loop gang .*private(t) copyin(a) copyout(b) // transpose$' "$tmp/cp.c" &&
+   grep -q '#pragma acc loop vector private(t)$' "$tmp/cp.c" &&
+   grep -q '^#pragma acc parallel loop gang.* copyin(a) copyout(b) /\* rows \*/$' "$tmp/cp.c" &&
+   grep -q '^#pragma acc loop vector /\* columns \*/$' "$tmp/cp.c"; then ok
+else bad "comments and private clauses under --fix: exit $rc"; cat "$tmp/cp.err" "$tmp/cp.c"; fi
+
+# an omp target nest gets OpenMP directives, not OpenACC ones, and no OpenACC reduction code
+cat > "$tmp/ompred.c" <<'EOF'
+#define N 4096
+static double a[N][N];
+double f(void)
+{
+    double sum = 0.0;
+#pragma omp target teams distribute parallel for collapse(2) reduction(+:sum) map(to: a)
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            sum += a[i][j] * a[i][j];
+    return sum;
+}
+EOF
+"$bin" --compiler gcc "$tmp/ompred.c" > "$tmp/ompred.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "recommended as OpenMP (rank" "$tmp/ompred.out" &&
+   grep -q "#pragma omp target teams distribute.* num_teams([0-9]*) thread_limit([0-9]*) reduction(+:sum)" "$tmp/ompred.out" &&
+   ! grep -q "#pragma acc" "$tmp/ompred.out" && ! grep -q "reduction code" "$tmp/ompred.out"; then ok
+else bad "an omp target reduction: exit $rc"; cat "$tmp/ompred.out"; fi
+
 echo "advice: $pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ] && [ $pass -gt 0 ]
