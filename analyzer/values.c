@@ -166,6 +166,11 @@ static sp_aff_status sp_declref_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affi
   if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl)
     return sp_fail(err, e, SP_AFF_NONAFFINE, "'%s' is not an integer variable", name);
   if (nb) {
+    for (int i = nb->nbound - 1; i >= 0; i--) /* the innermost call's parameters first */
+      if (clang_equalCursors(nb->bound[i].parm, decl)) {
+        *out = nb->bound[i].value;
+        return SP_AFF_OK;
+      }
     for (int k = 0; k < nb->nest->nloops; k++)
       if (clang_equalCursors(nb->loopvar[k], decl)) {
         sp_affine_zero(out);
@@ -233,6 +238,46 @@ static bool sp_eval_int(CXCursor e, int64_t *v) {
   }
   clang_EvalResult_dispose(r);
   return ok;
+}
+
+/* A call of a function of the program whose body is `return EXPR;` with integer parameters (an
+ * index helper, `static inline int idx(int i, int j) { return i * N + j; }`): EXPR with each
+ * parameter bound to its argument's affine form, as the compiler inlines it. */
+static sp_aff_status sp_call_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out,
+                                    sp_aff_err *err) {
+  static const char call[] = "call of a function that is not 'return <integer expression>;'";
+  CXCursor def = clang_getCursorDefinition(clang_getCursorReferenced(e));
+  if (!nb || nb->depth_guard >= 64 || clang_getCursorKind(def) != CXCursor_FunctionDecl ||
+      !sp_is_integer_type(clang_getCursorResultType(def)))
+    return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", call);
+  const int nargs = clang_Cursor_getNumArguments(e);
+  if (nargs < 0 || nargs != clang_Cursor_getNumArguments(def) || nargs > 16)
+    return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", call);
+  CXCursor kids[20], ret[2], expr[2];
+  int nk = sp_children(def, kids, 20);
+  if (nk < 1 || nk > 20 || clang_getCursorKind(kids[nk - 1]) != CXCursor_CompoundStmt ||
+      sp_children(kids[nk - 1], ret, 2) != 1 || clang_getCursorKind(ret[0]) != CXCursor_ReturnStmt ||
+      sp_children(ret[0], expr, 2) != 1)
+    return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", call);
+  if (nb->nbound + nargs > (int)(sizeof nb->bound / sizeof nb->bound[0]))
+    return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", "calls nested too deeply");
+  sp_bound_parm bound[16];
+  for (int i = 0; i < nargs; i++) {
+    bound[i].parm = clang_Cursor_getArgument(def, (unsigned)i);
+    if (!sp_is_integer_type(clang_getCursorType(bound[i].parm)))
+      return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", call);
+    sp_aff_status st = sp_expr_affine(az, nb, clang_Cursor_getArgument(e, (unsigned)i),
+                                      &bound[i].value, err);
+    if (st != SP_AFF_OK) return st;
+  }
+  const int saved = nb->nbound;
+  memcpy(nb->bound + saved, bound, sizeof *bound * (size_t)nargs);
+  nb->nbound = saved + nargs;
+  nb->depth_guard++;
+  sp_aff_status st = sp_expr_affine(az, nb, expr[0], out, err);
+  nb->depth_guard--;
+  nb->nbound = saved;
+  return st;
 }
 
 sp_aff_status sp_expr_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out, sp_aff_err *err) {
@@ -320,7 +365,7 @@ sp_aff_status sp_expr_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out, s
   }
   if (k == CXCursor_ArraySubscriptExpr || k == CXCursor_MemberRefExpr)
     return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", "value loaded from memory");
-  if (k == CXCursor_CallExpr) return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", "function call");
+  if (k == CXCursor_CallExpr) return sp_call_affine(az, nb, e, out, err);
   return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", "not an integer expression");
 }
 

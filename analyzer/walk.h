@@ -69,6 +69,12 @@ typedef struct sp_local_value {
   char why[512]; /* why the value is not affine */
 } sp_local_value;
 
+/* A parameter of an inlined index helper and its argument's value (values.c, sp_call_affine). */
+typedef struct sp_bound_parm {
+  CXCursor parm;
+  sp_affine value;
+} sp_bound_parm;
+
 /* One nest being built. */
 typedef struct sp_nb {
   sp_az *az;
@@ -99,6 +105,8 @@ typedef struct sp_nb {
                        loads were counted at the declaration */
   int depth_guard;  /* recursion depth of the expression walker */
   int switch_depth; /* switch statements around the statement walked, inside its loop */
+  sp_bound_parm bound[32]; /* the parameters of the helper calls being read, innermost last */
+  int nbound;
 } sp_nb;
 
 /* arith.c: each loop's floating-point work (sp_loop.fp) from its body, loop_body[l] */

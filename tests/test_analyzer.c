@@ -1424,7 +1424,6 @@ static void test_imperfect_nests(void) {
   sp_program_free(&prog);
 }
 
-
 /* A stepped loop's last index is the last one it takes: i < 4096 step 2 ends at 4094, so
  * a[i + 1] stays inside a[4096] (no warning). A break inside a switch leaves the switch. */
 static void test_steps_and_switch(void) {
@@ -1468,6 +1467,34 @@ static void test_steps_and_switch(void) {
 }
 
 
+/* An index helper whose body is `return EXPR;` is inlined with its arguments' values (nested calls
+ * too); a helper with more in it stays a call the model cannot read (an irregular access). */
+static void test_index_helpers(void) {
+  const char *src =
+      "static inline int idx(int i, int j) { return i * 64 + j; }\n"
+      "static int twice(int i) { return 2 * i; }\n"
+      "static int wrap(int j) { if (j == 0) return 63; return j - 1; }\n"
+      "void f(double *restrict a, const double *restrict b, double *restrict c) {\n"
+      "#pragma acc parallel loop collapse(2)\n"
+      "  for (int i = 0; i < 64; i++)\n"
+      "    for (int j = 0; j < 32; j++) {\n"
+      "      a[idx(i, twice(j))] = b[idx(j, i)];\n"
+      "      c[idx(i, wrap(j))] = 1;\n"
+      "    }\n"
+      "}\n";
+  sp_program prog;
+  sp_nest *n = analyze_one(src, NULL, 0, &prog);
+  if (n) {
+    const sp_ref *a = ref_named(n, "a[idx(i, twice(j))]", SP_WRITE);
+    const sp_ref *b = ref_named(n, "b[idx(j, i)]", SP_READ);
+    const sp_ref *c = ref_named(n, "c[idx(i, wrap(j))]", SP_WRITE);
+    CHECK(a && !a->irregular && a->offset.coef[0] == 512 && a->offset.coef[1] == 16);
+    CHECK(b && !b->irregular && b->offset.coef[0] == 8 && b->offset.coef[1] == 512);
+    CHECK(c && c->irregular);
+  }
+  sp_program_free(&prog);
+}
+
 int main(void) {
   SP_RUN(test_linearized_and_column_major);
   SP_RUN(test_struct_pointer_vla);
@@ -1496,5 +1523,6 @@ int main(void) {
   SP_RUN(test_pointer_not_an_integer);
   SP_RUN(test_imperfect_nests);
   SP_RUN(test_steps_and_switch);
+  SP_RUN(test_index_helpers);
   return SP_TEST_END();
 }
