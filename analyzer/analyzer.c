@@ -1009,8 +1009,21 @@ static void sp_az_free(sp_az *az) {
   free(az->prelude);
 }
 
+/* Whether `name` occurs as an identifier in text[0..len). */
+static bool sp_mentions(const char *text, size_t len, const char *name) {
+  const size_t nl = strlen(name);
+  for (size_t i = 0; nl && i + nl <= len; i++) {
+    if (memcmp(text + i, name, nl) != 0) continue;
+    bool before = i > 0 && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_');
+    bool after = i + nl < len && (isalnum((unsigned char)text[i + nl]) || text[i + nl] == '_');
+    if (!before && !after) return true;
+  }
+  return false;
+}
+
+/* mentioned[k]: set where --param k's name occurs in the file or in its -D definitions. */
 static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_options *opt,
-                           sp_diag *diag, sp_program *prog, int *nests_skipped) {
+                           sp_diag *diag, sp_program *prog, int *nests_skipped, bool *mentioned) {
   int rc = sp_check_readable(path, diag, opt);
   if (rc) return rc;
   sp_args args = {0};
@@ -1137,6 +1150,9 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
     sp_args_free(&args);
     return SP_EXIT_INPUT;
   }
+  for (int k = 0; k < opt->nparams; k++)
+    mentioned[k] |= sp_mentions(az.contents, az.contents_len, opt->params[k].name) ||
+                    (defines && sp_mentions(defines, strlen(defines), opt->params[k].name));
   az.prelude = sp_codegen_prelude(&az, defines);
   free(defines);
   sp_scan_directives(&az);
@@ -1170,6 +1186,12 @@ int sp_analyze(const char *const *files, int nfiles, const sp_analyzer_options *
                sp_diag *diag, sp_program *out) {
   CXIndex index = clang_createIndex(0, 0);
   int worst = SP_EXIT_OK, skipped = 0;
+  bool *mentioned = calloc((size_t)(opt->nparams > 0 ? opt->nparams : 1), sizeof *mentioned);
+  if (!mentioned) {
+    clang_disposeIndex(index);
+    sp_diag_report(diag, SP_ERROR, NULL, 0, 0, "out of memory");
+    return SP_EXIT_INTERNAL;
+  }
   for (int i = 0; i < nfiles; i++) {
     char **grown = realloc(out->files, (size_t)(out->nfiles + 1) * sizeof *grown);
     if (grown) {
@@ -1177,10 +1199,18 @@ int sp_analyze(const char *const *files, int nfiles, const sp_analyzer_options *
       out->files[out->nfiles] = strdup(files[i]);
       if (out->files[out->nfiles]) out->nfiles++;
     }
-    int rc = sp_analyze_file(index, files[i], opt, diag, out, &skipped);
+    int rc = sp_analyze_file(index, files[i], opt, diag, out, &skipped, mentioned);
     if (rc > worst) worst = rc;
   }
   clang_disposeIndex(index);
+  for (int k = 0; worst == SP_EXIT_OK && k < opt->nparams; k++)
+    if (!mentioned[k])
+      sp_diag_report(diag, SP_WARNING, nfiles == 1 ? files[0] : NULL, 0, 0,
+                     "--param %s=%lld changes nothing: no identifier '%s' in %s or its -D "
+                     "definitions (check the name)",
+                     opt->params[k].name, (long long)opt->params[k].value, opt->params[k].name,
+                     nfiles == 1 ? "the file" : "the files");
+  free(mentioned);
   if (worst == SP_EXIT_OK && out->nnests == 0) {
     if (skipped)
       sp_diag_report(diag, SP_ERROR, nfiles == 1 ? files[0] : NULL, 0, 0,

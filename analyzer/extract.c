@@ -49,6 +49,15 @@ void sp_nb_note(sp_nb *nb, CXCursor at, const char *fmt, ...) {
   va_end(ap);
 }
 
+static void sp_nb_warn(sp_nb *nb, CXCursor at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void sp_nb_warn(sp_nb *nb, CXCursor at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sp_nb_vnote(nb, at, SP_WARNING, fmt, ap);
+  va_end(ap);
+}
+
 void sp_nb_skip(sp_nb *nb, CXCursor at, const char *fmt, ...) {
   if (nb->skip) return;
   va_list ap;
@@ -1348,6 +1357,21 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
     if (st != SP_AFF_NONAFFINE) nb->skip = true;
     return;
   }
+  /* an unsigned index stays >= 0: `for (unsigned i = n - 1; i >= 0; i--)` never ends */
+  CXType vt = clang_getCanonicalType(clang_getCursorType(var));
+  const bool is_unsigned = vt.kind == CXType_UInt || vt.kind == CXType_ULong ||
+                           vt.kind == CXType_ULongLong || vt.kind == CXType_UShort ||
+                           vt.kind == CXType_UChar || vt.kind == CXType_Char_U;
+  if (is_unsigned && step < 0 && sp_affine_is_const(&L->upper) &&
+      ((strcmp(op, ">=") == 0 && L->upper.constant <= 0) ||
+       (strcmp(op, ">") == 0 && L->upper.constant < 0))) {
+    char *cond = sp_cursor_text(nb->az, c);
+    sp_nb_skip(nb, c, "'%s' holds for every value of the unsigned index '%s': the loop never "
+               "ends (it wraps past 0): nest skipped; count down with a signed index",
+               cond ? cond : "the condition", L->index);
+    free(cond);
+    return;
+  }
   int64_t adjust = 0;
   if (strcmp(op, "<") == 0) adjust = -1;
   else if (strcmp(op, ">") == 0) adjust = 1;
@@ -1440,7 +1464,16 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   nb->switch_depth = switches;
   nb->nstack--;
   if (nb->collapse_left > 0 && nb->collapse_owner == id && !nb->skip) {
-    sp_nb_note(nb, f, "collapse/tile covers more loops than are tightly nested here");
+    const bool tile = L->clauses.collapse <= 1;
+    const int cover = tile ? L->clauses.ntile : L->clauses.collapse;
+    char clause[32];
+    if (tile) snprintf(clause, sizeof clause, "tile(...)");
+    else snprintf(clause, sizeof clause, "collapse(%d)", cover);
+    const int found = cover - nb->collapse_left;
+    sp_nb_warn(nb, f, "%s on loop '%s' covers %d loops, but only %d %s tightly nested here, "
+               "which GCC rejects: the model takes the %d there %s",
+               clause, L->index, cover, found, found == 1 ? "is" : "are", found,
+               found == 1 ? "is" : "are");
     nb->collapse_left = 0;
   }
 }

@@ -23,6 +23,7 @@ expect 3 "syntax_error.c:2:31: error: expected '\)'" -- tests/inputs/syntax_erro
 expect 3 "error\(s\) from the C parser" -- tests/inputs/syntax_error.c
 expect 4 "needs_param.c:4:23: error: .*'n'.*--param n=VALUE" -- tests/inputs/needs_param.c
 expect 0 "1000 iterations" -- --summary tests/inputs/needs_param.c --param n=1000
+expect 0 "warning: --param m=7 changes nothing: no identifier 'm' in the file" -- --summary tests/inputs/needs_param.c --param n=1000 --param m=7
 expect 4 "does not fit in 64 bits" -- tests/inputs/overflow.c --param n=4000000000
 expect 0 "10000000000 band iterations" -- --summary tests/inputs/overflow.c --param n=100000
 expect 5 "no loop nest to schedule.*--all-loops" -- tests/inputs/no_nests.c

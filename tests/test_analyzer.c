@@ -230,6 +230,8 @@ static void test_zero_trip_loops(void) {
        "loop 'j' runs no iteration (from '5', its bound '3'"},
       {"for (int i = 0; i < 9; i++) for (int j = i; j < i; j++) a[i][j] = 0;",
        "its bound 'i' is already passed for every value of the loops around it"},
+      {"for (unsigned i = 15; i >= 0; i--) a[i][0] = 0;",
+       "'i >= 0' holds for every value of the unsigned index 'i': the loop never ends"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     char text[256], *said = NULL;
@@ -1463,6 +1465,20 @@ static void test_steps_and_switch(void) {
                   "      for (int j = 0; j < 64; j++) a[i][j] = 0; break; }\n}\n",
                   NULL, 0, &prog);
   CHECK(n && n->nloops == 2);
+  sp_program_free(&prog);
+  /* collapse(3) over two loops: a warning (GCC rejects it), the two collapsed */
+  said = NULL;
+  diag_capture = open_memstream(&said, &len);
+  CHECK_EQ_INT(analyze("void f(double a[64][64]) {\n#pragma acc parallel loop collapse(3)\n"
+                       "  for (int i = 0; i < 64; i++) for (int j = 0; j < 64; j++) a[i][j] = 0;\n}\n",
+                       NULL, 0, NULL, 0, false, &prog),
+               SP_EXIT_OK);
+  fclose(diag_capture);
+  diag_capture = NULL;
+  CHECK(strstr(said, "warning: collapse(3) on loop 'i' covers 3 loops, but only 2 are tightly "
+                     "nested here") != NULL);
+  CHECK(prog.nnests == 1 && prog.nests[0].loops[1].collapsed_into == 0);
+  free(said);
   sp_program_free(&prog);
 }
 
