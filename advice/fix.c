@@ -318,6 +318,12 @@ static void sp_adv_inherited_private(const sp_nest *nest, int pos, const char *o
   }
 }
 
+/* The line ending of the line holding off: a file written with CRLF keeps them. */
+static const char *sp_adv_eol(const char *t, size_t len, size_t off) {
+  while (off < len && t[off] != '\n') off++;
+  return off < len && off > 0 && t[off - 1] == '\r' ? "\r\n" : "\n";
+}
+
 /* Start of the line holding off, and whether only blanks precede off on it. */
 static size_t sp_adv_line_start(const char *t, size_t off, bool *first) {
   size_t s = off;
@@ -476,8 +482,9 @@ static void sp_adv_fix_nest(sp_adv_nest *a, bool shared_construct) {
       if (asprintf(&dir, "#pragma acc loop %s%s%s%s", add, priv[0] ? " private(" : "", priv,
                    priv[0] ? ")" : "") < 0)
         goto oom;
-      int r = first ? asprintf(&ins, "%s\n%s", dir, indent)
-                    : asprintf(&ins, "\n%s%s\n%s", indent, dir, indent);
+      const char *eol = sp_adv_eol(t, len, foff);
+      int r = first ? asprintf(&ins, "%s%s%s", dir, eol, indent)
+                    : asprintf(&ins, "%s%s%s%s%s", eol, indent, dir, eol, indent);
       if (r < 0 || sp_adv_add_edit(a, nest->loc.file, foff, 0, ins)) {
         free(dir);
         free(ins);

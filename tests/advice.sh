@@ -166,6 +166,14 @@ if [ $rc -eq 0 ] && ! grep -q "leaves this nest alone" "$tmp/cp.err" &&
    grep -q '^#pragma acc loop vector /\* columns \*/$' "$tmp/cp.c"; then ok
 else bad "comments and private clauses under --fix: exit $rc"; cat "$tmp/cp.err" "$tmp/cp.c"; fi
 
+# a file with CRLF line endings keeps them on the lines --fix adds
+printf '#define N 2048\r\nstatic double a[N][N], b[N][N];\r\nvoid f(void)\r\n{\r\n#pragma acc parallel loop collapse(2) copyin(a) copyout(b)\r\n    for (int j = 0; j < N; j++)\r\n        for (int i = 0; i < N; i++)\r\n            b[j][i] = a[i][j];\r\n}\r\n' > "$tmp/crlf.c"
+"$bin" -q --fix --no-backup "$tmp/crlf.c" 2> "$tmp/crlf.err"
+rc=$?
+lines=$(wc -l < "$tmp/crlf.c")
+if [ $rc -eq 0 ] && [ "$lines" -gt 9 ] && [ "$(grep -c $'\r$' "$tmp/crlf.c")" -eq "$lines" ]; then ok
+else bad "--fix on a CRLF file: exit $rc"; cat -A "$tmp/crlf.c" "$tmp/crlf.err"; fi
+
 # an omp target nest gets OpenMP directives, not OpenACC ones, and no OpenACC reduction code
 cat > "$tmp/ompred.c" <<'EOF'
 #define N 4096
