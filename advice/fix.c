@@ -264,8 +264,7 @@ static const sp_clauses *sp_adv_own_directive(const sp_nest *nest, int k) {
   return c;
 }
 
-/* The clause text the compute construct gets. */
-static void sp_adv_construct_clauses(const sp_adv_plan *p, char *buf, size_t n) {
+void sp_adv_construct_clauses(const sp_adv_plan *p, char *buf, size_t n) {
   size_t u = (size_t)snprintf(buf, n, "num_gangs(%" PRId64 ")", p->num_gangs);
   if (p->num_workers && u < n) u += (size_t)snprintf(buf + u, n - u, " num_workers(%d)", p->num_workers);
   if (u < n) snprintf(buf + u, n - u, " vector_length(%d)", p->vector_length);

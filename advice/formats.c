@@ -383,6 +383,13 @@ char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
       sp_adv_put(&b, "    %*sfor (%s ...)%s\n", 2 * pos, "", L->index,
                  a->plan.perm[pos] != pos ? "   // interchanged" : "");
     }
+    /* no rewritten directive carries the sizes (a compute construct shared with other nests):
+     * name them, the gain may be all theirs */
+    if (!a->construct_directive && !a->directive[0]) {
+      char sizes[128];
+      sp_adv_construct_clauses(&a->plan, sizes, sizeof sizes);
+      sp_adv_put(&b, "    with %s on the compute construct\n", sizes);
+    }
   }
   const sp_rank_candidate *dflt = sp_adv_default(a);
   /* where it weighs: 5 % of either time */

@@ -166,6 +166,30 @@ if [ $rc -eq 0 ] && ! grep -q "leaves this nest alone" "$tmp/cp.err" &&
    grep -q '^#pragma acc loop vector /\* columns \*/$' "$tmp/cp.c"; then ok
 else bad "comments and private clauses under --fix: exit $rc"; cat "$tmp/cp.err" "$tmp/cp.c"; fi
 
+# nests sharing a parallel construct: --fix leaves them, and the advice names the sizes it wants
+# on the construct (the gain may be all theirs)
+cat > "$tmp/shared.c" <<'EOF'
+#define N 4096
+static double a[N][N], c[N];
+void f(void)
+{
+#pragma acc parallel copyin(a) copyout(c)
+    {
+#pragma acc loop gang vector
+        for (int i = 0; i < N; i++)
+            c[i] = a[i][0];
+#pragma acc loop gang vector
+        for (int i = 0; i < N; i++)
+            c[i] += a[0][i];
+    }
+}
+EOF
+"$bin" --compiler gcc "$tmp/shared.c" > "$tmp/shared.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c "^    with num_gangs([0-9]*) vector_length([0-9]*) on the compute construct$" "$tmp/shared.out")" -eq 2 ] &&
+   grep -q "holds other nests too" "$tmp/shared.out"; then ok
+else bad "nests sharing a construct: exit $rc"; cat "$tmp/shared.out"; fi
+
 # a file with CRLF line endings keeps them on the lines --fix adds
 printf '#define N 2048\r\nstatic double a[N][N], b[N][N];\r\nvoid f(void)\r\n{\r\n#pragma acc parallel loop collapse(2) copyin(a) copyout(b)\r\n    for (int j = 0; j < N; j++)\r\n        for (int i = 0; i < N; i++)\r\n            b[j][i] = a[i][j];\r\n}\r\n' > "$tmp/crlf.c"
 "$bin" -q --fix --no-backup "$tmp/crlf.c" 2> "$tmp/crlf.err"

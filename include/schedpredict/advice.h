@@ -106,6 +106,9 @@ typedef struct sp_adv_nest {
   char *construct_directive;
 } sp_adv_nest;
 
+/* The clause text the compute construct gets: "num_gangs(G) [num_workers(W)] vector_length(V)". */
+void sp_adv_construct_clauses(const sp_adv_plan *p, char *buf, size_t n);
+
 typedef struct sp_adv_options {
   sp_adv_compiler compiler;
 } sp_adv_options;
