@@ -135,8 +135,14 @@ static void sp_array_shape(sp_nb *nb, CXCursor decl, sp_array *a) {
     t = clang_getPointeeType(clang_getCanonicalType(t));
   }
   /* sizes[] holds one size expression per written array level, outermost first (a variable
-   * with an initializer has it last among its children, so first here: skip it) */
-  int level = 0, first_size = nsizes > 0 && clang_getCursorKind(sizes[0]) == CXCursor_InitListExpr;
+   * with an initializer has it last among its children, so first here: skip it, a brace list or
+   * any expression, such as the cast of `double (*a)[m] = (double (*)[m])p`) */
+  CXCursor init = clang_getCursorKind(decl) == CXCursor_VarDecl
+                      ? clang_Cursor_getVarDeclInitializer(decl) : clang_getNullCursor();
+  int level = 0,
+      first_size = nsizes > 0 && (clang_getCursorKind(sizes[0]) == CXCursor_InitListExpr ||
+                                  (!clang_Cursor_isNull(init) &&
+                                   clang_equalCursors(sp_strip(init), sp_strip(sizes[0]))));
   while (sp_is_array_type(t) && a->ndims < SP_MAX_LOOPS) {
     int64_t d = -1;
     if (t.kind == CXType_ConstantArray) {

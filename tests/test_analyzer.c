@@ -1511,6 +1511,30 @@ static void test_index_helpers(void) {
   sp_program_free(&prog);
 }
 
+
+/* A local pointer to VLA rows initialized with a cast: its rows are m elements (the initializer
+ * is not taken for a size expression). */
+static void test_local_vla_pointer(void) {
+  const char *src =
+      "void f(int m, double *restrict ap, const double *restrict bp) {\n"
+      "  double (*restrict a)[m] = (double (*)[m])ap;\n"
+      "  const double (*restrict b)[m] = (const double (*)[m])bp;\n"
+      "#pragma acc parallel loop\n"
+      "  for (int i = 0; i < m; i++)\n"
+      "    for (int j = 0; j < m; j++)\n"
+      "      a[i][j] = 2.0 * b[j][i];\n"
+      "}\n";
+  sp_param p[] = {{"m", 3000}};
+  sp_program prog;
+  sp_nest *n = analyze_one(src, p, 1, &prog);
+  if (n) {
+    const sp_ref *a = ref_named(n, "a[i][j]", SP_WRITE), *b = ref_named(n, "b[j][i]", SP_READ);
+    CHECK(a && !a->irregular && a->offset.coef[0] == 24000 && a->offset.coef[1] == 8);
+    CHECK(b && !b->irregular && b->offset.coef[0] == 8 && b->offset.coef[1] == 24000);
+  }
+  sp_program_free(&prog);
+}
+
 int main(void) {
   SP_RUN(test_linearized_and_column_major);
   SP_RUN(test_struct_pointer_vla);
@@ -1540,5 +1564,6 @@ int main(void) {
   SP_RUN(test_imperfect_nests);
   SP_RUN(test_steps_and_switch);
   SP_RUN(test_index_helpers);
+  SP_RUN(test_local_vla_pointer);
   return SP_TEST_END();
 }
