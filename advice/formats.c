@@ -294,13 +294,17 @@ static void sp_adv_put_directive(sp_adv_buf *b, const char *d) {
   }
 }
 
-/* The plan as OpenMP offload directives, for an omp target nest: gang is `teams distribute`,
- * vector `parallel for`, num_gangs num_teams and vector_length thread_limit. False (nothing
- * written) where OpenMP has no such form: a worker level (a second thread dimension), or no
- * gang on the outermost loop, which the combined `target teams distribute` must take. */
-static bool sp_adv_put_omp(sp_adv_buf *b, const sp_adv_nest *a) {
+/* Whether OpenMP offload has a form for the plan: no worker level (a second thread dimension),
+ * and gang on the outermost loop, which the combined `target teams distribute` must take. */
+static bool sp_adv_omp_form(const sp_adv_plan *p) {
+  return !p->num_workers && strstr(p->clauses[0], "gang") != NULL;
+}
+
+/* The plan as OpenMP offload directives (sp_adv_omp_form), for an omp target nest: gang is
+ * `teams distribute`, vector `parallel for`, num_gangs num_teams and vector_length
+ * thread_limit. */
+static void sp_adv_put_omp(sp_adv_buf *b, const sp_adv_nest *a) {
   const sp_adv_plan *p = &a->plan;
-  if (p->num_workers || !strstr(p->clauses[0], "gang")) return false;
   for (int pos = 0; pos < p->nband; pos++) {
     const sp_loop *L = &a->nest->loops[p->perm[pos]];
     const char *c = p->clauses[pos];
@@ -324,7 +328,6 @@ static bool sp_adv_put_omp(sp_adv_buf *b, const sp_adv_nest *a) {
     sp_adv_put(b, "    %*sfor (%s ...)%s\n", 2 * pos, "", L->index,
                p->perm[pos] != pos ? "   // interchanged" : "");
   }
-  return true;
 }
 
 char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc) {
@@ -351,13 +354,13 @@ char *sp_adv_text(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc)
                                          a->rank_pos + 1, sp_adv_speedup(a), map,
                                          c->schedule.block[0], c->schedule.block[1],
                                          c->schedule.block[2], c->schedule.grid[0],
-                                         a->plan.num_workers || !strstr(a->plan.clauses[0], "gang")
+                                         !sp_adv_omp_form(&a->plan)
                                              ? ": OpenMP has no form for it"
                                          : a->plan.interchange
                                              ? ", with the loops interchanged (the other clauses, "
                                                "such as map, as written):"
                                              : " (the other clauses, such as map, as written):"));
-    sp_adv_put_omp(&b, a);
+    if (sp_adv_omp_form(&a->plan)) sp_adv_put_omp(&b, a);
   } else {
     sp_adv_put_lines(&b, sp_report_prose("recommended for %s (rank %d, predicted %.2fx the "
                                          "compiler default's speed)%s:",

@@ -35,14 +35,14 @@ static bool sp_before(const sp_srcloc *a, const sp_srcloc *b) {
 static bool sp_sinkable(const sp_nest *n, int c, bool *post) {
   const sp_loop *C = &n->loops[c];
   const int outer = c - 1;
-  if (C->parent != outer || C->band || !C->parallel || C->trip_min < 1 || C->step == 0)
+  if (C->parent != outer || !C->parallel || C->trip_min < 1 || C->step == 0)
     return false;
   for (int k = c + 1; k < n->nloops; k++)
     if (n->loops[k].parent == outer) return false;
   *post = false;
   for (int r = 0; r < n->nrefs; r++) {
     const sp_ref *ref = &n->refs[r];
-    if (ref->nloops != c) continue; /* inside c, or (none) outside the band */
+    if (ref->nloops != c) continue; /* not of the outer body: one inside c lists c too */
     if (!sp_before(&ref->loc, &C->loc)) *post = true;
   }
   return !*post || C->step == 1 || C->step == -1;
