@@ -530,7 +530,8 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
       char why[256];
       sp_adv_plan plan;
       const sp_rank_candidate *c = &r->candidates[r->order[k]];
-      usable[k] = sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, why, sizeof why);
+      usable[k] = sp_adv_express(rows[i].nest, &c->schedule, opt->compiler, &plan, why, sizeof why) &&
+                  sp_adv_gangs_launch(rows[i].nest, &plan, opt->compiler, why, sizeof why);
       if (k == 0 && !usable[k]) snprintf(a[i].best_why_not, sizeof a[i].best_why_not, "%s", why);
       any_refined |= usable[k] && c->refined;
     }

@@ -270,6 +270,19 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
   return true;
 }
 
+bool sp_adv_gangs_launch(const sp_nest *nest, const sp_adv_plan *plan, sp_adv_compiler cc,
+                         char *why, size_t whylen) {
+  if (why && whylen) why[0] = 0;
+  const bool acc = nest->construct == SP_CONSTRUCT_ACC_PARALLEL ||
+                   nest->construct == SP_CONSTRUCT_ACC_KERNELS ||
+                   nest->construct == SP_CONSTRUCT_ACC_SERIAL;
+  if (acc && cc == SP_ADV_GCC && plan->num_gangs > SP_ADV_GCC_MAX_GANGS)
+    SP_ADV_WHY("GCC's libgomp does not launch num_gangs(%" PRId64 ") (more than %d): it launches "
+               "its default count and the gang loop skips the other gangs' rows (wrong results)",
+               plan->num_gangs, SP_ADV_GCC_MAX_GANGS);
+  return true;
+}
+
 /* The value a clause has on the nest: on the compute construct, or on loop 0 of a combined one,
  * or as a loop argument (kernels). */
 static int64_t sp_adv_current(const sp_nest *nest, size_t field) {

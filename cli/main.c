@@ -524,7 +524,8 @@ typedef struct sp_expressible_ctx {
 static bool sp_expressible(const sp_schedule *s, void *ctx) {
   const sp_expressible_ctx *e = ctx;
   sp_adv_plan plan;
-  return sp_adv_express(e->nest, s, e->compiler, &plan, NULL, 0);
+  return sp_adv_express(e->nest, s, e->compiler, &plan, NULL, 0) &&
+         sp_adv_gangs_launch(e->nest, &plan, e->compiler, NULL, 0);
 }
 
 static double sp_lowering(const sp_schedule *s, const sp_trace_stats *st, void *ctx) {

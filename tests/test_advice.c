@@ -232,11 +232,33 @@ static void test_plan_matches(void) {
   CHECK(!sp_adv_plan_matches(&t.n, &p));
 }
 
+
+/* GCC's libgomp launches its default gang count in place of a num_gangs above 65,535 while the
+ * gang loop strides by the count asked for (wrong results on the H200): such plans are refused
+ * for GCC's OpenACC, not for nvc nor for an omp target nest. */
+static void test_gcc_gang_limit(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  t.n.construct = SP_CONSTRUCT_ACC_PARALLEL;
+  sp_adv_plan p;
+  memset(&p, 0, sizeof p);
+  char why[256];
+  p.num_gangs = 65535;
+  CHECK(sp_adv_gangs_launch(&t.n, &p, SP_ADV_GCC, why, sizeof why) && why[0] == 0);
+  p.num_gangs = 65536;
+  CHECK(!sp_adv_gangs_launch(&t.n, &p, SP_ADV_GCC, why, sizeof why));
+  CHECK(strstr(why, "num_gangs(65536)") != NULL);
+  CHECK(sp_adv_gangs_launch(&t.n, &p, SP_ADV_NVC, why, sizeof why));
+  t.n.construct = SP_CONSTRUCT_OMP_TARGET;
+  CHECK(sp_adv_gangs_launch(&t.n, &p, SP_ADV_GCC, why, sizeof why));
+}
+
 int main(void) {
   SP_RUN(test_gcc_limits);
   SP_RUN(test_interchange);
   SP_RUN(test_gcc_reduction_code);
   SP_RUN(test_inner_levels_and_collapse);
   SP_RUN(test_plan_matches);
+  SP_RUN(test_gcc_gang_limit);
   return SP_TEST_END();
 }

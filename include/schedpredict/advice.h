@@ -44,6 +44,14 @@ typedef struct sp_adv_plan {
  * is needed and legal); otherwise returns false with the reason in why. */
 bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler cc,
                     sp_adv_plan *plan, char *why, size_t whylen);
+/* Whether the compiler's runtime launches the gangs plan asks for of an OpenACC nest. GCC 12's libgomp launches its
+ * default gang count (16,896 for 8 x 32 threads on the H200) in place of a num_gangs of 65,536 or
+ * more, while the gang loop strides by the count asked for: the rows of the gangs not launched
+ * are skipped, wrong results (20,000 and 10,000 ran right; validation/results/h200/gcc-openacc/
+ * 2026-12-02-imperfect-fix). */
+#define SP_ADV_GCC_MAX_GANGS 65535
+bool sp_adv_gangs_launch(const sp_nest *nest, const sp_adv_plan *plan, sp_adv_compiler cc,
+                         char *why, size_t whylen);
 
 /* Appends " reduction(op:v,w)" to buf (length n, NUL-terminated) for each item of the plan's
  * reductions at position pos that the clause text `have` (the directive's own reduction clause
