@@ -776,6 +776,7 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   }
   sp_nb nb;
   memset(&nb, 0, sizeof nb);
+  nb.forced_choice = clang_getNullCursor();
   nb.az = az;
   nb.nest = &nest;
   sp_cursor_range(f, &nb.top_begin, &nb.top_end);

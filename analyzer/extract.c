@@ -636,11 +636,59 @@ static void sp_note_scalar(sp_nb *nb, CXCursor e, bool read, bool write) {
 }
 
 /* An access to lvalue e: memory reference(s), or a scalar event for registers. */
+static bool sp_push_branch_guards(sp_nb *nb, CXCursor cond, bool negate);
+
+typedef struct sp_choice_find {
+  sp_nb *nb;
+  CXCursor found;
+} sp_choice_find;
+
+/* A `c ? x : y` whose condition is no constant, written in the visited expression or in the
+ * initializer of a local it reads (`jm = j == 0 ? n - 1 : j - 1`). */
+static enum CXChildVisitResult sp_find_choice(CXCursor c, CXCursor parent, CXClientData d) {
+  (void)parent;
+  sp_choice_find *f = d;
+  CXCursor s = sp_strip(c);
+  if (clang_getCursorKind(s) == CXCursor_DeclRefExpr) {
+    const sp_local_value *lv = sp_nb_local(f->nb, clang_getCursorReferenced(s));
+    if (lv && !lv->valid && !lv->assigned && !lv->pointer && !clang_Cursor_isNull(lv->init)) s = sp_strip(lv->init);
+  }
+  if (clang_getCursorKind(s) == CXCursor_ConditionalOperator) {
+    CXCursor kids[3];
+    sp_affine v;
+    if (sp_children(s, kids, 3) == 3 &&
+        !(sp_expr_affine(f->nb->az, f->nb, kids[0], &v, NULL) == SP_AFF_OK && sp_affine_is_const(&v))) {
+      f->found = s;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
 static void sp_access_lvalue(sp_nb *nb, CXCursor e, bool read, bool write) {
   CXCursor s = sp_strip(e);
   if (clang_getCursorKind(s) == CXCursor_DeclRefExpr) {
     sp_note_scalar(nb, s, read, write);
     return;
+  }
+  /* an address that takes one of two values by a condition on the indices (a periodic boundary,
+   * a[i][j == 0 ? n - 1 : j - 1]): an access under the condition and one under its negation */
+  sp_choice_find f = {nb, clang_getNullCursor()};
+  if (clang_Cursor_isNull(nb->forced_choice)) clang_visitChildren(s, sp_find_choice, &f);
+  CXCursor kids[3];
+  if (!clang_Cursor_isNull(f.found) && sp_children(f.found, kids, 3) == 3) {
+    const int saved = nb->nguards;
+    bool guarded = sp_push_branch_guards(nb, kids[0], false);
+    nb->nguards = saved;
+    for (int branch = 0; guarded && branch < 2; branch++) {
+      sp_push_branch_guards(nb, kids[0], branch == 1);
+      nb->forced_choice = f.found;
+      nb->forced_branch = branch;
+      sp_access_lvalue(nb, e, read, write);
+      nb->forced_choice = clang_getNullCursor();
+      nb->nguards = saved;
+    }
+    if (guarded) return;
   }
   sp_addr a;
   memset(&a, 0, sizeof a);

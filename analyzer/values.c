@@ -181,6 +181,14 @@ static sp_aff_status sp_declref_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affi
     if (lv) {
       if (lv->pointer) /* followed as an address (extract.c), never an integer value */
         return sp_fail(err, e, SP_AFF_NONAFFINE, "'%s' is a pointer", name);
+      if (!lv->valid && !lv->assigned && !clang_Cursor_isNull(nb->forced_choice) &&
+          !clang_Cursor_isNull(lv->init) &&
+          clang_equalCursors(sp_strip(lv->init), nb->forced_choice) && nb->depth_guard < 64) {
+        nb->depth_guard++;
+        sp_aff_status st = sp_expr_affine(az, nb, lv->init, out, err);
+        nb->depth_guard--;
+        return st;
+      }
       if (!lv->valid) return sp_fail(err, e, SP_AFF_NONAFFINE, "%s", lv->why);
       *out = lv->value;
       return SP_AFF_OK;
@@ -354,6 +362,8 @@ sp_aff_status sp_expr_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out, s
     return ok ? SP_AFF_OK : sp_fail(err, e, SP_AFF_OVERFLOW, "%s", "64-bit overflow");
   }
   if (k == CXCursor_ConditionalOperator && nk == 3) {
+    if (nb && !clang_Cursor_isNull(nb->forced_choice) && clang_equalCursors(e, nb->forced_choice))
+      return sp_expr_affine(az, nb, kids[nb->forced_branch ? 2 : 1], out, err);
     sp_affine c;
     if (sp_expr_affine(az, nb, kids[0], &c, NULL) == SP_AFF_OK && sp_affine_is_const(&c))
       return sp_expr_affine(az, nb, kids[c.constant ? 1 : 2], out, err);

@@ -107,6 +107,10 @@ typedef struct sp_nb {
   int switch_depth; /* switch statements around the statement walked, inside its loop */
   sp_bound_parm bound[32]; /* the parameters of the helper calls being read, innermost last */
   int nbound;
+  /* while an access is recorded under one branch of a `c ? x : y` its address takes (extract.c,
+   * sp_access_lvalue): that operator, and the branch (0: x, 1: y); null cursor otherwise */
+  CXCursor forced_choice;
+  int forced_branch;
 } sp_nb;
 
 /* arith.c: each loop's floating-point work (sp_loop.fp) from its body, loop_body[l] */

@@ -1535,6 +1535,46 @@ static void test_local_vla_pointer(void) {
   sp_program_free(&prog);
 }
 
+
+/* A subscript chosen by a condition on the indices (a periodic boundary, directly or through a
+ * local) is two accesses, each under its branch's guard, not an irregular one. */
+static void test_periodic_subscripts(void) {
+  const char *src =
+      "void f(double a[64][64], double b[64][64]) {\n"
+      "#pragma acc parallel loop collapse(2)\n"
+      "  for (int i = 0; i < 64; i++)\n"
+      "    for (int j = 0; j < 64; j++) {\n"
+      "      int jm = j == 0 ? 63 : j - 1;\n"
+      "      b[i][j] = a[i][jm] + a[i == 63 ? 0 : i + 1][j];\n"
+      "    }\n"
+      "}\n";
+  sp_program prog;
+  sp_nest *n = analyze_one(src, NULL, 0, &prog);
+  if (n) {
+    int jm = 0, ip = 0;
+    for (int r = 0; r < n->nrefs; r++) {
+      const sp_ref *ref = &n->refs[r];
+      CHECK(!ref->irregular);
+      if (strcmp(ref->text, "a[i][jm]") == 0) {
+        jm++;
+        CHECK_EQ_INT(ref->nguards, 1);
+        /* j == 0: a[i][63]; else a[i][j - 1] */
+        bool edge = ref->offset.coef[1] == 0;
+        CHECK(edge ? ref->offset.constant == 63 * 8 : ref->offset.constant == -8);
+        CHECK(fabs(ref->guard_excluded - (edge ? 63.0 / 64 : 1.0 / 64)) < 1e-9);
+      }
+      if (strncmp(ref->text, "a[i == 63", 9) == 0) {
+        ip++;
+        bool edge = ref->offset.coef[0] == 0;
+        CHECK(edge ? ref->offset.constant == 8 * 0 : ref->offset.constant == 64 * 8);
+      }
+    }
+    CHECK_EQ_INT(jm, 2);
+    CHECK_EQ_INT(ip, 2);
+  }
+  sp_program_free(&prog);
+}
+
 int main(void) {
   SP_RUN(test_linearized_and_column_major);
   SP_RUN(test_struct_pointer_vla);
@@ -1565,5 +1605,6 @@ int main(void) {
   SP_RUN(test_steps_and_switch);
   SP_RUN(test_index_helpers);
   SP_RUN(test_local_vla_pointer);
+  SP_RUN(test_periodic_subscripts);
   return SP_TEST_END();
 }
