@@ -172,9 +172,24 @@ static char *sp_adv_rewrite(const char *d, bool loop_level, bool construct_level
   char *keep = calloc(len + 1, 1); /* 1 = byte removed */
   if (!keep) return NULL;
   *others = false;
+  bool drop[64] = {false};
+  for (int k = 0; k < pd.n; k++) drop[k] = sp_adv_is_schedule_clause(pd.c[k].name, loop_level, construct_level);
+  /* a device_type clause whose clauses all go goes too (`device_type(nvidia)` followed by
+   * nothing for it is no valid directive); data clauses after it are not its own */
+  static const char *const per_device[] = {"gang", "worker", "vector", "seq", "auto", "tile",
+                                           "collapse", "independent", "num_gangs", "num_workers",
+                                           "vector_length", "async", "wait"};
+  for (int k = 0; k < pd.n; k++) {
+    if (strcmp(pd.c[k].name, "device_type") && strcmp(pd.c[k].name, "dtype")) continue;
+    bool had = false, kept = false;
+    for (int j = k + 1; j < pd.n && strcmp(pd.c[j].name, "device_type") && strcmp(pd.c[j].name, "dtype"); j++)
+      for (size_t q = 0; q < sizeof per_device / sizeof *per_device; q++)
+        if (strcmp(pd.c[j].name, per_device[q]) == 0) had = true, kept |= !drop[j];
+    drop[k] = had && !kept;
+  }
   for (int k = 0; k < pd.n; k++) {
     const sp_adv_clause *c = &pd.c[k];
-    if (!sp_adv_is_schedule_clause(c->name, loop_level, construct_level)) {
+    if (!drop[k]) {
       *others = true;
       continue;
     }

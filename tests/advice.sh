@@ -190,6 +190,27 @@ if [ $rc -eq 0 ] && [ "$(grep -c "^    with num_gangs([0-9]*) vector_length([0-9
    grep -q "holds other nests too" "$tmp/shared.out"; then ok
 else bad "nests sharing a construct: exit $rc"; cat "$tmp/shared.out"; fi
 
+# a device_type clause whose schedule clauses --fix replaces goes with them (one left with nothing
+# of its own is no valid directive); one that keeps a clause stays
+cat > "$tmp/dtype.c" <<'EOF'
+#define N 4096
+static double a[N][N], b[N][N];
+void f(void)
+{
+#pragma acc parallel loop gang device_type(nvidia) vector_length(128) copyin(a) copyout(b)
+    for (int j = 0; j < N; j++)
+#pragma acc loop vector device_type(nvidia) vector async
+        for (int i = 0; i < N; i++)
+            b[j][i] = a[i][j];
+}
+EOF
+"$bin" -q --compiler gcc --fix --no-backup "$tmp/dtype.c" 2> "$tmp/dtype.err"
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q "device_type(nvidia) copyin" "$tmp/dtype.c" &&
+   grep -q "^#pragma acc parallel loop gang.* copyin(a) copyout(b)$" "$tmp/dtype.c" &&
+   grep -q "^#pragma acc loop .*device_type(nvidia) async$" "$tmp/dtype.c"; then ok
+else bad "device_type under --fix: exit $rc"; cat "$tmp/dtype.err" "$tmp/dtype.c"; fi
+
 # a file with CRLF line endings keeps them on the lines --fix adds
 printf '#define N 2048\r\nstatic double a[N][N], b[N][N];\r\nvoid f(void)\r\n{\r\n#pragma acc parallel loop collapse(2) copyin(a) copyout(b)\r\n    for (int j = 0; j < N; j++)\r\n        for (int i = 0; i < N; i++)\r\n            b[j][i] = a[i][j];\r\n}\r\n' > "$tmp/crlf.c"
 "$bin" -q --fix --no-backup "$tmp/crlf.c" 2> "$tmp/crlf.err"
