@@ -22,6 +22,12 @@ bool sp_loop_bounds_const(const sp_loop *l) {
   return sp_affine_is_const(&l->lower) && sp_affine_is_const(&l->upper);
 }
 
+int sp_nest_band_length(const sp_nest *n) {
+  int k = 0;
+  while (k < n->nloops && n->loops[k].band) k++;
+  return k;
+}
+
 bool sp_nest_rectangular(const sp_nest *n) {
   for (int l = 0; l < n->nloops; l++)
     if (!sp_loop_bounds_const(&n->loops[l]) || n->loops[l].trip_min != n->loops[l].trip_max)

@@ -329,15 +329,20 @@ typedef struct sp_region {
   int directive; /* index of the region's directive, or -1 */
 } sp_region;
 
-static bool sp_in_clause_list(const char *list, const char *name) {
-  if (!list) return false;
-  size_t n = strlen(name);
-  for (const char *p = strstr(list, name); p; p = strstr(p + 1, name)) {
-    bool start = p == list || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
-    bool end = !(isalnum((unsigned char)p[n]) || p[n] == '_');
-    if (start && end) return true;
+/* Whether `name` occurs as an identifier in text[0..len). */
+static bool sp_mentions(const char *text, size_t len, const char *name) {
+  const size_t nl = strlen(name);
+  for (size_t i = 0; nl && i + nl <= len; i++) {
+    if (memcmp(text + i, name, nl) != 0) continue;
+    bool before = i > 0 && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_');
+    bool after = i + nl < len && (isalnum((unsigned char)text[i + nl]) || text[i + nl] == '_');
+    if (!before && !after) return true;
   }
   return false;
+}
+
+static bool sp_in_clause_list(const char *list, const char *name) {
+  return list && sp_mentions(list, strlen(list), name);
 }
 
 /* A scalar updated in loop k and read before written in its body carries a dependence. */
@@ -513,8 +518,7 @@ static double sp_band_count(const sp_nest *n, int k, int nband, int64_t *vals, l
 }
 
 static void sp_band_iterations(sp_nest *n) {
-  int nband = 0;
-  while (nband < n->nloops && n->loops[nband].band) nband++;
+  const int nband = sp_nest_band_length(n);
   int64_t vals[SP_MAX_LOOPS] = {0};
   long budget = 20 * 1000 * 1000;
   bool exact = true;
@@ -1008,18 +1012,6 @@ static void sp_az_free(sp_az *az) {
   for (int i = 0; i < az->nmacros; i++) free(az->macros[i].name);
   free(az->macros);
   free(az->prelude);
-}
-
-/* Whether `name` occurs as an identifier in text[0..len). */
-static bool sp_mentions(const char *text, size_t len, const char *name) {
-  const size_t nl = strlen(name);
-  for (size_t i = 0; nl && i + nl <= len; i++) {
-    if (memcmp(text + i, name, nl) != 0) continue;
-    bool before = i > 0 && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_');
-    bool after = i + nl < len && (isalnum((unsigned char)text[i + nl]) || text[i + nl] == '_');
-    if (!before && !after) return true;
-  }
-  return false;
 }
 
 /* mentioned[k]: set where --param k's name occurs in the file or in its -D definitions. */

@@ -655,7 +655,7 @@ void sp_codegen_collect(sp_nb *nb, CXCursor top) {
   n->codegen = cg;
   sp_cg_walk w = {nb, cg, NULL, 0, 0, 0};
   sp_cursor_range(top, &w.top_begin, &w.top_end);
-  while (w.nband < n->nloops && n->loops[w.nband].band) w.nband++;
+  w.nband = sp_nest_band_length(n);
   if (w.nband == 0) return;
   sp_az *az = nb->az;
   for (int k = 0; k < w.nband; k++) {

@@ -638,6 +638,13 @@ static void sp_note_scalar(sp_nb *nb, CXCursor e, bool read, bool write) {
 /* An access to lvalue e: memory reference(s), or a scalar event for registers. */
 static bool sp_push_branch_guards(sp_nb *nb, CXCursor cond, bool negate);
 
+CXCursor sp_local_choice(const sp_local_value *lv) {
+  if (!lv || lv->valid || lv->assigned || lv->pointer || clang_Cursor_isNull(lv->init))
+    return clang_getNullCursor();
+  CXCursor init = sp_strip(lv->init);
+  return clang_getCursorKind(init) == CXCursor_ConditionalOperator ? init : clang_getNullCursor();
+}
+
 typedef struct sp_choice_find {
   sp_nb *nb;
   CXCursor found;
@@ -650,8 +657,8 @@ static enum CXChildVisitResult sp_find_choice(CXCursor c, CXCursor parent, CXCli
   sp_choice_find *f = d;
   CXCursor s = sp_strip(c);
   if (clang_getCursorKind(s) == CXCursor_DeclRefExpr) {
-    const sp_local_value *lv = sp_nb_local(f->nb, clang_getCursorReferenced(s));
-    if (lv && !lv->valid && !lv->assigned && !lv->pointer && !clang_Cursor_isNull(lv->init)) s = sp_strip(lv->init);
+    CXCursor init = sp_local_choice(sp_nb_local(f->nb, clang_getCursorReferenced(s)));
+    if (!clang_Cursor_isNull(init)) s = init;
   }
   if (clang_getCursorKind(s) == CXCursor_ConditionalOperator) {
     CXCursor kids[3];
@@ -678,8 +685,11 @@ static void sp_access_lvalue(sp_nb *nb, CXCursor e, bool read, bool write) {
   CXCursor kids[3];
   if (!clang_Cursor_isNull(f.found) && sp_children(f.found, kids, 3) == 3) {
     const int saved = nb->nguards;
-    bool guarded = sp_push_branch_guards(nb, kids[0], false);
-    nb->nguards = saved;
+    bool guarded = true;
+    for (int branch = 0; guarded && branch < 2; branch++) {
+      guarded = sp_push_branch_guards(nb, kids[0], branch == 1);
+      nb->nguards = saved;
+    }
     for (int branch = 0; guarded && branch < 2; branch++) {
       sp_push_branch_guards(nb, kids[0], branch == 1);
       nb->forced_choice = f.found;

@@ -20,12 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int sp_band_end(const sp_nest *n) {
-  int nb = 0;
-  while (nb < n->nloops && n->loops[nb].band) nb++;
-  return nb;
-}
-
 static bool sp_before(const sp_srcloc *a, const sp_srcloc *b) {
   return a->line < b->line || (a->line == b->line && a->col < b->col);
 }
@@ -59,7 +53,7 @@ static void sp_sink_ref(sp_nest *n, sp_ref *r, int c, const sp_guard *first, con
 
 void sp_nb_sink_imperfect(sp_nb *nb) {
   sp_nest *n = nb->nest;
-  for (int c = sp_band_end(n); c > 0 && c < n->nloops; c = sp_band_end(n)) {
+  for (int c = sp_nest_band_length(n); c > 0 && c < n->nloops; c = sp_nest_band_length(n)) {
     bool post;
     if (!sp_sinkable(n, c, &post)) return;
     sp_loop *C = &n->loops[c];

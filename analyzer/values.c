@@ -181,9 +181,8 @@ static sp_aff_status sp_declref_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affi
     if (lv) {
       if (lv->pointer) /* followed as an address (extract.c), never an integer value */
         return sp_fail(err, e, SP_AFF_NONAFFINE, "'%s' is a pointer", name);
-      if (!lv->valid && !lv->assigned && !clang_Cursor_isNull(nb->forced_choice) &&
-          !clang_Cursor_isNull(lv->init) &&
-          clang_equalCursors(sp_strip(lv->init), nb->forced_choice) && nb->depth_guard < 64) {
+      if (!clang_Cursor_isNull(nb->forced_choice) &&
+          clang_equalCursors(sp_local_choice(lv), nb->forced_choice) && nb->depth_guard < 64) {
         nb->depth_guard++;
         sp_aff_status st = sp_expr_affine(az, nb, lv->init, out, err);
         nb->depth_guard--;

@@ -75,6 +75,11 @@ typedef struct sp_bound_parm {
   sp_affine value;
 } sp_bound_parm;
 
+/* The `c ? x : y` initializer of a local whose value it leaves unknown (and that was never
+ * assigned again), which an access's address may take either way (extract.c,
+ * sp_access_lvalue); a null cursor otherwise. */
+CXCursor sp_local_choice(const sp_local_value *lv);
+
 /* One nest being built. */
 typedef struct sp_nb {
   sp_az *az;

@@ -276,6 +276,8 @@ bool sp_loop_bounds_const(const sp_loop *l);
 /* Whether every loop of the nest has constant bounds and one trip count: every iteration of a
  * loop runs the same inner iterations (no triangular loop). */
 bool sp_nest_rectangular(const sp_nest *n);
+/* The loops of the band: loops 0..k-1 are band loops (sp_loop.band), loop k is not. */
+int sp_nest_band_length(const sp_nest *n);
 
 void sp_program_free(sp_program *p);
 const char *sp_construct_name(sp_construct c);
