@@ -118,17 +118,19 @@ static void sp_term_bounds(sp_i128 a, sp_i128 b, int64_t lo, int64_t hi, sp_dirn
   }
 }
 
-/* Can A(x) and B(y) overlap with x_L <dir> y_L, equal indices in L's ancestors? */
-static bool sp_pair_may_depend(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
-                               sp_dirn dir, const int64_t *lo, const int64_t *hi) {
+/* Can A(x) and B(y) overlap with x_L <dir> y_L, equal indices in L's ancestors? The offsets
+ * oa and ob are A's and B's, in the variables that lo and hi bound. */
+static bool sp_pair_may_depend(const sp_nest *n, const sp_ref *A, const sp_affine *oa,
+                               const sp_ref *B, const sp_affine *ob, int L, sp_dirn dir,
+                               const int64_t *lo, const int64_t *hi) {
   /* overlap of [oa, oa+sa) and [ob, ob+sb): oa - ob in [-(sa-1), sb-1]... written as
    * sum(a x) - sum(b y) in [cb - ca - (sa - 1), cb - ca + (sb - 1)] */
-  sp_i128 tlo = (sp_i128)B->offset.constant - A->offset.constant - (A->size - 1);
-  sp_i128 thi = (sp_i128)B->offset.constant - A->offset.constant + (B->size - 1);
+  sp_i128 tlo = (sp_i128)ob->constant - oa->constant - (A->size - 1);
+  sp_i128 thi = (sp_i128)ob->constant - oa->constant + (B->size - 1);
   sp_i128 mn = 0, mx = 0;
   int64_t g = 0;
   for (int k = 0; k < n->nloops; k++) {
-    sp_i128 a = A->offset.coef[k], b = B->offset.coef[k];
+    sp_i128 a = oa->coef[k], b = ob->coef[k];
     bool inA = sp_encloses(A, k), inB = sp_encloses(B, k);
     if (!a && !b) continue;
     sp_dirn d;
@@ -285,6 +287,46 @@ static bool sp_pair_distance(const sp_nest *n, const sp_ref *A, const sp_ref *B,
   return true;
 }
 
+/* An offset in the loops' trip counters: index k = lower_k(outer indices) + step_k * t_k, t_k in
+ * [0, trip_max_k - 1], substituted from the innermost loop out. The hull of the indices loses
+ * how a triangular loop's range moves with an outer index (LU's i > k); in the counters it
+ * stays in the coefficients, where equal outer indices cancel it. Overflow: false. */
+static bool sp_offset_in_counters(const sp_nest *n, const sp_affine *offset, sp_affine *out) {
+  sp_i128 c[SP_MAX_LOOPS], c0 = offset->constant;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) c[k] = offset->coef[k];
+  for (int k = n->nloops - 1; k >= 0; k--) {
+    const sp_loop *L = &n->loops[k];
+    sp_i128 a = c[k];
+    if (!a) continue;
+    c[k] = a * L->step;
+    c0 += a * L->lower.constant;
+    for (int m = 0; m < k; m++) c[m] += a * L->lower.coef[m];
+  }
+  const sp_i128 limit = (sp_i128)1 << 62;
+  if (c0 > limit || c0 < -limit) return false;
+  out->constant = (int64_t)c0;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) {
+    if (c[k] > limit || c[k] < -limit) return false;
+    out->coef[k] = (int64_t)c[k];
+  }
+  return true;
+}
+
+/* The pair's test in the index space, then, where that cannot exclude it, in the counters'. */
+static bool sp_pair_may_depend_either(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
+                                      const int64_t *lo, const int64_t *hi, const int64_t *tlo,
+                                      const int64_t *thi) {
+  if (!sp_pair_may_depend(n, A, &A->offset, B, &B->offset, L, SP_DIR_LT, lo, hi) &&
+      !sp_pair_may_depend(n, A, &A->offset, B, &B->offset, L, SP_DIR_GT, lo, hi))
+    return false;
+  if (!tlo) return true;
+  sp_affine ta, tb;
+  if (!sp_offset_in_counters(n, &A->offset, &ta) || !sp_offset_in_counters(n, &B->offset, &tb))
+    return true;
+  return sp_pair_may_depend(n, A, &ta, B, &tb, L, SP_DIR_LT, tlo, thi) ||
+         sp_pair_may_depend(n, A, &ta, B, &tb, L, SP_DIR_GT, tlo, thi);
+}
+
 sp_dep_info sp_dep_test_loop(const sp_nest *n, int L) {
   sp_dep_info info = {SP_DEP_NONE, -1, -1, 0};
   int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
@@ -294,6 +336,13 @@ sp_dep_info sp_dep_test_loop(const sp_nest *n, int L) {
   }
   if (hi[L] - lo[L] < (n->loops[L].step < 0 ? -n->loops[L].step : n->loops[L].step))
     return info; /* at most one iteration */
+  /* the counters' ranges, where every loop's trip count has a finite bound */
+  int64_t tlo[SP_MAX_LOOPS] = {0}, thi[SP_MAX_LOOPS] = {0};
+  bool counters = true;
+  for (int k = 0; k < n->nloops; k++) {
+    counters = counters && n->loops[k].step != 0 && n->loops[k].trip_max < INT64_MAX;
+    thi[k] = n->loops[k].trip_max > 0 ? n->loops[k].trip_max - 1 : 0;
+  }
   for (int i = 0; i < n->nrefs; i++) {
     const sp_ref *A = &n->refs[i];
     if (!sp_encloses(A, L)) continue;
@@ -304,8 +353,8 @@ sp_dep_info sp_dep_test_loop(const sp_nest *n, int L) {
       bool dep;
       if (A->irregular || B->irregular) dep = true;
       else
-        dep = sp_pair_may_depend(n, A, B, L, SP_DIR_LT, lo, hi) ||
-              sp_pair_may_depend(n, A, B, L, SP_DIR_GT, lo, hi);
+        dep = sp_pair_may_depend_either(n, A, B, L, lo, hi, counters ? tlo : NULL,
+                                        counters ? thi : NULL);
       if (!dep || sp_parity_excludes(n, A, B, lo, hi)) continue;
       int64_t d;
       if (!A->irregular && !B->irregular && sp_pair_distance(n, A, B, L, lo, hi, &d)) {

@@ -27,6 +27,10 @@ expect 0 "warning: --param m=7 changes nothing: no identifier 'm' in the file" -
 expect 4 "does not fit in 64 bits" -- tests/inputs/overflow.c --param n=4000000000
 expect 0 "10000000000 band iterations" -- --summary tests/inputs/overflow.c --param n=100000
 expect 5 "no loop nest to schedule.*--all-loops" -- tests/inputs/no_nests.c
+# a triangular nest's dependence test in the trip counters: LU's i and j are parallel, k is not
+expect 0 "loop i = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
+expect 0 "loop j = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
+expect 0 "loop 'k' is kept sequential" -- --summary tests/inputs/lu_update.c
 expect 0 "parallel \(dependence-test\)" -- --summary tests/inputs/no_nests.c --all-loops
 expect 0 "while loop in the nest.*skipped" -- --summary tests/inputs/unmodelable.c
 expect 5 "zero_step.c:4:3: warning: loop step is 0: the loop would not end" -- --param n=100 tests/inputs/zero_step.c
