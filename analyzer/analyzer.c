@@ -455,6 +455,33 @@ static void sp_decide_parallel(sp_nb *nb, const sp_clauses *construct) {
   }
 }
 
+/* A sequential band loop with parallel band loops inside it that carries a dependence between
+ * their iterations: as one launch (how the model runs it, the loop inside every thread) the
+ * blocks would not wait for each other between its iterations. */
+static void sp_warn_crossing(sp_az *az, const sp_nest *n) {
+  if (n->construct == SP_CONSTRUCT_ACC_SERIAL) return;
+  bool inner[SP_MAX_LOOPS] = {false};
+  for (int k = 0; k < n->nloops; k++) inner[k] = n->loops[k].band && n->loops[k].parallel;
+  for (int k = 0; k < n->nloops && n->loops[k].band; k++) {
+    const sp_loop *L = &n->loops[k];
+    if (L->parallel) continue;
+    int ra = -1, rb = -1, m = sp_dep_crossing(n, k, inner, &ra, &rb);
+    if (m < 0) continue;
+    char *a = sp_ref_where(n, ra), *b = sp_ref_where(n, rb);
+    sp_diag_report(az->diag, SP_WARNING, az->filename, L->loc.line, L->loc.col,
+                   "sequential loop '%s' carries a dependence between iterations of loop '%s' "
+                   "inside it (%s, %s), which run on different threads: in one launch the "
+                   "blocks do not wait for each other between iterations of '%s'; put the compute "
+                   "construct inside loop '%s' (a launch per iteration). The model runs '%s' "
+                   "inside every thread of one launch, so its figures for this nest are not what "
+                   "the GPU does",
+                   L->index, n->loops[m].index, a, b, L->index, L->index, L->index);
+    free(a);
+    free(b);
+    return;
+  }
+}
+
 static int64_t sp_floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
@@ -843,6 +870,7 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   sp_nb_drop_repeated_loads(&nb);
   sp_nb_sink_imperfect(&nb);
   sp_nb_free(&nb);
+  sp_warn_crossing(az, &nest);
   sp_band_iterations(&nest);
   sp_guard_shares(&nest);
   if (!sp_push_nest(az->prog, &nest)) sp_nest_free(&nest);

@@ -118,11 +118,21 @@ static void sp_term_bounds(sp_i128 a, sp_i128 b, int64_t lo, int64_t hi, sp_dirn
   }
 }
 
-/* Can A(x) and B(y) overlap with x_L <dir> y_L, equal indices in L's ancestors? The offsets
- * oa and ob are A's and B's, in the variables that lo and hi bound. */
+/* A pair's question: x_L <dir> y_L, equal indices in L's ancestors and, where M >= 0, x_M <mdir>
+ * y_M for M, a loop inside L. */
+typedef struct sp_dir_query {
+  int L;
+  sp_dirn dir;
+  int M;
+  sp_dirn mdir;
+} sp_dir_query;
+
+/* Can A(x) and B(y) overlap under q? The offsets oa and ob are A's and B's, in the variables that
+ * lo and hi bound. */
 static bool sp_pair_may_depend(const sp_nest *n, const sp_ref *A, const sp_affine *oa,
-                               const sp_ref *B, const sp_affine *ob, int L, sp_dirn dir,
+                               const sp_ref *B, const sp_affine *ob, sp_dir_query q,
                                const int64_t *lo, const int64_t *hi) {
+  const int L = q.L;
   /* overlap of [oa, oa+sa) and [ob, ob+sb): oa - ob in [-(sa-1), sb-1]... written as
    * sum(a x) - sum(b y) in [cb - ca - (sa - 1), cb - ca + (sb - 1)] */
   sp_i128 tlo = (sp_i128)ob->constant - oa->constant - (A->size - 1);
@@ -134,7 +144,8 @@ static bool sp_pair_may_depend(const sp_nest *n, const sp_ref *A, const sp_affin
     bool inA = sp_encloses(A, k), inB = sp_encloses(B, k);
     if (!a && !b) continue;
     sp_dirn d;
-    if (k == L) d = dir;
+    if (k == L) d = q.dir;
+    else if (k == q.M) d = q.mdir;
     else if (inA && inB && sp_is_ancestor(n, k, L)) d = SP_DIR_EQ;
     else d = SP_DIR_ANY;
     if (!inB) { d = SP_ONLY_A; b = 0; }
@@ -312,49 +323,62 @@ static bool sp_offset_in_counters(const sp_nest *n, const sp_affine *offset, sp_
   return true;
 }
 
-/* The pair's test in the index space, then, where that cannot exclude it, in the counters'. */
-static bool sp_pair_may_depend_either(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
-                                      const int64_t *lo, const int64_t *hi, const int64_t *tlo,
-                                      const int64_t *thi) {
-  if (!sp_pair_may_depend(n, A, &A->offset, B, &B->offset, L, SP_DIR_LT, lo, hi) &&
-      !sp_pair_may_depend(n, A, &A->offset, B, &B->offset, L, SP_DIR_GT, lo, hi))
+/* Whether L carries a dependence between the pair, in either direction: in the index space,
+ * then, where that cannot exclude it, in the counters' (tlo NULL: not there). A negative step
+ * turns the direction around in the counters, so each space takes both. */
+static bool sp_pair_carried(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
+                            const int64_t *lo, const int64_t *hi, const int64_t *tlo,
+                            const int64_t *thi) {
+  const sp_dir_query lt = {L, SP_DIR_LT, -1, SP_DIR_ANY}, gt = {L, SP_DIR_GT, -1, SP_DIR_ANY};
+  if (!sp_pair_may_depend(n, A, &A->offset, B, &B->offset, lt, lo, hi) &&
+      !sp_pair_may_depend(n, A, &A->offset, B, &B->offset, gt, lo, hi))
     return false;
   if (!tlo) return true;
   sp_affine ta, tb;
   if (!sp_offset_in_counters(n, &A->offset, &ta) || !sp_offset_in_counters(n, &B->offset, &tb))
     return true;
-  return sp_pair_may_depend(n, A, &ta, B, &tb, L, SP_DIR_LT, tlo, thi) ||
-         sp_pair_may_depend(n, A, &ta, B, &tb, L, SP_DIR_GT, tlo, thi);
+  return sp_pair_may_depend(n, A, &ta, B, &tb, lt, tlo, thi) ||
+         sp_pair_may_depend(n, A, &ta, B, &tb, gt, tlo, thi);
+}
+
+/* The ranges of the loops' indices (lo, hi) and trip counters (tlo, thi); false where the
+ * indices' overflow. *counters: whether every loop's trip count has a finite bound. */
+static bool sp_dep_ranges(const sp_nest *n, int64_t *lo, int64_t *hi, int64_t *tlo, int64_t *thi,
+                          bool *counters) {
+  *counters = true;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) tlo[k] = thi[k] = 0;
+  for (int k = 0; k < n->nloops; k++) {
+    *counters = *counters && n->loops[k].step != 0 && n->loops[k].trip_max < INT64_MAX;
+    thi[k] = n->loops[k].trip_max > 0 ? n->loops[k].trip_max - 1 : 0;
+  }
+  return sp_loop_ranges(n, lo, hi);
+}
+
+/* A pair the test looks at: one array, both inside L, at least one a write. */
+static bool sp_pair_in_loop(const sp_ref *A, const sp_ref *B, int L) {
+  return A->array == B->array && sp_encloses(A, L) && sp_encloses(B, L) &&
+         (A->access == SP_WRITE || B->access == SP_WRITE);
 }
 
 sp_dep_info sp_dep_test_loop(const sp_nest *n, int L) {
   sp_dep_info info = {SP_DEP_NONE, -1, -1, 0};
-  int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS];
-  if (!sp_loop_ranges(n, lo, hi)) {
+  int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS], tlo[SP_MAX_LOOPS], thi[SP_MAX_LOOPS];
+  bool counters;
+  if (!sp_dep_ranges(n, lo, hi, tlo, thi, &counters)) {
     info.result = SP_DEP_POSSIBLE;
     return info;
   }
   if (hi[L] - lo[L] < (n->loops[L].step < 0 ? -n->loops[L].step : n->loops[L].step))
     return info; /* at most one iteration */
-  /* the counters' ranges, where every loop's trip count has a finite bound */
-  int64_t tlo[SP_MAX_LOOPS] = {0}, thi[SP_MAX_LOOPS] = {0};
-  bool counters = true;
-  for (int k = 0; k < n->nloops; k++) {
-    counters = counters && n->loops[k].step != 0 && n->loops[k].trip_max < INT64_MAX;
-    thi[k] = n->loops[k].trip_max > 0 ? n->loops[k].trip_max - 1 : 0;
-  }
   for (int i = 0; i < n->nrefs; i++) {
     const sp_ref *A = &n->refs[i];
-    if (!sp_encloses(A, L)) continue;
     for (int j = i; j < n->nrefs; j++) {
       const sp_ref *B = &n->refs[j];
-      if (B->array != A->array || !sp_encloses(B, L)) continue;
-      if (A->access != SP_WRITE && B->access != SP_WRITE) continue;
+      if (!sp_pair_in_loop(A, B, L)) continue;
       bool dep;
       if (A->irregular || B->irregular) dep = true;
       else
-        dep = sp_pair_may_depend_either(n, A, B, L, lo, hi, counters ? tlo : NULL,
-                                        counters ? thi : NULL);
+        dep = sp_pair_carried(n, A, B, L, lo, hi, counters ? tlo : NULL, counters ? thi : NULL);
       if (!dep || sp_parity_excludes(n, A, B, lo, hi)) continue;
       int64_t d;
       if (!A->irregular && !B->irregular && sp_pair_distance(n, A, B, L, lo, hi, &d)) {
@@ -372,4 +396,42 @@ sp_dep_info sp_dep_test_loop(const sp_nest *n, int L) {
     }
   }
   return info;
+}
+
+int sp_dep_crossing(const sp_nest *n, int L, const bool *inner, int *ref_a, int *ref_b) {
+  int64_t lo[SP_MAX_LOOPS], hi[SP_MAX_LOOPS], tlo[SP_MAX_LOOPS], thi[SP_MAX_LOOPS];
+  bool counters;
+  bool ranges = sp_dep_ranges(n, lo, hi, tlo, thi, &counters);
+  const sp_dirn dirs[2] = {SP_DIR_LT, SP_DIR_GT};
+  for (int i = 0; i < n->nrefs; i++) {
+    const sp_ref *A = &n->refs[i];
+    for (int j = i; j < n->nrefs; j++) {
+      const sp_ref *B = &n->refs[j];
+      if (!sp_pair_in_loop(A, B, L)) continue;
+      bool regular = ranges && !A->irregular && !B->irregular;
+      if (regular && (!sp_pair_carried(n, A, B, L, lo, hi, counters ? tlo : NULL,
+                                       counters ? thi : NULL) ||
+                      sp_parity_excludes(n, A, B, lo, hi)))
+        continue;
+      /* a thread runs one trip counter of each loop on the lanes (the index moves with L where
+       * the loop's bounds do): the question is asked in the counters */
+      sp_affine ta, tb;
+      bool exact = regular && counters && sp_offset_in_counters(n, &A->offset, &ta) &&
+                   sp_offset_in_counters(n, &B->offset, &tb);
+      for (int M = L + 1; M < n->nloops; M++) {
+        if (!inner[M] || !sp_is_ancestor(n, L, M)) continue;
+        /* a reference outside M runs once for all of M's iterations: one of them meets it */
+        bool meets = !exact || !sp_encloses(A, M) || !sp_encloses(B, M);
+        for (int d = 0; !meets && d < 4; d++)
+          meets = sp_pair_may_depend(n, A, &ta, B, &tb,
+                                     (sp_dir_query){L, dirs[d / 2], M, dirs[d % 2]}, tlo, thi);
+        if (meets) {
+          *ref_a = i;
+          *ref_b = j;
+          return M;
+        }
+      }
+    }
+  }
+  return -1;
 }

@@ -53,6 +53,10 @@ typedef struct sp_dep_info {
 } sp_dep_info;
 /* Whether loop `loop` of the nest carries a dependence between array references. */
 sp_dep_info sp_dep_test_loop(const sp_nest *nest, int loop);
+/* Whether loop `loop` carries a dependence between iterations that differ in a loop M inside it
+ * with inner[M] (the loops that would run on different threads): M, and the pair in *ref_a and
+ * *ref_b; -1 where none can. */
+int sp_dep_crossing(const sp_nest *nest, int loop, const bool *inner, int *ref_a, int *ref_b);
 /* Min and max of an affine function over the box lo..hi of the loop indices (128-bit). */
 void sp_affine_bounds(const sp_affine *a, int nloops, const int64_t *lo, const int64_t *hi,
                       __int128 *min, __int128 *max);

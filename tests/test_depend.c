@@ -135,18 +135,23 @@ static void test_hand_cases(void) {
 
 enum { TRI_MAX_POINTS = 512 };
 
+/* Whether a loop at index x has not passed its inclusive bound (a negative step counts down). */
+static bool tri_runs(const sp_loop *l, int64_t x, int64_t bound) {
+  return l->step > 0 ? x <= bound : x >= bound;
+}
+
 /* The iteration points of the chain 0 > 1 > 2, in order; their count (-1: too many). */
 static int tri_points(const sp_nest *n, int64_t (*pt)[3]) {
   int np = 0;
   int64_t x[3];
   const sp_loop *l = n->loops;
-  for (x[0] = l[0].lower.constant; x[0] <= l[0].upper.constant; x[0] += l[0].step) {
+  for (x[0] = l[0].lower.constant; tri_runs(&l[0], x[0], l[0].upper.constant); x[0] += l[0].step) {
     int64_t lo1 = l[1].lower.constant + l[1].lower.coef[0] * x[0];
     int64_t hi1 = l[1].upper.constant + l[1].upper.coef[0] * x[0];
-    for (x[1] = lo1; x[1] <= hi1; x[1] += l[1].step) {
+    for (x[1] = lo1; tri_runs(&l[1], x[1], hi1); x[1] += l[1].step) {
       int64_t lo2 = l[2].lower.constant + l[2].lower.coef[0] * x[0] + l[2].lower.coef[1] * x[1];
       int64_t hi2 = l[2].upper.constant + l[2].upper.coef[0] * x[0] + l[2].upper.coef[1] * x[1];
-      for (x[2] = lo2; x[2] <= hi2; x[2] += l[2].step) {
+      for (x[2] = lo2; tri_runs(&l[2], x[2], hi2); x[2] += l[2].step) {
         if (np == TRI_MAX_POINTS) return -1;
         memcpy(pt[np++], x, sizeof x);
       }
@@ -160,22 +165,59 @@ static int64_t tri_offset(const sp_ref *r, const int64_t *x) {
          r->offset.coef[2] * x[2];
 }
 
-/* Whether loop L carries a dependence: two points with L's ancestors' indices equal and L's
- * different, where A at one and B at the other touch a common byte. */
-static bool tri_brute(const sp_nest *n, int L, int64_t (*pt)[3], int np) {
+/* Whether some A at point p and B at point q with apart(p, q) touch a common byte. */
+typedef struct tri_apart {
+  int L;             /* tri_carried: L's ancestors' indices equal, L's different */
+  const bool *inner; /* tri_crossing: loop 0's differ, and a counter of an inner loop */
+  int64_t (*t)[3];   /* the points' trip counters */
+} tri_apart;
+
+static bool tri_carried(const tri_apart *c, const int64_t *x, const int64_t *y, int p, int q) {
+  (void)p, (void)q;
+  for (int k = 0; k < c->L; k++)
+    if (x[k] != y[k]) return false;
+  return x[c->L] != y[c->L];
+}
+
+static bool tri_crossing(const tri_apart *c, const int64_t *x, const int64_t *y, int p, int q) {
+  if (x[0] == y[0]) return false;
+  return (c->inner[1] && c->t[p][1] != c->t[q][1]) || (c->inner[2] && c->t[p][2] != c->t[q][2]);
+}
+
+static bool tri_meet(const sp_nest *n, int64_t (*pt)[3], int np, const tri_apart *c,
+                     bool (*apart)(const tri_apart *, const int64_t *, const int64_t *, int, int)) {
   for (int i = 0; i < n->nrefs; i++)
     for (int j = 0; j < n->nrefs; j++) {
       const sp_ref *A = &n->refs[i], *B = &n->refs[j];
       if (A->access != SP_WRITE && B->access != SP_WRITE) continue;
       for (int p = 0; p < np; p++)
-        for (int q = 0; q < np; q++) {
-          bool outer_equal = true;
-          for (int k = 0; k < L; k++) outer_equal = outer_equal && pt[p][k] == pt[q][k];
-          if (!outer_equal || pt[p][L] == pt[q][L]) continue;
-          if (overlap(A, tri_offset(A, pt[p]), B, tri_offset(B, pt[q]))) return true;
-        }
+        for (int q = 0; q < np; q++)
+          if (apart(c, pt[p], pt[q], p, q) &&
+              overlap(A, tri_offset(A, pt[p]), B, tri_offset(B, pt[q])))
+            return true;
     }
   return false;
+}
+
+/* Whether loop L carries a dependence. */
+static bool tri_brute(const sp_nest *n, int L, int64_t (*pt)[3], int np) {
+  tri_apart c = {.L = L};
+  return tri_meet(n, pt, np, &c, tri_carried);
+}
+
+/* Whether loop 0 carries a dependence between iterations whose trip counters differ in a loop M
+ * with inner[M] (iterations on different threads). */
+static bool tri_cross_brute(const sp_nest *n, const bool *inner, int64_t (*pt)[3], int np) {
+  static int64_t t[TRI_MAX_POINTS][3];
+  for (int p = 0; p < np; p++)
+    for (int k = 1; k < 3; k++) {
+      const sp_loop *l = &n->loops[k];
+      int64_t lo = l->lower.constant + l->lower.coef[0] * pt[p][0] +
+                   (k == 2 ? l->lower.coef[1] * pt[p][1] : 0);
+      t[p][k] = (pt[p][k] - lo) / l->step;
+    }
+  tri_apart c = {.inner = inner, .t = t};
+  return tri_meet(n, pt, np, &c, tri_crossing);
 }
 
 /* Trip counts as the analyzer states them: the least and the most over the outer indices,
@@ -183,6 +225,7 @@ static bool tri_brute(const sp_nest *n, int L, int64_t (*pt)[3], int np) {
 static int64_t tri_trip(const sp_loop *l, const int64_t *x) {
   int64_t lo = l->lower.constant + l->lower.coef[0] * x[0] + l->lower.coef[1] * x[1];
   int64_t hi = l->upper.constant + l->upper.coef[0] * x[0] + l->upper.coef[1] * x[1];
+  if (l->step < 0) return hi > lo ? 0 : (lo - hi) / -l->step + 1;
   return hi < lo ? 0 : (hi - lo) / l->step + 1;
 }
 
@@ -192,13 +235,14 @@ static void tri_trip_counts(sp_nest *n) {
   for (int k = 0; k < 3; k++) l[k].trip_min = INT64_MAX, l[k].trip_max = 0;
   int64_t t0 = tri_trip(&l[0], x);
   l[0].trip_min = l[0].trip_max = t0;
-  for (x[0] = l[0].lower.constant; x[0] <= l[0].upper.constant; x[0] += l[0].step) {
+  for (x[0] = l[0].lower.constant; tri_runs(&l[0], x[0], l[0].upper.constant); x[0] += l[0].step) {
     x[1] = 0;
     int64_t t1 = tri_trip(&l[1], x);
     if (t1 < l[1].trip_min) l[1].trip_min = t1;
     if (t1 > l[1].trip_max) l[1].trip_max = t1;
     int64_t lo1 = l[1].lower.constant + l[1].lower.coef[0] * x[0];
-    for (x[1] = lo1; x[1] < lo1 + t1 * l[1].step; x[1] += l[1].step) {
+    for (int64_t t = 0; t < t1; t++) {
+      x[1] = lo1 + t * l[1].step;
       int64_t t2 = tri_trip(&l[2], x);
       if (t2 < l[2].trip_min) l[2].trip_min = t2;
       if (t2 > l[2].trip_max) l[2].trip_max = t2;
@@ -214,9 +258,9 @@ static void tri_random_nest(sp_nest *n) {
   for (int k = 0; k < 3; k++) {
     sp_loop *l = &n->loops[k];
     l->parent = k - 1;
-    l->step = rnd(1, 3) == 3 ? 2 : 1;
+    l->step = (rnd(1, 3) == 3 ? 2 : 1) * (rnd(0, 3) == 0 ? -1 : 1); /* a quarter count down */
     l->lower = sp_affine_const(rnd(-2, 2));
-    l->upper = sp_affine_const(l->lower.constant + rnd(0, 5));
+    l->upper = sp_affine_const(l->lower.constant + (l->step > 0 ? 1 : -1) * rnd(0, 5));
     for (int m = 0; m < k; m++) { /* i from k + c, j up to i + c... */
       if (rnd(0, 1)) l->lower.coef[m] = rnd(-1, 1);
       if (rnd(0, 2) == 0) l->upper.coef[m] = rnd(-1, 1);
@@ -240,7 +284,7 @@ static void tri_random_nest(sp_nest *n) {
 
 static void test_triangular_nests(void) {
   static int64_t pt[TRI_MAX_POINTS][3];
-  int independent = 0, missed = 0, nests = 0;
+  int independent = 0, missed = 0, nests = 0, carried = 0, same_thread = 0, cross_missed = 0;
   for (int iter = 0; iter < 6000; iter++) {
     sp_nest n;
     tri_random_nest(&n);
@@ -256,24 +300,46 @@ static void test_triangular_nests(void) {
             missed++;
         }
       }
+      /* loop 0 sequential around parallel loops 1 and/or 2 */
+      if (sp_dep_test_loop(&n, 0).result != SP_DEP_NONE) {
+        bool inner[3] = {false, rnd(0, 2) != 0, false};
+        inner[2] = !inner[1] || rnd(0, 1);
+        int ra, rb, m = sp_dep_crossing(&n, 0, inner, &ra, &rb);
+        carried++;
+        if (m < 0) same_thread++;
+        if (m < 0 && tri_cross_brute(&n, inner, pt, np)) cross_missed++;
+        if (m >= 0) CHECK(inner[m] && ra >= 0 && rb >= 0);
+      }
     }
     free(n.refs);
   }
   CHECK_EQ_INT(missed, 0);
+  CHECK_EQ_INT(cross_missed, 0);
   CHECK(nests > 3000);
   CHECK(independent > 1000);
-  fprintf(stderr, "  triangular nests: %d, %d loops independent\n", nests, independent);
+  CHECK(same_thread > 100);
+  fprintf(stderr,
+          "  triangular nests: %d, %d loops independent; loop 0 carries a dependence in %d, "
+          "between iterations on one thread only in %d\n",
+          nests, independent, carried, same_thread);
+}
+
+/* An empty nest of nloops loops, each inside the one before, step 1. */
+static void chain_nest(sp_nest *n, int nloops) {
+  memset(n, 0, sizeof *n);
+  n->nloops = nloops;
+  for (int k = 0; k < nloops; k++) {
+    n->loops[k].parent = k - 1;
+    n->loops[k].step = 1;
+  }
 }
 
 /* LU's update, A[i][j] -= A[i][k] * A[k][j] for i, j > k: i and j carry nothing, k does. */
 static void test_lu_update(void) {
   const int64_t N = 64, E = 8;
   sp_nest n;
-  memset(&n, 0, sizeof n);
-  n.nloops = 3;
+  chain_nest(&n, 3);
   for (int k = 0; k < 3; k++) {
-    n.loops[k].parent = k - 1;
-    n.loops[k].step = 1;
     n.loops[k].upper = sp_affine_const(N - 1);
     if (k) n.loops[k].lower.constant = 1, n.loops[k].lower.coef[0] = 1;
     n.loops[k].trip_min = k ? 0 : N;
@@ -295,8 +361,45 @@ static void test_lu_update(void) {
   CHECK_EQ_INT(sp_dep_test_loop(&n, 0).result, SP_DEP_POSSIBLE);
   CHECK_EQ_INT(sp_dep_test_loop(&n, 1).result, SP_DEP_NONE);
   CHECK_EQ_INT(sp_dep_test_loop(&n, 2).result, SP_DEP_NONE);
+  /* k carries A[i][k] (read at k) from the threads of other i (written at k - 1 as A[i][j]) */
+  bool inner[3] = {false, true, true};
+  int ra = -1, rb = -1;
+  CHECK_EQ_INT(sp_dep_crossing(&n, 0, inner, &ra, &rb), 1);
+  CHECK(ra >= 0 && rb >= 0); /* the same A[i][j] is on thread i - k - 1 at each k */
   n.loops[1].lower = sp_affine_const(0); /* i from 0: row k is written while read */
   CHECK_EQ_INT(sp_dep_test_loop(&n, 1).result, SP_DEP_POSSIBLE);
+}
+
+/* A time loop t around a parallel i: a[i] = 2 * a[i] stays on i's thread; a[i] = a[i - 1] + 1
+ * reads what i - 1's thread wrote at t - 1. */
+static void test_time_loop_crossing(void) {
+  sp_nest n;
+  chain_nest(&n, 2);
+  for (int k = 0; k < 2; k++) {
+    n.loops[k].lower = sp_affine_const(1);
+    n.loops[k].upper = sp_affine_const(99);
+    n.loops[k].trip_min = n.loops[k].trip_max = 99;
+  }
+  sp_ref refs[2];
+  memset(refs, 0, sizeof refs);
+  for (int r = 0; r < 2; r++) {
+    refs[r].size = 8;
+    refs[r].nloops = 2;
+    refs[r].loops[0] = 0;
+    refs[r].loops[1] = 1;
+    refs[r].offset.coef[1] = 8;
+  }
+  refs[0].access = SP_WRITE;
+  n.refs = refs;
+  n.nrefs = 2;
+  bool inner[2] = {false, true};
+  int ra, rb;
+  CHECK_EQ_INT(sp_dep_test_loop(&n, 0).result, SP_DEP_POSSIBLE);
+  CHECK_EQ_INT(sp_dep_crossing(&n, 0, inner, &ra, &rb), -1);
+  refs[1].offset.constant = -8;
+  CHECK_EQ_INT(sp_dep_crossing(&n, 0, inner, &ra, &rb), 1);
+  inner[1] = false; /* i not on threads: nothing crosses */
+  CHECK_EQ_INT(sp_dep_crossing(&n, 0, inner, &ra, &rb), -1);
 }
 
 int main(void) {
@@ -304,5 +407,6 @@ int main(void) {
   SP_RUN(test_random_nests);
   SP_RUN(test_triangular_nests);
   SP_RUN(test_lu_update);
+  SP_RUN(test_time_loop_crossing);
   return SP_TEST_END();
 }
