@@ -587,8 +587,11 @@ int sp_adv_build(const sp_report_nest *rows, int n, const sp_adv_options *opt, s
       snprintf(a[i].fix_error, sizeof a[i].fix_error,
                "no ranked schedule can be written for %s", sp_adv_compiler_name(opt->compiler));
     } else if (r->default_index >= 0 &&
-               sp_adv_built_s(&r->candidates[r->default_index]) < SP_ADV_MIN_GAIN * best_t) {
-      /* no predicted gain: leave the user's pragmas (and intent) alone */
+               sp_adv_built_s(&r->candidates[r->default_index]) < SP_ADV_MIN_GAIN * best_t &&
+               !(sp_adv_gcc_kernels(rows[i].nest, opt->compiler) &&
+                 !sp_adv_plan_matches(rows[i].nest, &a[i].plan))) {
+      /* no predicted gain: leave the user's pragmas (and intent) alone; but GCC runs a kernels
+       * region on one thread, not as the model's default, until its loops say `independent` */
       snprintf(a[i].fix_error, sizeof a[i].fix_error,
                "nothing to change: no schedule %s can express is predicted %.0f%% faster than "
                "the compiler default", sp_adv_compiler_name(opt->compiler),

@@ -65,6 +65,7 @@ typedef enum sp_adv_rule {
   SP_RULE_FEW_GANGS,
   SP_RULE_DEPENDENCE,
   SP_RULE_PARTIAL_STORES,
+  SP_RULE_GCC_KERNELS,
   SP_RULE_COUNT
 } sp_adv_rule;
 
@@ -83,6 +84,9 @@ static const struct {
     {"partial-sector-stores", "PartialSectorStores",
      "A warp's stores leave sectors partly written, which the GPU merges more slowly than whole "
      "ones"},
+    {"gcc-kernels-serial", "GccKernelsSerial",
+     "GCC 12 runs an OpenACC kernels region on one GPU thread unless built with "
+     "--param=openacc-kernels=decompose, and then partitions only loops that say independent"},
 };
 
 typedef struct sp_adv_finding {
@@ -148,6 +152,50 @@ static const sp_loop *sp_adv_vector_loop(const sp_nest *nest, const sp_schedule 
     return k < nest->nloops ? &nest->loops[k] : NULL;
   }
   return NULL;
+}
+
+/* What GCC 12 does with the nest's kernels region, checked with gcc 12.2 -fopt-info-omp: as
+ * written "assigned OpenACC seq loop parallelism" to the whole region (the H100 ran
+ * kernels_region.c on one gang, validation/results/h100/gcc-openacc/2026-11-22/); with
+ * --param=openacc-kernels=decompose "parallelized loop nest" where the loops say independent,
+ * but "unparallelized loop nest ...: it's executed conditionally" inside a sequential loop. */
+static void sp_adv_gcc_kernels_message(const sp_adv_nest *a, char *buf, size_t n) {
+  const sp_nest *nest = a->nest;
+  const sp_adv_plan *p = &a->plan;
+  bool added = false;
+  const char *lacks = NULL, *outer_seq = NULL;
+  int first = -1;
+  for (int pos = 0; a->candidate >= 0 && pos < p->nband; pos++) {
+    const char *c = p->clauses[pos];
+    const sp_loop *L = &nest->loops[p->perm[pos]];
+    if (!c[0] || !strcmp(c, "-") || !strcmp(c, "seq")) continue;
+    if (first < 0) first = pos;
+    if (strstr(c, "independent")) added = true;
+    else if (!(L->clauses.flags & SP_CL_INDEPENDENT) && !lacks) lacks = L->index;
+  }
+  for (int pos = 0; pos < first; pos++)
+    if (!nest->loops[p->perm[pos]].parallel) {
+      outer_seq = nest->loops[p->perm[pos]].index;
+      break;
+    }
+  size_t u = (size_t)snprintf(
+      buf, n,
+      "GCC 12 runs this kernels region on one GPU thread as written (its loops are 'auto' there "
+      "and it partitions none; kernels_region.c ran on one gang, 3.0 s a call on the H100): "
+      "build with --param=openacc-kernels=decompose, which partitions the loops that say "
+      "'independent'%s; the speedups above are against nvc's default, not GCC's one thread",
+      added ? " (the recommendation adds it where the dependence test proved the loop "
+              "independent)"
+            : "");
+  if (lacks && u < n)
+    u += (size_t)snprintf(buf + u, n - u,
+                          "; loop %s does not say it and the test cannot prove it, so GCC keeps "
+                          "it sequential", lacks);
+  if (outer_seq && u < n)
+    snprintf(buf + u, n - u,
+             "; inside sequential loop %s GCC partitions nothing even so (\"executed "
+             "conditionally\"): put the compute construct inside loop %s",
+             outer_seq, outer_seq);
 }
 
 static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_compiler cc,
@@ -262,6 +310,11 @@ static int sp_adv_findings(const sp_adv_nest *a, const sp_arch *arch, sp_adv_com
                   : "; running the vector loop from an aligned index under a guard avoids it "
                     "(jacobi2d's stencil: 2-14% faster on the H100, the most where blocks "
                     "walk rows)");
+    n++;
+  }
+  if (a->rank && sp_adv_gcc_kernels(nest, cc) && n < max) {
+    f[n] = (sp_adv_finding){SP_RULE_GCC_KERNELS, "warning", sp_adv_nest_loc(nest), ""};
+    sp_adv_gcc_kernels_message(a, f[n].message, sizeof f[n].message);
     n++;
   }
   for (int k = 0; k < nest->nloops && n < max; k++) {

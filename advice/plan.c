@@ -116,6 +116,23 @@ bool sp_adv_reduction_clauses(const sp_adv_plan *p, int pos, const char *have, c
   return true;
 }
 
+bool sp_adv_gcc_kernels(const sp_nest *nest, sp_adv_compiler cc) {
+  return cc == SP_ADV_GCC && nest->construct == SP_CONSTRUCT_ACC_KERNELS;
+}
+
+/* In a kernels region a loop without `independent` is `auto` (OpenACC 2.9.7), which GCC 12 runs
+ * sequentially, gang/worker/vector or not; with --param=openacc-kernels=decompose it partitions
+ * the independent ones. So loops first..first+count-1 get the clause where the dependence test
+ * proved them all independent and the directive does not say it already. */
+static bool sp_adv_gcc_needs_independent(const sp_nest *nest, sp_adv_compiler cc, int first,
+                                         int count) {
+  if (!sp_adv_gcc_kernels(nest, cc) || (nest->loops[first].clauses.flags & SP_CL_INDEPENDENT))
+    return false;
+  for (int k = first; k < first + count && k < nest->nloops; k++)
+    if (nest->loops[k].parallel_reason != SP_PAR_TEST_PROVED) return false;
+  return true;
+}
+
 #define SP_ADV_WHY(...)                                                                         \
   do {                                                                                          \
     if (why && whylen) snprintf(why, whylen, __VA_ARGS__);                                      \
@@ -250,6 +267,10 @@ bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler c
     snprintf(c, cl, "%s%s%s%s", coll, umask[u] & SP_ADV_GANG ? "gang " : "",
              umask[u] & SP_ADV_WORKER ? "worker " : "", umask[u] & SP_ADV_VECTOR ? "vector " : "");
     c[strlen(c) - 1] = 0; /* the trailing space */
+    if (sp_adv_gcc_needs_independent(nest, cc, k, ucount[u])) {
+      size_t u2 = strlen(c);
+      snprintf(c + u2, cl - u2, " independent");
+    }
     if (umask[u] & SP_ADV_WORKER) plan->num_workers = W;
   }
   /* reductions by position: those of every loop at or outside the deepest loop the directive
@@ -298,6 +319,7 @@ bool sp_adv_plan_matches(const sp_nest *nest, const sp_adv_plan *p) {
     const sp_clauses *c = &nest->loops[pos].clauses;
     const char *want = p->clauses[pos];
     if (!want[0]) continue;
+    if (strstr(want, "independent")) return false; /* only added where the directive lacks it */
     unsigned have = c->flags & (SP_CL_GANG | SP_CL_WORKER | SP_CL_VECTOR | SP_CL_SEQ);
     if (strcmp(want, "-") == 0) {
       if (have) return false;

@@ -55,7 +55,8 @@ static const struct {
      "                     FILE:LINE:COL: remark: ... [-Rschedpredict]\n"
      "--format sarif       SARIF 2.1.0; rules better-schedule, uncoalesced-access,\n"
      "                     idle-vector-lanes, too-few-gangs, parallel-dependence,\n"
-     "                     partial-sector-stores; fixes carry the replacement pragma text\n"
+     "                     partial-sector-stores, gcc-kernels-serial; fixes carry the\n"
+     "                     replacement pragma text\n"
      "--format opt-record  LLVM optimization records (YAML, '--- !Analysis'), as clang's\n"
      "                     -fsave-optimization-record writes them: name the file *.opt.yaml and\n"
      "                     run opt-viewer.py on it for annotated HTML source\n"},

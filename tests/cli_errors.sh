@@ -31,6 +31,11 @@ expect 5 "no loop nest to schedule.*--all-loops" -- tests/inputs/no_nests.c
 expect 0 "loop i = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
 expect 0 "loop j = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
 expect 0 "loop 'k' is kept sequential" -- --summary tests/inputs/lu_update.c
+# k carries row k + 1 from other threads: one launch would race
+expect 0 "lu_update.c:8:5: warning: sequential loop 'k' carries a dependence between iterations of loop 'i'" -- --summary tests/inputs/lu_update.c
+# GCC runs the kernels region on one thread, and partitions nothing inside k even when decomposed
+expect 0 "#pragma acc loop gang independent" -- --top 1 tests/inputs/lu_update.c
+expect 0 "inside sequential loop k GCC partitions nothing.*\[gcc-kernels-serial\]" -- --top 1 tests/inputs/lu_update.c
 expect 0 "parallel \(dependence-test\)" -- --summary tests/inputs/no_nests.c --all-loops
 expect 0 "while loop in the nest.*skipped" -- --summary tests/inputs/unmodelable.c
 expect 5 "zero_step.c:4:3: warning: loop step is 0: the loop would not end" -- --param n=100 tests/inputs/zero_step.c

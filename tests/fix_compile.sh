@@ -3,7 +3,9 @@
 #   tests/fix_compile.sh SCHEDPREDICT
 # Each example is fixed into a temporary copy (-o), compiled and linked for the GPU with
 # `gcc -fopenacc -foffload=nvptx-none` (a shared object: the examples have no main), and GCC must
-# not replace any of the recommended sizes ("using 'vector_length (32)', ignoring 8"). Skips
+# not replace any of the recommended sizes ("using 'vector_length (32)', ignoring 8"); where the
+# fix marks a kernels region's loops independent, GCC must partition them (built with
+# --param=openacc-kernels=decompose, without which GCC 12 runs the region on one thread). Skips
 # visibly when GCC's nvptx offloading (Debian gcc-12-offload-nvptx) is not installed.
 set -u
 bin=$1
@@ -20,7 +22,7 @@ if ! "$cc" "${offload[@]}" "$tmp/probe.c" -o "$tmp/probe.so" >/dev/null 2>&1; th
   echo "fix-compile: 0 passed, 0 failed, 1 skipped"
   exit 0
 fi
-pass=0 fail=0
+pass=0 fail=0 kernels=0
 for src in examples/*.c; do
   name=$(basename "$src" .c)
   args=$(grep -m1 '^// schedpredict-args:' "$src" | sed 's|^// schedpredict-args:||')
@@ -38,7 +40,20 @@ for src in examples/*.c; do
     diff -u "$src" "$tmp/$name.c" | head -40
     fail=$((fail + 1)); continue
   fi
+  # a kernels region: GCC 12 runs it on one thread unless --param=openacc-kernels=decompose, and
+  # then partitions the loops the fix marked independent
+  if [ "$(grep -c "independent" "$tmp/$name.c")" -gt "$(grep -c "independent" "$src")" ]; then
+    kernels=$((kernels + 1))
+    "$cc" "${offload[@]}" --param=openacc-kernels=decompose -fopt-info-all-omp $cargs \
+      "$tmp/$name.c" -o "$tmp/$name.so" -lm >"$tmp/$name.cc.err" 2>&1
+    if ! grep -q "parallelized loop nest in OpenACC" "$tmp/$name.cc.err"; then
+      echo "FAIL $name: with --param=openacc-kernels=decompose GCC partitions no loop of the fix:"
+      grep -v "relocation against\|DT_TEXTREL\|addressable" "$tmp/$name.cc.err" | head -20
+      fail=$((fail + 1)); continue
+    fi
+  fi
   pass=$((pass + 1))
 done
-echo "fix-compile: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+echo "fix-compile: $pass passed, $fail failed; $kernels kernels region(s) partitioned by GCC"
+# kernels_region.c's region is one GCC runs on one thread until the fix marks its loops
+[ $fail -eq 0 ] && [ $pass -gt 0 ] && [ $kernels -gt 0 ]

@@ -232,6 +232,45 @@ static void test_plan_matches(void) {
   CHECK(!sp_adv_plan_matches(&t.n, &p));
 }
 
+/* In a kernels region GCC 12 partitions only loops that say independent (and only under
+ * --param=openacc-kernels=decompose): the plan adds it for GCC where the test proved the loop,
+ * and a directive without it does not match the plan. */
+static void test_gcc_kernels_independent(void) {
+  tnest t;
+  tn_transpose(&t, 4096);
+  t.n.construct = SP_CONSTRUCT_ACC_KERNELS;
+  for (int k = 0; k < 2; k++) t.n.loops[k].parallel_reason = SP_PAR_TEST_PROVED;
+  sp_adv_plan p;
+  sp_schedule s = sched2(1, 0, 0, -1, 32, 8, 512, 1);
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, NULL, 0));
+  CHECK_EQ_STR(p.clauses[0], "gang worker independent");
+  CHECK_EQ_STR(p.clauses[1], "vector independent");
+  CHECK(sp_adv_gcc_kernels(&t.n, SP_ADV_GCC) && !sp_adv_gcc_kernels(&t.n, SP_ADV_NVC));
+  t.n.loops[0].clauses.flags = SP_CL_GANG | SP_CL_WORKER;
+  t.n.loops[1].clauses.flags = SP_CL_VECTOR;
+  t.n.loops[0].clauses.num_gangs = 512;
+  t.n.loops[0].clauses.num_workers = 8;
+  t.n.loops[0].clauses.vector_length = 32;
+  CHECK(!sp_adv_plan_matches(&t.n, &p));
+  t.n.loops[0].clauses.flags |= SP_CL_INDEPENDENT; /* said already: not added again */
+  t.n.loops[1].clauses.flags |= SP_CL_INDEPENDENT;
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, NULL, 0));
+  CHECK_EQ_STR(p.clauses[0], "gang worker");
+  CHECK(sp_adv_plan_matches(&t.n, &p));
+  /* declared gang without independent and no proof: not asserted for the user */
+  t.n.loops[0].clauses.flags = SP_CL_GANG | SP_CL_WORKER;
+  t.n.loops[0].parallel_reason = SP_PAR_DECLARED;
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, NULL, 0));
+  CHECK_EQ_STR(p.clauses[0], "gang worker");
+  /* nvc, and a parallel construct: nothing added */
+  t.n.loops[0].parallel_reason = SP_PAR_TEST_PROVED;
+  t.n.loops[0].clauses.flags = 0;
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_NVC, &p, NULL, 0));
+  CHECK_EQ_STR(p.clauses[0], "gang worker");
+  t.n.construct = SP_CONSTRUCT_ACC_PARALLEL;
+  CHECK(sp_adv_express(&t.n, &s, SP_ADV_GCC, &p, NULL, 0));
+  CHECK_EQ_STR(p.clauses[0], "gang worker");
+}
 
 /* GCC's libgomp launches its default gang count in place of a num_gangs above 65,535 while the
  * gang loop strides by the count asked for (wrong results on the H200): such plans are refused
@@ -260,5 +299,6 @@ int main(void) {
   SP_RUN(test_inner_levels_and_collapse);
   SP_RUN(test_plan_matches);
   SP_RUN(test_gcc_gang_limit);
+  SP_RUN(test_gcc_kernels_independent);
   return SP_TEST_END();
 }

@@ -44,6 +44,9 @@ typedef struct sp_adv_plan {
  * is needed and legal); otherwise returns false with the reason in why. */
 bool sp_adv_express(const sp_nest *nest, const sp_schedule *s, sp_adv_compiler cc,
                     sp_adv_plan *plan, char *why, size_t whylen);
+/* A nest GCC 12 runs on one GPU thread as written: an OpenACC kernels region under --compiler
+ * gcc (see sp_adv_gcc_needs_independent in plan.c). */
+bool sp_adv_gcc_kernels(const sp_nest *nest, sp_adv_compiler cc);
 /* Whether the compiler's runtime launches the gangs plan asks for of an OpenACC nest. GCC 12's libgomp launches its
  * default gang count (16,896 for 8 x 32 threads on the H200) in place of a num_gangs of 65,536 or
  * more, while the gang loop strides by the count asked for: the rows of the gangs not launched
