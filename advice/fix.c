@@ -359,6 +359,15 @@ static void sp_adv_fix_nest(sp_adv_nest *a, bool shared_construct) {
                 sp_construct_name(nest->construct));
     return;
   }
+  for (int k = -1; k < nest->nloops; k++) {
+    const sp_clauses *c = k < 0 ? &nest->construct_clauses : &nest->loops[k].clauses;
+    if (c->directive && c->directive[0] != '#') {
+      sp_adv_fail(a, "its directive at %u:%u is a _Pragma (%s): --fix rewrites #pragma lines "
+                     "only; write the recommended clauses into it by hand",
+                  c->directive_loc.line, c->directive_loc.col, c->directive);
+      return;
+    }
+  }
   size_t len;
   char *t = sp_adv_read_file(nest->loc.file, &len);
   if (!t) {

@@ -142,6 +142,129 @@ static char *sp_directive_text(const char *src, size_t len, size_t begin, size_t
   return buf;
 }
 
+/* Adds the directive whose text after "pragma" is `after`, at file offsets [begin, end) and
+ * line:col; `text` is the directive as written (taken over). */
+static void sp_push_directive(sp_az *az, const char *after, unsigned begin, unsigned end,
+                              unsigned line, unsigned col, char *text) {
+  sp_directive d;
+  if (!text || !sp_directive_parse(after, &d)) {
+    free(text);
+    return;
+  }
+  d.begin_offset = begin;
+  d.end_offset = end;
+  d.line = line;
+  d.col = col;
+  d.clauses.directive = text;
+  d.clauses.directive_loc = (sp_srcloc){az->filename, line, col};
+  sp_directive *grown = realloc(az->dirs, (size_t)(az->ndirs + 1) * sizeof *grown);
+  if (grown) {
+    az->dirs = grown;
+    az->dirs[az->ndirs++] = d;
+  } else {
+    sp_clauses_free(&d.clauses);
+    free(d.unknown);
+  }
+}
+
+/* The contents of the string literal at p ("acc loop", escapes \" and \\ undone), past which
+ * *end points; NULL where p holds none. */
+static char *sp_unquote(const char *p, const char **end) {
+  while (isspace((unsigned char)*p)) p++;
+  if (*p != '"') return NULL;
+  char *out = malloc(strlen(p) + 1);
+  if (!out) return NULL;
+  size_t n = 0;
+  for (p++; *p && *p != '"'; p++) {
+    if (*p == '\\' && (p[1] == '"' || p[1] == '\\')) p++;
+    out[n++] = *p;
+  }
+  if (*p != '"') {
+    free(out);
+    return NULL;
+  }
+  out[n] = 0;
+  if (end) *end = p + 1;
+  return out;
+}
+
+/* `_Pragma ( "text" )` at p: the text; NULL where p does not start so. */
+static char *sp_pragma_operator(const char *p) {
+  while (isspace((unsigned char)*p)) p++;
+  if (strncmp(p, "_Pragma", 7)) return NULL;
+  p += 7;
+  while (isspace((unsigned char)*p)) p++;
+  if (*p != '(') return NULL;
+  const char *end;
+  char *text = sp_unquote(p + 1, &end);
+  while (text && isspace((unsigned char)*end)) end++;
+  if (text && *end != ')') {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+/* A #define of a macro holding a _Pragma: remembered for its uses (sp_pragma_use). */
+static void sp_note_pragma_macro(sp_az *az, const char *name, size_t len, const char *body,
+                                 bool function_like) {
+  if (!strstr(body, "_Pragma")) return;
+  char *text = function_like ? NULL : sp_pragma_operator(body);
+  if (!function_like && !text) return;
+  sp_pragma_macro *m =
+      realloc(az->pragma_macros, (size_t)(az->npragma_macros + 1) * sizeof *m);
+  if (!m) {
+    free(text);
+    return;
+  }
+  az->pragma_macros = m;
+  m[az->npragma_macros] = (sp_pragma_macro){strndup(name, len), text};
+  if (m[az->npragma_macros].name) az->npragma_macros++;
+  else free(text);
+}
+
+/* An identifier token outside preprocessor lines: `_Pragma("acc ...")` written out (whose ')'
+ * is token *last) or a use of a macro that holds one. Returns the offset past what it read. */
+static unsigned sp_pragma_use(sp_az *az, CXToken *toks, unsigned ntoks, unsigned i, unsigned off,
+                              unsigned line, unsigned col) {
+  CXString s = clang_getTokenSpelling(az->tu, toks[i]);
+  const char *name = clang_getCString(s);
+  unsigned end = off + (unsigned)strlen(name);
+  if (strcmp(name, "_Pragma") == 0) {
+    unsigned close = i + 1;
+    while (close < ntoks && close < i + 8) { /* '(' "literal" ')' */
+      CXString c = clang_getTokenSpelling(az->tu, toks[close]);
+      bool is_close = strcmp(clang_getCString(c), ")") == 0;
+      clang_disposeString(c);
+      if (is_close) break;
+      close++;
+    }
+    if (close < ntoks && close < i + 8) {
+      CXSourceRange r = clang_getTokenExtent(az->tu, toks[close]);
+      clang_getSpellingLocation(clang_getRangeEnd(r), NULL, NULL, NULL, &end);
+      char *text = end <= az->contents_len ? sp_pragma_operator(az->contents + off) : NULL;
+      if (text) sp_push_directive(az, text, off, end, line, col, strndup(az->contents + off, end - off));
+      free(text);
+    }
+  } else {
+    for (int m = az->npragma_macros - 1; m >= 0; m--) {
+      const sp_pragma_macro *pm = &az->pragma_macros[m];
+      if (strcmp(pm->name, name)) continue;
+      if (pm->text)
+        sp_push_directive(az, pm->text, off, end, line, col, strdup(name));
+      else
+        sp_diag_report(az->diag, SP_WARNING, az->filename, line, col,
+                       "macro '%s' holds a _Pragma: the analyzer does not read directives or "
+                       "loops inside a function-like macro's expansion; run it on the "
+                       "preprocessed file (cc -E -P FILE.c > FILE.pp.c keeps the pragmas)",
+                       name);
+      break;
+    }
+  }
+  clang_disposeString(s);
+  return end;
+}
+
 static void sp_scan_directives(sp_az *az) {
   CXSourceRange all = clang_getRange(clang_getLocationForOffset(az->tu, az->file, 0),
                                      clang_getLocationForOffset(az->tu, az->file,
@@ -149,7 +272,16 @@ static void sp_scan_directives(sp_az *az) {
   CXToken *toks = NULL;
   unsigned ntoks = 0;
   clang_tokenize(az->tu, all, &toks, &ntoks);
+  unsigned skip_end = 0; /* the end of the preprocessor line or _Pragma last read */
   for (unsigned i = 0; i + 1 < ntoks; i++) {
+    unsigned line, col, off;
+    clang_getSpellingLocation(clang_getTokenLocation(az->tu, toks[i]), NULL, &line, &col, &off);
+    if (off < skip_end) continue;
+    if (clang_getTokenKind(toks[i]) == CXToken_Identifier) {
+      if (az->npragma_macros || az->contents[off] == '_')
+        skip_end = sp_pragma_use(az, toks, ntoks, i, off, line, col);
+      continue;
+    }
     if (clang_getTokenKind(toks[i]) != CXToken_Punctuation) continue;
     CXString s = clang_getTokenSpelling(az->tu, toks[i]);
     bool hash = strcmp(clang_getCString(s), "#") == 0;
@@ -159,14 +291,14 @@ static void sp_scan_directives(sp_az *az) {
     char word[16];
     snprintf(word, sizeof word, "%s", clang_getCString(w));
     clang_disposeString(w);
-    unsigned line, col, off, wline, woff;
-    clang_getSpellingLocation(clang_getTokenLocation(az->tu, toks[i]), NULL, &line, &col, &off);
+    unsigned wline, woff;
     clang_getSpellingLocation(clang_getTokenLocation(az->tu, toks[i + 1]), NULL, &wline, NULL,
                               &woff);
     if (wline != line || woff < off) continue; /* '#' of a stringizing macro body, etc. */
     size_t end;
     char *text = sp_directive_text(az->contents, az->contents_len, off, &end);
     if (!text) continue;
+    skip_end = (unsigned)end;
     size_t word_at = woff - off + strlen(word);
     if (word_at > strlen(text)) { /* the word was cut by a comment or a continuation */
       free(text);
@@ -178,27 +310,11 @@ static void sp_scan_directives(sp_az *az) {
       const char *name = p;
       while (isalnum((unsigned char)*p) || *p == '_') p++;
       if (p > name && *p != '(') sp_add_macro(az, name, (size_t)(p - name), p);
+      if (p > name) sp_note_pragma_macro(az, name, (size_t)(p - name), p, *p == '(');
     } else if (strcmp(word, "pragma") == 0) {
-      sp_directive d;
-      const char *after = text + word_at;
-      if (sp_directive_parse(after, &d)) {
-        d.begin_offset = off;
-        d.end_offset = (unsigned)end;
-        d.line = line;
-        d.col = col;
-        const char *t = text + 1;
-        while (isspace((unsigned char)*t)) t++;
-        d.clauses.directive = sp_xasprintf("#%s", t);
-        d.clauses.directive_loc = (sp_srcloc){az->filename, line, col};
-        sp_directive *grown = realloc(az->dirs, (size_t)(az->ndirs + 1) * sizeof *grown);
-        if (grown) {
-          az->dirs = grown;
-          az->dirs[az->ndirs++] = d;
-        } else {
-          sp_clauses_free(&d.clauses);
-          free(d.unknown);
-        }
-      }
+      const char *t = text + 1;
+      while (isspace((unsigned char)*t)) t++;
+      sp_push_directive(az, text + word_at, off, (unsigned)end, line, col, sp_xasprintf("#%s", t));
     }
     free(text);
   }
@@ -1039,6 +1155,11 @@ static void sp_az_free(sp_az *az) {
   free(az->stmt_begin);
   for (int i = 0; i < az->nmacros; i++) free(az->macros[i].name);
   free(az->macros);
+  for (int i = 0; i < az->npragma_macros; i++) {
+    free(az->pragma_macros[i].name);
+    free(az->pragma_macros[i].text);
+  }
+  free(az->pragma_macros);
   free(az->prelude);
 }
 
@@ -1192,9 +1313,23 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
     if (az.dir_target && az.dir_target[d] >= 0 &&
         clang_getCursorKind(az.stmts[az.dir_target[d]]) == CXCursor_ForStmt)
       continue; /* its nest was reported when it was skipped */
-    sp_diag_report(diag, SP_WARNING, az.filename, az.dirs[d].line, az.dirs[d].col,
-                   "'%s' directive is not followed by a for loop the analyzer could attach it to: "
-                   "ignored", sp_directive_kind_name(k));
+    /* the next word of the file: a macro that expands to the loop (FOR(i, n)) */
+    size_t w = az.dirs[d].end_offset, wl = 0;
+    while (w < az.contents_len && isspace((unsigned char)az.contents[w])) w++;
+    while (w + wl < az.contents_len &&
+           (isalnum((unsigned char)az.contents[w + wl]) || az.contents[w + wl] == '_'))
+      wl++;
+    if (wl > 0 && !(wl == 3 && strncmp(az.contents + w, "for", 3) == 0))
+      sp_diag_report(diag, SP_WARNING, az.filename, az.dirs[d].line, az.dirs[d].col,
+                     "'%s' directive is followed by '%.*s', not by a for loop as the file spells "
+                     "it: ignored; if a macro makes the loop, write the loop out, or run "
+                     "schedpredict on the preprocessed file (cc -E -P FILE.c > FILE.pp.c keeps "
+                     "the pragmas)",
+                     sp_directive_kind_name(k), (int)wl, az.contents + w);
+    else
+      sp_diag_report(diag, SP_WARNING, az.filename, az.dirs[d].line, az.dirs[d].col,
+                     "'%s' directive is not followed by a for loop the analyzer could attach it "
+                     "to: ignored", sp_directive_kind_name(k));
   }
   rc = az.status;
   sp_az_free(&az);

@@ -11,6 +11,10 @@ typedef struct sp_macro {
   int64_t value;
 } sp_macro;
 
+typedef struct sp_pragma_macro {
+  char *name, *text;
+} sp_pragma_macro;
+
 typedef struct sp_host_loop {
   CXCursor var;
   bool known;
@@ -37,6 +41,10 @@ typedef struct sp_az {
   int nstmts, cap_stmts;
   sp_macro *macros;
   int nmacros;
+  /* object-like macros whose body is _Pragma("text") (text: NULL for function-like macros that
+   * hold a _Pragma, whose uses are only warned about) */
+  sp_pragma_macro *pragma_macros;
+  int npragma_macros;
   sp_host_loop host[SP_MAX_LOOPS];
   int nhost;
   int status; /* worst exit code so far */

@@ -27,6 +27,14 @@ expect 0 "warning: --param m=7 changes nothing: no identifier 'm' in the file" -
 expect 4 "does not fit in 64 bits" -- tests/inputs/overflow.c --param n=4000000000
 expect 0 "10000000000 band iterations" -- --summary tests/inputs/overflow.c --param n=100000
 expect 5 "no loop nest to schedule.*--all-loops" -- tests/inputs/no_nests.c
+# macros: _Pragma is read, written out or through an object-like macro; loops a macro makes are
+# named with the workaround; --fix leaves _Pragma directives to the user
+expect 0 "nest 0 in operator_form\(\) \[acc parallel\], 1048576 band iterations" -- --summary tests/inputs/macro_loops.c
+expect 0 "nest 1 in macro_form\(\) \[acc parallel\], 1024 band iterations" -- --summary tests/inputs/macro_loops.c
+expect 0 "macro_loops.c:29:1: warning: 'acc parallel loop' directive is followed by 'FOR', not by a for loop.*cc -E -P" -- --summary tests/inputs/macro_loops.c
+expect 0 "macro_loops.c:36:5: warning: macro 'SCALE' holds a _Pragma.*cc -E -P" -- --summary tests/inputs/macro_loops.c
+expect 0 "macro_loops.c:43:9: warning: for loop written through macro 'FOR'.*nest skipped.*cc -E -P" -- --summary tests/inputs/macro_loops.c
+expect 0 "macro_loops.c:23:5: warning: --fix leaves this nest alone: its directive at 22:5 is a _Pragma \(ACC_PARALLEL_LOOP\)" -- --fix=diff tests/inputs/macro_loops.c
 # a triangular nest's dependence test in the trip counters: LU's i and j are parallel, k is not
 expect 0 "loop i = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
 expect 0 "loop j = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
