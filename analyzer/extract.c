@@ -466,6 +466,14 @@ static bool sp_pointer_addr(sp_nb *nb, CXCursor e, sp_addr *a) {
     sp_add_scaled(nb, a, kids[1 - p], strcmp(op, "-") == 0 ? -elem : elem, e);
     return true;
   }
+  if (k == CXCursor_UnaryOperator) { /* &A[i * n]: A + i * n, no load */
+    CXCursor kid[1];
+    char op[8];
+    if (sp_children(e, kid, 1) == 1) {
+      sp_operator(nb->az, e, op, sizeof op);
+      if (strcmp(op, "&") == 0 && sp_lvalue_addr(nb, kid[0], a)) return true;
+    }
+  }
 opaque:;
   if (k == CXCursor_ArraySubscriptExpr && sp_rows_addr(nb, e, a)) return true;
   /* A pointer loaded from memory (s->data, rows[i]) or computed: a root of its own. */

@@ -1261,7 +1261,8 @@ static const char *array_of(const sp_nest *n, const sp_ref *r) {
 }
 
 /* A pointer declared in the nest is its initializer: row = a + i*N makes row[j] an access to a
- * at i*N + j (it was an array of its own at j, the same sector for every lane). One that is
+ * at i*N + j (it was an array of its own at j, the same sector for every lane); so does
+ * &a[i*N] (it was a pointer loaded from memory, an array "&a[i*N][*]" of its own). One that is
  * assigned inside a loop (p++, k += 1) differs between that loop's iterations. */
 static void test_local_pointers(void) {
   const char *src =
@@ -1273,11 +1274,12 @@ static void test_local_pointers(void) {
       "    double *up = m[i - 1], *dn = m[i + 1];\n"           /* rows of m: addresses, no loads */
       "    const double *r = rows[i];\n"                      /* a pointer loaded from memory */
       "    const double *p = a + i;\n"
+      "    const double *am = &a[i * N - N], *c2 = &m[i][1];\n" /* addresses taken, no loads */
       "    int k = i * N;\n"
       "    double s = 0.0;\n"
       "    for (int j = 0; j < N; j++) {\n"
       "      int q = j + 1;\n"
-      "      s += row[j] + up[j] * dn[j] + r[j] + *p + b[k] + b[q];\n"
+      "      s += row[j] + up[j] * dn[j] + r[j] + *p + b[k] + b[q] + am[j] + c2[j];\n"
       "      q = 0;\n"                                        /* after its use: b[q] stays j + 1 */
       "      p++;\n"
       "      k += 2;\n"
@@ -1320,10 +1322,21 @@ static void test_local_pointers(void) {
     CHECK_EQ_INT(bq->offset.coef[1], 8);
     CHECK_EQ_INT(bq->offset.constant, 8);
   }
+  const sp_ref *am = ref_named(n, "am[j]", SP_READ), *c2 = ref_named(n, "c2[j]", SP_READ);
+  CHECK_EQ_STR(array_of(n, am), "a");
+  CHECK_EQ_STR(array_of(n, c2), "m");
+  if (am && c2) {
+    CHECK(!am->irregular && !c2->irregular);
+    CHECK_EQ_INT(am->offset.coef[0], 8 * 64);
+    CHECK_EQ_INT(am->offset.constant, -8 * 64);
+    CHECK_EQ_INT(am->offset.coef[1], 8);
+    CHECK_EQ_INT(c2->offset.coef[0], 8 * 64);
+    CHECK_EQ_INT(c2->offset.constant, 8);
+  }
   int followed = 0;
   for (int i = 0; i < n->nnotes; i++)
     followed += strstr(n->notes[i].message, "is followed to its initialization") != NULL;
-  CHECK_EQ_INT(followed, 4); /* row, up, dn, and r to the loaded rows[i] */
+  CHECK_EQ_INT(followed, 6); /* row, up, dn, am, c2, and r to the loaded rows[i] */
   sp_program_free(&prog);
 }
 
