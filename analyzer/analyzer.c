@@ -609,18 +609,21 @@ static void sp_trip_counts(sp_nest *n) {
   if (!sp_loop_ranges(n, lo, hi)) return;
   for (int k = 0; k < n->nloops; k++) {
     sp_loop *L = &n->loops[k];
-    __int128 bmin[2], bmax[2];
-    sp_affine_bounds(&L->lower, k, lo, hi, &bmin[0], &bmax[0]);
-    sp_affine_bounds(&L->upper, k, lo, hi, &bmin[1], &bmax[1]);
+    /* the span upper - lower bounded as one function: a tile's i from ii to ii + 31 spans 31
+     * whatever ii is (bounding the two apart gave 0..1024 trips) */
     __int128 step = L->step, span_max, span_min;
-    if (step > 0) {
-      span_max = bmax[1] - bmin[0];
-      span_min = bmin[1] - bmax[0];
+    sp_affine span;
+    const sp_affine *from = step > 0 ? &L->lower : &L->upper, *to = step > 0 ? &L->upper : &L->lower;
+    if (sp_affine_sub(&span, to, from)) {
+      sp_affine_bounds(&span, k, lo, hi, &span_min, &span_max);
     } else {
-      span_max = bmax[0] - bmin[1];
-      span_min = bmin[0] - bmax[1];
-      step = -step;
+      __int128 fmin, fmax, tmin_, tmax_;
+      sp_affine_bounds(from, k, lo, hi, &fmin, &fmax);
+      sp_affine_bounds(to, k, lo, hi, &tmin_, &tmax_);
+      span_max = tmax_ - fmin;
+      span_min = tmin_ - fmax;
     }
+    if (step < 0) step = -step;
     __int128 tmax = span_max < 0 ? 0 : span_max / step + 1;
     __int128 tmin = span_min < 0 ? 0 : span_min / step + 1;
     L->trip_max = tmax > INT64_MAX ? INT64_MAX : (int64_t)tmax;

@@ -1363,6 +1363,26 @@ static bool sp_for_from_macro(sp_az *az, CXCursor f, char *name, size_t n) {
   return len > 0;
 }
 
+/* What to do about a bound that is not affine, by why: a min or max (a tile's last, partial tile)
+ * and a structure's member have ways around. Into buf, "" where none. */
+static const char *sp_bound_hint(const char *text, const char *why, char *buf, size_t n) {
+  buf[0] = 0;
+  if (why && strstr(why, "conditional"))
+    snprintf(buf, n, "; for a min or max of two bounds (a tile's last tile), run the loop to "
+                     "one bound and put the other in an if inside it (for (i = ii; i < ii + 32; "
+                     "i++) if (i < n) ...): the model reads affine guards");
+  const char *dot = text ? strrchr(text, '.') : NULL, *arrow = text ? strstr(text, "->") : NULL;
+  while (arrow && strstr(arrow + 2, "->")) arrow = strstr(arrow + 2, "->");
+  const char *member = dot && (!arrow || dot > arrow) ? dot + 1 : arrow ? arrow + 2 : NULL;
+  size_t ml = 0;
+  while (member && (isalnum((unsigned char)member[ml]) || member[ml] == '_')) ml++;
+  if (why && strstr(why, "loaded") && ml > 0 && !member[ml])
+    snprintf(buf, n, "; it is a structure's member: copy it to a local before the compute "
+                     "construct (long %s = %s;) and give its value with --param %s=VALUE",
+             member, text, member);
+  return buf;
+}
+
 void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   if (nb->skip) return;
   sp_nest *n = nb->nest;
@@ -1411,14 +1431,16 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   n->nloops++; /* visible to diagnostics; the index is registered after the bounds */
 
   sp_aff_err err;
+  char hint[256];
   memset(&err, 0, sizeof err);
   sp_aff_status st = sp_expr_affine(nb->az, nb, first, &L->lower, &err);
   L->lower_text = sp_cursor_text(nb->az, first);
   if (st != SP_AFF_OK) {
     if (!sp_value_ok(nb, st, &err, "the lower bound of the loop"))
       if (st == SP_AFF_NONAFFINE)
-        sp_nb_skip(nb, first, "lower bound '%s' is not affine (%s): nest skipped",
-                   L->lower_text ? L->lower_text : "?", err.why);
+        sp_nb_skip(nb, first, "lower bound '%s' is not affine (%s): nest skipped%s",
+                   L->lower_text ? L->lower_text : "?", err.why,
+                   sp_bound_hint(L->lower_text, err.why, hint, sizeof hint));
     if (st != SP_AFF_NONAFFINE) nb->skip = true;
     return;
   }
@@ -1447,8 +1469,9 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
   st = sp_expr_affine(nb->az, nb, bound, &L->upper, &err);
   if (st != SP_AFF_OK) {
     if (!sp_value_ok(nb, st, &err, "the upper bound of the loop") && st == SP_AFF_NONAFFINE)
-      sp_nb_skip(nb, bound, "loop bound '%s' is not affine (%s): nest skipped",
-                 L->upper_text ? L->upper_text : "?", err.why);
+      sp_nb_skip(nb, bound, "loop bound '%s' is not affine (%s): nest skipped%s",
+                 L->upper_text ? L->upper_text : "?", err.why,
+                 sp_bound_hint(L->upper_text, err.why, hint, sizeof hint));
     if (st != SP_AFF_NONAFFINE) nb->skip = true;
     return;
   }

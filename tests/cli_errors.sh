@@ -35,6 +35,11 @@ expect 0 "macro_loops.c:29:1: warning: 'acc parallel loop' directive is followed
 expect 0 "macro_loops.c:36:5: warning: macro 'SCALE' holds a _Pragma.*cc -E -P" -- --summary tests/inputs/macro_loops.c
 expect 0 "macro_loops.c:43:9: warning: for loop written through macro 'FOR'.*nest skipped.*cc -E -P" -- --summary tests/inputs/macro_loops.c
 expect 0 "macro_loops.c:23:5: warning: --fix leaves this nest alone: its directive at 22:5 is a _Pragma \(ACC_PARALLEL_LOOP\)" -- --fix=diff tests/inputs/macro_loops.c
+# bounds it cannot read name the way around them, and the ways work
+expect 0 "bound_hints.c:9:26: warning: loop bound 'd.n' is not affine.*copy it to a local before the compute construct \(long n = d.n;\) and give its value with --param n=VALUE" -- --summary tests/inputs/bound_hints.c --param n=4096
+expect 0 "nest 0 in member_local\(\) \[acc parallel\], 4096 band iterations" -- --summary tests/inputs/bound_hints.c --param n=4096
+expect 0 "bound_hints.c:25:30: warning: loop bound 'MIN\(ii \+ 32, 1000\)' is not affine.*put the other in an if inside it" -- --summary tests/inputs/bound_hints.c --param n=4096
+expect 0 "loop i = ii .. ii \+ 31 step 1: sequential \(default-seq\), band, 32 iterations" -- --summary tests/inputs/bound_hints.c --param n=4096
 # a triangular nest's dependence test in the trip counters: LU's i and j are parallel, k is not
 expect 0 "loop i = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
 expect 0 "loop j = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c

@@ -181,6 +181,24 @@ static void test_triangular_and_huge(void) {
   CHECK(n->refs[1].compound && n->refs[1].access == SP_WRITE);
   sp_program_free(&prog);
 
+  /* a tile's element loop spans 32 whatever the tile (bounded apart, its upper and lower bound
+   * gave 0..1024 trips); counting down from ii + 31 too */
+  const char *tiled =
+      "void t(double *a) {\n"
+      "#pragma acc parallel loop\n"
+      "  for (int ii = 0; ii < 1000; ii += 32)\n"
+      "    for (int i = ii; i < ii + 32; i++)\n"
+      "      for (int k = ii + 31; k >= ii; k--) a[i] += a[k];\n"
+      "}\n";
+  CHECK_EQ_INT(analyze(tiled, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+  if (prog.nnests == 1) {
+    for (int k = 1; k < 3; k++) {
+      CHECK_EQ_INT(prog.nests[0].loops[k].trip_min, 32);
+      CHECK_EQ_INT(prog.nests[0].loops[k].trip_max, 32);
+    }
+  }
+  sp_program_free(&prog);
+
   /* 10^12 iterations is just a number */
   sp_param big[] = {{"n", 1000000}};
   const char *rect =
