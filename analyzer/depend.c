@@ -326,9 +326,9 @@ static bool sp_offset_in_counters(const sp_nest *n, const sp_affine *offset, sp_
 /* Whether L carries a dependence between the pair, in either direction: in the index space,
  * then, where that cannot exclude it, in the counters' (tlo NULL: not there). A negative step
  * turns the direction around in the counters, so each space takes both. */
-static bool sp_pair_carried(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
-                            const int64_t *lo, const int64_t *hi, const int64_t *tlo,
-                            const int64_t *thi) {
+static bool sp_pair_carried_linear(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
+                                   const int64_t *lo, const int64_t *hi, const int64_t *tlo,
+                                   const int64_t *thi) {
   const sp_dir_query lt = {L, SP_DIR_LT, -1, SP_DIR_ANY}, gt = {L, SP_DIR_GT, -1, SP_DIR_ANY};
   if (!sp_pair_may_depend(n, A, &A->offset, B, &B->offset, lt, lo, hi) &&
       !sp_pair_may_depend(n, A, &A->offset, B, &B->offset, gt, lo, hi))
@@ -339,6 +339,73 @@ static bool sp_pair_carried(const sp_nest *n, const sp_ref *A, const sp_ref *B, 
     return true;
   return sp_pair_may_depend(n, A, &ta, B, &tb, lt, tlo, thi) ||
          sp_pair_may_depend(n, A, &ta, B, &tb, gt, tlo, thi);
+}
+
+/* r's offset as subscripts of its array's dimensions, in elements (b[j][i]: j and i): where r
+ * reads whole elements of a declared array whose inner extents are known and every subscript
+ * but the first stays within its extent over the box lo..hi, equal addresses are equal
+ * subscripts (digits of a mixed radix), which the linearized offset hides: 8N*j + 8*i against
+ * itself for i < i' looked like it could meet at another j. The number of dimensions, 0 where
+ * it cannot. */
+static int sp_subscripts(const sp_nest *n, const sp_ref *r, const int64_t *lo, const int64_t *hi,
+                         sp_affine *sub) {
+  if (!n->arrays || r->array < 0 || r->array >= n->narrays) return 0;
+  const sp_array *a = &n->arrays[r->array];
+  const int nd = a->ndims;
+  const int64_t E = a->elem_size;
+  if (nd < 2 || nd > SP_MAX_LOOPS || E <= 0 || r->size != E || r->irregular) return 0;
+  sp_i128 stride[SP_MAX_LOOPS];
+  stride[nd - 1] = 1;
+  for (int d = nd - 2; d >= 0; d--) {
+    if (a->dims[d + 1] <= 0) return 0;
+    stride[d] = stride[d + 1] * a->dims[d + 1];
+    if (stride[d] > ((sp_i128)1 << 62)) return 0;
+  }
+  for (int d = 0; d < nd; d++) sp_affine_zero(&sub[d]);
+  for (int k = -1; k < n->nloops; k++) {
+    int64_t c = k < 0 ? r->offset.constant : r->offset.coef[k];
+    if (c % E) return 0;
+    sp_i128 v = c / E;
+    for (int d = 0; d < nd; d++) {
+      /* the constant toward zero (a[i][j - 1]: -1 in j's place), a coefficient to the nearest
+       * stride (a[i][N - 1 - i]: +1 row, -1 column) */
+      sp_i128 q = v / stride[d];
+      if (k >= 0 && d < nd - 1) {
+        sp_i128 rem = v - q * stride[d];
+        if (2 * rem > stride[d]) q++;
+        else if (2 * rem < -stride[d]) q--;
+      }
+      v -= q * stride[d];
+      if (q > INT64_MAX || q < INT64_MIN) return 0;
+      if (k < 0) sub[d].constant = (int64_t)q;
+      else sub[d].coef[k] = (int64_t)q;
+    }
+  }
+  for (int d = 1; d < nd; d++) {
+    sp_i128 mn, mx;
+    sp_affine_bounds(&sub[d], n->nloops, lo, hi, &mn, &mx);
+    if (mn < 0 || mx > a->dims[d] - 1) return 0;
+  }
+  return nd;
+}
+
+/* sp_pair_carried_linear, and where the pair's subscripts are known (sp_subscripts), on each
+ * subscript: one that cannot be equal across L's iterations excludes the pair. */
+static bool sp_pair_carried(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
+                            const int64_t *lo, const int64_t *hi, const int64_t *tlo,
+                            const int64_t *thi) {
+  if (!sp_pair_carried_linear(n, A, B, L, lo, hi, tlo, thi)) return false;
+  sp_affine sa[SP_MAX_LOOPS], sb[SP_MAX_LOOPS];
+  int nd = sp_subscripts(n, A, lo, hi, sa);
+  if (!nd || sp_subscripts(n, B, lo, hi, sb) != nd) return true;
+  for (int d = 0; d < nd; d++) {
+    sp_ref a1 = *A, b1 = *B;
+    a1.offset = sa[d];
+    b1.offset = sb[d];
+    a1.size = b1.size = 1;
+    if (!sp_pair_carried_linear(n, &a1, &b1, L, lo, hi, tlo, thi)) return false;
+  }
+  return true;
 }
 
 /* The ranges of the loops' indices (lo, hi) and trip counters (tlo, thi); false where the

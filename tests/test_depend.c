@@ -324,6 +324,56 @@ static void test_triangular_nests(void) {
           nests, independent, carried, same_thread);
 }
 
+/* Triangular nests over a declared array of 2 or 3 dimensions whose references take small
+ * affine subscripts per dimension, some out of their extent: the test on the subscripts
+ * (sp_subscripts) must never miss what enumeration of the linear offsets finds, and it must
+ * exclude pairs the linearized offsets could not. */
+static void test_subscript_nests(void) {
+  static int64_t pt[TRI_MAX_POINTS][3];
+  int missed = 0, independent = 0, independent_linear = 0, nests = 0;
+  for (int iter = 0; iter < 6000; iter++) {
+    sp_nest n;
+    tri_random_nest(&n);
+    sp_array arr;
+    memset(&arr, 0, sizeof arr);
+    arr.ndims = (int)rnd(2, 3);
+    arr.elem_size = 8;
+    for (int d = 0; d < arr.ndims; d++) arr.dims[d] = rnd(3, 7);
+    for (int r = 0; r < n.nrefs; r++) {
+      sp_ref *ref = &n.refs[r];
+      ref->size = 8;
+      sp_affine_zero(&ref->offset);
+      int64_t stride = 8;
+      for (int d = arr.ndims - 1; d >= 0; d--) {
+        ref->offset.constant += stride * rnd(-1, 3);
+        for (int k = 0; k < 3; k++) ref->offset.coef[k] += stride * (rnd(0, 2) ? rnd(-1, 1) : 0);
+        stride *= arr.dims[d];
+      }
+    }
+    int np = tri_points(&n, pt);
+    if (np > 0) {
+      nests++;
+      tri_trip_counts(&n);
+      for (int L = 0; L < 3; L++) {
+        n.arrays = NULL, n.narrays = 0;
+        bool linear = sp_dep_test_loop(&n, L).result == SP_DEP_NONE;
+        n.arrays = &arr, n.narrays = 1;
+        bool none = sp_dep_test_loop(&n, L).result == SP_DEP_NONE;
+        CHECK(none || !linear);
+        independent += none;
+        independent_linear += linear;
+        if (none && tri_brute(&n, L, pt, np)) missed++;
+      }
+    }
+    free(n.refs);
+  }
+  CHECK_EQ_INT(missed, 0);
+  CHECK(nests > 3000);
+  CHECK(independent > independent_linear);
+  fprintf(stderr, "  subscript nests: %d, %d loops independent (%d from the linear offsets)\n",
+          nests, independent, independent_linear);
+}
+
 /* An empty nest of nloops loops, each inside the one before, step 1. */
 static void chain_nest(sp_nest *n, int nloops) {
   memset(n, 0, sizeof *n);
@@ -406,6 +456,7 @@ int main(void) {
   SP_RUN(test_hand_cases);
   SP_RUN(test_random_nests);
   SP_RUN(test_triangular_nests);
+  SP_RUN(test_subscript_nests);
   SP_RUN(test_lu_update);
   SP_RUN(test_time_loop_crossing);
   return SP_TEST_END();
