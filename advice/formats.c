@@ -85,8 +85,8 @@ static const struct {
      "A warp's stores leave sectors partly written, which the GPU merges more slowly than whole "
      "ones"},
     {"gcc-kernels-serial", "GccKernelsSerial",
-     "GCC 12 runs an OpenACC kernels region on one GPU thread unless built with "
-     "--param=openacc-kernels=decompose, and then partitions only loops that say independent"},
+     "GCC 12 runs an OpenACC kernels region's loops sequentially, or the outer one alone on "
+     "gangs, unless built with --param=openacc-kernels=decompose and the loops say independent"},
 };
 
 typedef struct sp_adv_finding {
@@ -154,11 +154,13 @@ static const sp_loop *sp_adv_vector_loop(const sp_nest *nest, const sp_schedule 
   return NULL;
 }
 
-/* What GCC 12 does with the nest's kernels region, checked with gcc 12.2 -fopt-info-omp: as
- * written "assigned OpenACC seq loop parallelism" to the whole region (the H100 ran
- * kernels_region.c on one gang, validation/results/h100/gcc-openacc/2026-11-22/); with
- * --param=openacc-kernels=decompose "parallelized loop nest" where the loops say independent,
- * but "unparallelized loop nest ...: it's executed conditionally" inside a sequential loop. */
+/* What GCC 12 does with the nest's kernels region, checked with gcc 12.2 -fopt-info-omp and on
+ * the H200 (validation/results/h200/gcc-openacc/2026-12-02-kernels-decompose/): as written,
+ * "assigned OpenACC seq loop parallelism" to the whole region, or "gang" to its outer loop
+ * where the parloops pass proves that loop independent; loops with clauses but no
+ * `independent` are `auto` there and run sequentially; with --param=openacc-kernels=decompose,
+ * "parallelized loop nest" where the loops say independent, but "unparallelized loop nest ...:
+ * it's executed conditionally" inside a sequential loop. */
 static void sp_adv_gcc_kernels_message(const sp_adv_nest *a, char *buf, size_t n) {
   const sp_nest *nest = a->nest;
   const sp_adv_plan *p = &a->plan;
@@ -180,12 +182,15 @@ static void sp_adv_gcc_kernels_message(const sp_adv_nest *a, char *buf, size_t n
     }
   size_t u = (size_t)snprintf(
       buf, n,
-      "GCC 12 runs this kernels region on one GPU thread as written (its loops are 'auto' there "
-      "and it partitions none; kernels_region.c ran on one gang, 3.0 s a call on the H100): "
-      "build with --param=openacc-kernels=decompose, which partitions the loops that say "
-      "'independent'%s; the speedups above are against nvc's default, not GCC's one thread",
-      added ? " (the recommendation adds it where the dependence test proved the loop "
-              "independent)"
+      "GCC 12 does not partition a kernels region's loops as clauses say: they are 'auto' "
+      "there, and as written it runs the region on one GPU thread or, where its parloops pass "
+      "proves the outer loop independent, that loop alone on gangs (on the H200, 2026-12-02: "
+      "kernels_region.c 4.06 s a call on one thread, a kernels transpose 721 us); build with "
+      "--param=openacc-kernels=decompose, which partitions the loops that say 'independent' "
+      "(fixed so: 478 us and 255 us)%s; the speedups above are against nvc's default, not "
+      "GCC's",
+      added ? "; the recommendation adds it where the dependence test proved the loop "
+              "independent"
             : "");
   if (lacks && u < n)
     u += (size_t)snprintf(buf + u, n - u,
