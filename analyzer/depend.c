@@ -323,22 +323,21 @@ static bool sp_offset_in_counters(const sp_nest *n, const sp_affine *offset, sp_
   return true;
 }
 
-/* Whether L carries a dependence between the pair, in either direction: in the index space,
- * then, where that cannot exclude it, in the counters' (tlo NULL: not there). A negative step
- * turns the direction around in the counters, so each space takes both. */
-static bool sp_pair_carried_linear(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
-                                   const int64_t *lo, const int64_t *hi, const int64_t *tlo,
-                                   const int64_t *thi) {
-  const sp_dir_query lt = {L, SP_DIR_LT, -1, SP_DIR_ANY}, gt = {L, SP_DIR_GT, -1, SP_DIR_ANY};
-  if (!sp_pair_may_depend(n, A, &A->offset, B, &B->offset, lt, lo, hi) &&
-      !sp_pair_may_depend(n, A, &A->offset, B, &B->offset, gt, lo, hi))
+/* Whether the pair can meet with x_L <dir> y_L: in the index space, then, where that cannot
+ * exclude it, in the counters' (tlo NULL: not there), where a negative step turns the direction
+ * around (L's lower bound is the same for both, its ancestors being equal). */
+static bool sp_pair_dir(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L, sp_dirn dir,
+                        const int64_t *lo, const int64_t *hi, const int64_t *tlo,
+                        const int64_t *thi) {
+  if (!sp_pair_may_depend(n, A, &A->offset, B, &B->offset, (sp_dir_query){L, dir, -1, SP_DIR_ANY},
+                          lo, hi))
     return false;
   if (!tlo) return true;
   sp_affine ta, tb;
   if (!sp_offset_in_counters(n, &A->offset, &ta) || !sp_offset_in_counters(n, &B->offset, &tb))
     return true;
-  return sp_pair_may_depend(n, A, &ta, B, &tb, lt, tlo, thi) ||
-         sp_pair_may_depend(n, A, &ta, B, &tb, gt, tlo, thi);
+  sp_dirn cdir = n->loops[L].step > 0 ? dir : dir == SP_DIR_LT ? SP_DIR_GT : SP_DIR_LT;
+  return sp_pair_may_depend(n, A, &ta, B, &tb, (sp_dir_query){L, cdir, -1, SP_DIR_ANY}, tlo, thi);
 }
 
 /* r's offset as subscripts of its array's dimensions, in elements (b[j][i]: j and i): where r
@@ -389,23 +388,29 @@ static int sp_subscripts(const sp_nest *n, const sp_ref *r, const int64_t *lo, c
   return nd;
 }
 
-/* sp_pair_carried_linear, and where the pair's subscripts are known (sp_subscripts), on each
- * subscript: one that cannot be equal across L's iterations excludes the pair. */
+/* Whether L carries a dependence between the pair, in either direction (sp_pair_dir), and where
+ * the pair's subscripts are known (sp_subscripts), on each subscript under the same direction:
+ * one subscript that cannot be equal excludes it (cov[i][j] against cov[j][i] with j >= i: the
+ * first subscripts meet only for i > i', the second only for i < i'). */
 static bool sp_pair_carried(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L,
                             const int64_t *lo, const int64_t *hi, const int64_t *tlo,
                             const int64_t *thi) {
-  if (!sp_pair_carried_linear(n, A, B, L, lo, hi, tlo, thi)) return false;
   sp_affine sa[SP_MAX_LOOPS], sb[SP_MAX_LOOPS];
   int nd = sp_subscripts(n, A, lo, hi, sa);
-  if (!nd || sp_subscripts(n, B, lo, hi, sb) != nd) return true;
-  for (int d = 0; d < nd; d++) {
-    sp_ref a1 = *A, b1 = *B;
-    a1.offset = sa[d];
-    b1.offset = sb[d];
-    a1.size = b1.size = 1;
-    if (!sp_pair_carried_linear(n, &a1, &b1, L, lo, hi, tlo, thi)) return false;
+  if (nd && sp_subscripts(n, B, lo, hi, sb) != nd) nd = 0;
+  const sp_dirn dirs[2] = {SP_DIR_LT, SP_DIR_GT};
+  for (int k = 0; k < 2; k++) {
+    bool meet = sp_pair_dir(n, A, B, L, dirs[k], lo, hi, tlo, thi);
+    for (int d = 0; meet && d < nd; d++) {
+      sp_ref a1 = *A, b1 = *B;
+      a1.offset = sa[d];
+      b1.offset = sb[d];
+      a1.size = b1.size = 1;
+      meet = sp_pair_dir(n, &a1, &b1, L, dirs[k], lo, hi, tlo, thi);
+    }
+    if (meet) return true;
   }
-  return true;
+  return false;
 }
 
 /* The ranges of the loops' indices (lo, hi) and trip counters (tlo, thi); false where the

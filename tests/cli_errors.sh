@@ -42,6 +42,7 @@ expect 0 "bound_hints.c:25:30: warning: loop bound 'MIN\(ii \+ 32, 1000\)' is no
 expect 0 "loop i = ii .. ii \+ 31 step 1: sequential \(default-seq\), band, 32 iterations" -- --summary tests/inputs/bound_hints.c --param n=4096
 # the dependence test on a declared array's subscripts: a kernels transpose is parallel in i
 expect 0 "loop i = 0 .. 4095 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/kernels_transpose.c
+expect 0 "loop i = 0 .. 511 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/kernels_transpose.c
 # a triangular nest's dependence test in the trip counters: LU's i and j are parallel, k is not
 expect 0 "loop i = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
 expect 0 "loop j = k \+ 1 .. 1023 step 1: parallel \(dependence-test\)" -- --summary tests/inputs/lu_update.c
