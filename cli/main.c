@@ -112,7 +112,11 @@ static const struct {
      "-p DIR               read compiler arguments from DIR/compile_commands.json\n"
      "--all-loops          also analyze every outermost loop nest without a directive\n"
      "--dump-ir            print the loop-nest IR as JSON (schema 'schedpredict-ir')\n"
-     "--summary            print what the analyzer found in each nest, without ranking\n"},
+     "--summary            print what the analyzer found in each nest, without ranking\n"
+     "Directives: #pragma lines and _Pragma(\"...\"), in place or through an object-like\n"
+     "macro. Loops and directives inside a function-like macro's expansion (FOR(i, n)) are\n"
+     "not read: run on the preprocessed file, cc -E -P FILE.c > FILE.pp.c (it keeps the\n"
+     "pragmas).\n"},
     {"exit-codes",
      "0  ok\n1  internal error (a bug: please report it)\n2  bad command line\n"
      "3  a file is missing, unreadable, binary or not valid C (clang's errors are shown), or an\n"
