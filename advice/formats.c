@@ -194,8 +194,8 @@ static void sp_adv_gcc_kernels_message(const sp_adv_nest *a, char *buf, size_t n
             : "");
   if (lacks && u < n)
     u += (size_t)snprintf(buf + u, n - u,
-                          "; loop %s does not say it and the test cannot prove it, so GCC keeps "
-                          "it sequential", lacks);
+                          "; loop %s does not say it, so GCC keeps it sequential (add it if "
+                          "its iterations are independent)", lacks);
   if (outer_seq && u < n)
     snprintf(buf + u, n - u,
              "; inside sequential loop %s GCC partitions nothing even so (\"executed "

@@ -223,8 +223,8 @@ static void sp_note_pragma_macro(sp_az *az, const char *name, size_t len, const 
   else free(text);
 }
 
-/* An identifier token outside preprocessor lines: `_Pragma("acc ...")` written out (whose ')'
- * is token *last) or a use of a macro that holds one. Returns the offset past what it read. */
+/* Identifier token i, at off (line:col), outside preprocessor lines: `_Pragma("acc ...")` written
+ * out, or a use of a macro that holds one. Returns the file offset past what it read. */
 static unsigned sp_pragma_use(sp_az *az, CXToken *toks, unsigned ntoks, unsigned i, unsigned off,
                               unsigned line, unsigned col) {
   CXString s = clang_getTokenSpelling(az->tu, toks[i]);
@@ -243,7 +243,8 @@ static unsigned sp_pragma_use(sp_az *az, CXToken *toks, unsigned ntoks, unsigned
       CXSourceRange r = clang_getTokenExtent(az->tu, toks[close]);
       clang_getSpellingLocation(clang_getRangeEnd(r), NULL, NULL, NULL, &end);
       char *text = end <= az->contents_len ? sp_pragma_operator(az->contents + off) : NULL;
-      if (text) sp_push_directive(az, text, off, end, line, col, strndup(az->contents + off, end - off));
+      if (text)
+        sp_push_directive(az, text, off, end, line, col, strndup(az->contents + off, end - off));
       free(text);
     }
   } else {
@@ -613,7 +614,8 @@ static void sp_trip_counts(sp_nest *n) {
      * whatever ii is (bounding the two apart gave 0..1024 trips) */
     __int128 step = L->step, span_max, span_min;
     sp_affine span;
-    const sp_affine *from = step > 0 ? &L->lower : &L->upper, *to = step > 0 ? &L->upper : &L->lower;
+    const sp_affine *from = step > 0 ? &L->lower : &L->upper;
+    const sp_affine *to = step > 0 ? &L->upper : &L->lower;
     if (sp_affine_sub(&span, to, from)) {
       sp_affine_bounds(&span, k, lo, hi, &span_min, &span_max);
     } else {

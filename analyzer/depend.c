@@ -414,7 +414,7 @@ static bool sp_pair_carried(const sp_nest *n, const sp_ref *A, const sp_ref *B, 
 }
 
 /* The ranges of the loops' indices (lo, hi) and trip counters (tlo, thi); false where the
- * indices' overflow. *counters: whether every loop's trip count has a finite bound. */
+ * indices overflow. *counters: whether every loop's trip count has a finite bound. */
 static bool sp_dep_ranges(const sp_nest *n, int64_t *lo, int64_t *hi, int64_t *tlo, int64_t *thi,
                           bool *counters) {
   *counters = true;
