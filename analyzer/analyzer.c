@@ -188,8 +188,9 @@ static char *sp_unquote(const char *p, const char **end) {
   return out;
 }
 
-/* `_Pragma ( "text" )` at p: the text; NULL where p does not start so. */
-static char *sp_pragma_operator(const char *p) {
+/* `_Pragma ( "text" )` at p: the text, and in *end (if not NULL) what follows the ')'; NULL where
+ * p does not start so. */
+static char *sp_pragma_operator(const char *p, const char **end_out) {
   while (isspace((unsigned char)*p)) p++;
   if (strncmp(p, "_Pragma", 7)) return NULL;
   p += 7;
@@ -202,6 +203,7 @@ static char *sp_pragma_operator(const char *p) {
     free(text);
     return NULL;
   }
+  if (text && end_out) *end_out = end + 1;
   return text;
 }
 
@@ -209,7 +211,7 @@ static char *sp_pragma_operator(const char *p) {
 static void sp_note_pragma_macro(sp_az *az, const char *name, size_t len, const char *body,
                                  bool function_like) {
   if (!strstr(body, "_Pragma")) return;
-  char *text = function_like ? NULL : sp_pragma_operator(body);
+  char *text = function_like ? NULL : sp_pragma_operator(body, NULL);
   if (!function_like && !text) return;
   sp_pragma_macro *m =
       realloc(az->pragma_macros, (size_t)(az->npragma_macros + 1) * sizeof *m);
@@ -225,28 +227,18 @@ static void sp_note_pragma_macro(sp_az *az, const char *name, size_t len, const 
 
 /* Identifier token i, at off (line:col), outside preprocessor lines: `_Pragma("acc ...")` written
  * out, or a use of a macro that holds one. Returns the file offset past what it read. */
-static unsigned sp_pragma_use(sp_az *az, CXToken *toks, unsigned ntoks, unsigned i, unsigned off,
-                              unsigned line, unsigned col) {
-  CXString s = clang_getTokenSpelling(az->tu, toks[i]);
+static unsigned sp_pragma_use(sp_az *az, CXToken tok, unsigned off, unsigned line, unsigned col) {
+  CXString s = clang_getTokenSpelling(az->tu, tok);
   const char *name = clang_getCString(s);
   unsigned end = off + (unsigned)strlen(name);
   if (strcmp(name, "_Pragma") == 0) {
-    unsigned close = i + 1;
-    while (close < ntoks && close < i + 8) { /* '(' "literal" ')' */
-      CXString c = clang_getTokenSpelling(az->tu, toks[close]);
-      bool is_close = strcmp(clang_getCString(c), ")") == 0;
-      clang_disposeString(c);
-      if (is_close) break;
-      close++;
+    const char *past;
+    char *text = sp_pragma_operator(az->contents + off, &past);
+    if (text && past <= az->contents + az->contents_len) {
+      end = (unsigned)(past - az->contents);
+      sp_push_directive(az, text, off, end, line, col, strndup(az->contents + off, end - off));
     }
-    if (close < ntoks && close < i + 8) {
-      CXSourceRange r = clang_getTokenExtent(az->tu, toks[close]);
-      clang_getSpellingLocation(clang_getRangeEnd(r), NULL, NULL, NULL, &end);
-      char *text = end <= az->contents_len ? sp_pragma_operator(az->contents + off) : NULL;
-      if (text)
-        sp_push_directive(az, text, off, end, line, col, strndup(az->contents + off, end - off));
-      free(text);
-    }
+    free(text);
   } else {
     for (int m = az->npragma_macros - 1; m >= 0; m--) {
       const sp_pragma_macro *pm = &az->pragma_macros[m];
@@ -280,7 +272,7 @@ static void sp_scan_directives(sp_az *az) {
     if (off < skip_end) continue;
     if (clang_getTokenKind(toks[i]) == CXToken_Identifier) {
       if (az->npragma_macros || az->contents[off] == '_')
-        skip_end = sp_pragma_use(az, toks, ntoks, i, off, line, col);
+        skip_end = sp_pragma_use(az, toks[i], off, line, col);
       continue;
     }
     if (clang_getTokenKind(toks[i]) != CXToken_Punctuation) continue;
@@ -1318,19 +1310,15 @@ static int sp_analyze_file(CXIndex index, const char *path, const sp_analyzer_op
     if (az.dir_target && az.dir_target[d] >= 0 &&
         clang_getCursorKind(az.stmts[az.dir_target[d]]) == CXCursor_ForStmt)
       continue; /* its nest was reported when it was skipped */
-    /* the next word of the file: a macro that expands to the loop (FOR(i, n)) */
-    size_t w = az.dirs[d].end_offset, wl = 0;
-    while (w < az.contents_len && isspace((unsigned char)az.contents[w])) w++;
-    while (w + wl < az.contents_len &&
-           (isalnum((unsigned char)az.contents[w + wl]) || az.contents[w + wl] == '_'))
-      wl++;
-    if (wl > 0 && !(wl == 3 && strncmp(az.contents + w, "for", 3) == 0))
+    const char *word;
+    size_t wl = sp_word_instead_of_for(&az, az.dirs[d].end_offset, &word);
+    if (wl > 0)
       sp_diag_report(diag, SP_WARNING, az.filename, az.dirs[d].line, az.dirs[d].col,
                      "'%s' directive is followed by '%.*s', not by a for loop as the file spells "
                      "it: ignored; if a macro makes the loop, write the loop out, or run "
                      "schedpredict on the preprocessed file (cc -E -P FILE.c > FILE.pp.c keeps "
                      "the pragmas)",
-                     sp_directive_kind_name(k), (int)wl, az.contents + w);
+                     sp_directive_kind_name(k), (int)wl, word);
     else
       sp_diag_report(diag, SP_WARNING, az.filename, az.dirs[d].line, az.dirs[d].col,
                      "'%s' directive is not followed by a for loop the analyzer could attach it "

@@ -323,21 +323,39 @@ static bool sp_offset_in_counters(const sp_nest *n, const sp_affine *offset, sp_
   return true;
 }
 
-/* Whether the pair can meet with x_L <dir> y_L: in the index space, then, where that cannot
- * exclude it, in the counters' (tlo NULL: not there), where a negative step turns the direction
- * around (L's lower bound is the same for both, its ancestors being equal). */
-static bool sp_pair_dir(const sp_nest *n, const sp_ref *A, const sp_ref *B, int L, sp_dirn dir,
+/* A pair's references as one question asks about them: the linear offsets, or one subscript of
+ * each (elements of size 1), in the index space and, where they convert, in the trip counters. */
+typedef struct sp_pair_view {
+  sp_ref a, b;      /* A and B with the offsets (and sizes) asked about */
+  sp_affine ta, tb; /* those offsets in the counters, where counted */
+  bool counted;
+} sp_pair_view;
+
+static void sp_pair_view_init(sp_pair_view *v, const sp_nest *n, const sp_ref *A,
+                              const sp_affine *oa, const sp_ref *B, const sp_affine *ob,
+                              int64_t size, bool counters) {
+  v->a = *A;
+  v->b = *B;
+  v->a.offset = *oa;
+  v->b.offset = *ob;
+  if (size > 0) v->a.size = v->b.size = size;
+  v->counted = counters && sp_offset_in_counters(n, oa, &v->ta) &&
+               sp_offset_in_counters(n, ob, &v->tb);
+}
+
+/* Whether the view's pair can meet with x_L <dir> y_L: in the index space, then, where that
+ * cannot exclude it, in the counters' (tlo NULL: not there), where a negative step turns the
+ * direction around (L's lower bound is the same for both, its ancestors being equal). */
+static bool sp_pair_dir(const sp_nest *n, const sp_pair_view *v, int L, sp_dirn dir,
                         const int64_t *lo, const int64_t *hi, const int64_t *tlo,
                         const int64_t *thi) {
-  if (!sp_pair_may_depend(n, A, &A->offset, B, &B->offset, (sp_dir_query){L, dir, -1, SP_DIR_ANY},
-                          lo, hi))
+  if (!sp_pair_may_depend(n, &v->a, &v->a.offset, &v->b, &v->b.offset,
+                          (sp_dir_query){L, dir, -1, SP_DIR_ANY}, lo, hi))
     return false;
-  if (!tlo) return true;
-  sp_affine ta, tb;
-  if (!sp_offset_in_counters(n, &A->offset, &ta) || !sp_offset_in_counters(n, &B->offset, &tb))
-    return true;
+  if (!tlo || !v->counted) return true;
   sp_dirn cdir = n->loops[L].step > 0 ? dir : dir == SP_DIR_LT ? SP_DIR_GT : SP_DIR_LT;
-  return sp_pair_may_depend(n, A, &ta, B, &tb, (sp_dir_query){L, cdir, -1, SP_DIR_ANY}, tlo, thi);
+  return sp_pair_may_depend(n, &v->a, &v->ta, &v->b, &v->tb,
+                            (sp_dir_query){L, cdir, -1, SP_DIR_ANY}, tlo, thi);
 }
 
 /* r's offset as subscripts of its array's dimensions, in elements (b[j][i]: j and i): where r
@@ -398,16 +416,15 @@ static bool sp_pair_carried(const sp_nest *n, const sp_ref *A, const sp_ref *B, 
   sp_affine sa[SP_MAX_LOOPS], sb[SP_MAX_LOOPS];
   int nd = sp_subscripts(n, A, lo, hi, sa);
   if (nd && sp_subscripts(n, B, lo, hi, sb) != nd) nd = 0;
+  sp_pair_view views[SP_MAX_LOOPS + 1]; /* the linear offsets, then each subscript */
+  sp_pair_view_init(&views[0], n, A, &A->offset, B, &B->offset, 0, tlo != NULL);
+  for (int d = 0; d < nd; d++)
+    sp_pair_view_init(&views[d + 1], n, A, &sa[d], B, &sb[d], 1, tlo != NULL);
   const sp_dirn dirs[2] = {SP_DIR_LT, SP_DIR_GT};
   for (int k = 0; k < 2; k++) {
-    bool meet = sp_pair_dir(n, A, B, L, dirs[k], lo, hi, tlo, thi);
-    for (int d = 0; meet && d < nd; d++) {
-      sp_ref a1 = *A, b1 = *B;
-      a1.offset = sa[d];
-      b1.offset = sb[d];
-      a1.size = b1.size = 1;
-      meet = sp_pair_dir(n, &a1, &b1, L, dirs[k], lo, hi, tlo, thi);
-    }
+    bool meet = true;
+    for (int v = 0; meet && v <= nd; v++)
+      meet = sp_pair_dir(n, &views[v], L, dirs[k], lo, hi, tlo, thi);
     if (meet) return true;
   }
   return false;
@@ -487,15 +504,15 @@ int sp_dep_crossing(const sp_nest *n, int L, const bool *inner, int *ref_a, int 
         continue;
       /* a thread runs one trip counter of each loop on the lanes (the index moves with L where
        * the loop's bounds do): the question is asked in the counters */
-      sp_affine ta, tb;
-      bool exact = regular && counters && sp_offset_in_counters(n, &A->offset, &ta) &&
-                   sp_offset_in_counters(n, &B->offset, &tb);
+      sp_pair_view v;
+      sp_pair_view_init(&v, n, A, &A->offset, B, &B->offset, 0, regular && counters);
+      bool exact = v.counted;
       for (int M = L + 1; M < n->nloops; M++) {
         if (!inner[M] || !sp_is_ancestor(n, L, M)) continue;
         /* a reference outside M runs once for all of M's iterations: one of them meets it */
         bool meets = !exact || !sp_encloses(A, M) || !sp_encloses(B, M);
         for (int d = 0; !meets && d < 4; d++)
-          meets = sp_pair_may_depend(n, A, &ta, B, &tb,
+          meets = sp_pair_may_depend(n, A, &v.ta, B, &v.tb,
                                      (sp_dir_query){L, dirs[d / 2], M, dirs[d % 2]}, tlo, thi);
         if (meets) {
           *ref_a = i;

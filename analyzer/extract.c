@@ -1349,20 +1349,6 @@ static void sp_invalidate_loop_writes(sp_nb *nb, CXCursor f, const char *index) 
   clang_visitChildren(f, sp_find_local_write, &w);
 }
 
-/* Whether for loop f is written through a macro (FOR(i, n)): the file's text at it does not say
- * `for`. Its name goes to name. */
-static bool sp_for_from_macro(sp_az *az, CXCursor f, char *name, size_t n) {
-  unsigned b, e;
-  sp_cursor_range(f, &b, &e);
-  if (!az->contents || b >= az->contents_len) return false;
-  const char *p = az->contents + b;
-  size_t len = 0;
-  while (b + len < az->contents_len && (isalnum((unsigned char)p[len]) || p[len] == '_')) len++;
-  if (len == 3 && strncmp(p, "for", 3) == 0) return false;
-  snprintf(name, n, "%.*s", (int)len, p);
-  return len > 0;
-}
-
 /* What to do about a bound that is not affine, by why: a min or max (a tile's last, partial tile)
  * and a structure's member have ways around. Into buf, "" where none. */
 static const char *sp_bound_hint(const char *text, const char *why, char *buf, size_t n) {
@@ -1390,12 +1376,15 @@ void sp_nb_walk_loop(sp_nb *nb, CXCursor f, int parent, bool sole_child) {
     sp_nb_skip(nb, f, "more than %d loops in one nest: nest skipped", SP_MAX_LOOPS);
     return;
   }
-  char macro[64];
-  if (sp_for_from_macro(nb->az, f, macro, sizeof macro)) {
-    sp_nb_skip(nb, f, "for loop written through macro '%s': the analyzer reads loops as the file "
-                      "spells them: nest skipped; write the loop out, or run it on the "
+  unsigned fb, fe;
+  sp_cursor_range(f, &fb, &fe);
+  const char *macro;
+  size_t ml = sp_word_instead_of_for(nb->az, fb, &macro);
+  if (ml > 0) {
+    sp_nb_skip(nb, f, "for loop written through macro '%.*s': the analyzer reads loops as the "
+                      "file spells them: nest skipped; write the loop out, or run it on the "
                       "preprocessed file (cc -E -P FILE.c > FILE.pp.c keeps the pragmas)",
-               macro);
+               (int)ml, macro);
     return;
   }
   sp_for_parts p;

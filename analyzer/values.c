@@ -52,6 +52,16 @@ void sp_cursor_range(CXCursor c, unsigned *begin, unsigned *end) {
   clang_getExpansionLocation(clang_getRangeEnd(r), NULL, NULL, NULL, end);
 }
 
+size_t sp_word_instead_of_for(const sp_az *az, size_t off, const char **word) {
+  if (!az->contents) return 0;
+  while (off < az->contents_len && isspace((unsigned char)az->contents[off])) off++;
+  const char *p = az->contents + off;
+  size_t len = 0;
+  while (off + len < az->contents_len && (isalnum((unsigned char)p[len]) || p[len] == '_')) len++;
+  *word = p;
+  return len == 3 && strncmp(p, "for", 3) == 0 ? 0 : len;
+}
+
 char *sp_cursor_text(sp_az *az, CXCursor c) {
   unsigned b, e;
   sp_cursor_range(c, &b, &e);

@@ -151,6 +151,10 @@ void sp_cursor_loc(CXCursor c, unsigned *line, unsigned *col, unsigned *offset);
 void sp_cursor_range(CXCursor c, unsigned *begin, unsigned *end);
 /* The source text of the cursor, whitespace folded (malloc'd). */
 char *sp_cursor_text(sp_az *az, CXCursor c);
+/* The word the file spells at offset off, after blanks, where it is not `for` (a macro that makes
+ * a loop, FOR(i, n)): its start in *word and its length; 0 where the file says `for` there or
+ * has no word. */
+size_t sp_word_instead_of_for(const sp_az *az, size_t off, const char **word);
 bool sp_cursor_is_null(CXCursor c);
 /* Affine form of an integer expression in the nest's loop indices (nb may be NULL: constants). */
 sp_aff_status sp_expr_affine(sp_az *az, sp_nb *nb, CXCursor e, sp_affine *out, sp_aff_err *err);
