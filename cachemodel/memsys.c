@@ -224,12 +224,20 @@ static void pend_free(pend_table *p)
 
 /* ---- the memory system ------------------------------------------------------------------------ */
 
+/* time_fills: a warp's last store, by the SM's clock (warp_stored) */
+typedef struct warp_store {
+  uint64_t warp; /* sp_cm key of the warp + 1; 0: empty */
+  uint64_t tick;
+} warp_store;
+enum { SP_CM_WARP_SLOTS = 128 };
+
 typedef struct sm_state {
   int ready;       /* structures allocated */
   sp_cm_lru *l1f;
   sp_cm_setassoc *l1s;
   uint64_t clock;  /* MODELED, time_fills: core cycles */
   pend_table pend; /* MODELED */
+  warp_store *stores; /* time_fills: SP_CM_WARP_SLOTS, direct-mapped by the warp's hash */
 } sm_state;
 
 struct sp_cm_memsys {
@@ -299,6 +307,7 @@ enum { SP_CM_MAX_SUB_SHIFT = 3 };
 /* An instruction waiting in the pipeline: coalesced, its table slots prefetched. */
 typedef struct pipe_ent {
   int sm, array, group, write, l2_split;
+  uint64_t warp;         /* the block and the warp in it, (block << 6) | warp */
   uint32_t partial;      /* a store's sectors written in part (sp_cm_partial_sectors) */
   uint64_t partial_which; /* which of its L2 sectors (bit i: the i-th) */
   sp_cm_warp_access wa;  /* at the L1 transaction size */
@@ -574,6 +583,7 @@ void sp_cm_memsys_free(sp_cm_memsys *m)
       sp_cm_lru_free(m->sm[i].l1f);
       sp_cm_setassoc_free(m->sm[i].l1s);
       pend_free(&m->sm[i].pend);
+      free(m->sm[i].stores);
     }
   }
   free(m->sm);
@@ -610,7 +620,10 @@ static int sm_prepare(sp_cm_memsys *m, sm_state *s)
     s->l1f = sp_cm_lru_create_at(m->l1_lines, m->l1_tables + (size_t)(s - m->sm) * m->l1_table_bytes);
   }
   if (!s->l1f && !s->l1s) return -1;
-  if (m->opt.l1_variant == SP_CM_L1_MODELED && pend_init(&s->pend, m->pend_entries) != 0) {
+  if ((m->opt.l1_variant == SP_CM_L1_MODELED && pend_init(&s->pend, m->pend_entries) != 0) ||
+      (m->opt.time_fills && !(s->stores = calloc(SP_CM_WARP_SLOTS, sizeof *s->stores)))) {
+    pend_free(&s->pend);
+    memset(&s->pend, 0, sizeof s->pend);
     sp_cm_lru_free(s->l1f);
     sp_cm_setassoc_free(s->l1s);
     s->l1f = NULL;
@@ -621,26 +634,54 @@ static int sm_prepare(sp_cm_memsys *m, sm_state *s)
   return 0;
 }
 
-/* An L1 line's payload: the valid bits of its sectors (bits 0-15), and with opt.time_fills the
- * clock at which its latest fill completes (bits 16-63). One stamp a line, not a sector: the
- * sectors a warp misses together complete together, and the lookup already holds the line, where
- * a table of fills per sector (as MODELED keeps) made the whole ranking 1.9x slower.
+/* An L1 line's payload: the valid bits of its sectors (bits 0-15), and with opt.time_fills a
+ * 12-bit tag of the warp whose miss filled it last (bits 16-27) and the clock at which that fill
+ * completes (bits 28-63, 2^36 ticks). One stamp a line, not a sector: the sectors a warp misses
+ * together complete together, and the lookup already holds the line, where a table of fills per
+ * sector (as MODELED keeps) made the whole ranking 1.9x slower.
  * - The fill is taken to take the L2 hit latency, the shortest it can, so that a hit is called
  *   pending only while its fill certainly is: with the L2 sampled most fills have no simulated
  *   outcome.
  * - Any warp's hit counts, the filling warp's own too (a stencil's u[j+1] after its u[j-1]).
  *   Leaving those out, as the warp's one wait, ranked worse on the H100 runs (36 nests within
- *   10 % of the best against 39: validation/results/h100/2026-11-24-pending-hits). */
+ *   10 % of the best against 39: validation/results/h100/2026-11-24-pending-hits).
+ * - Except the filling warp's hits after it stored: its store waited for the loads it stores
+ *   (the SM's clock, a tick an instruction, does not: a lone warp's next iteration came a few
+ *   ticks after its miss, and every hit of GCC's one-lane gangs, whose warps each walk a row of
+ *   their own, waited as a miss: 2.1x their time on the H200). */
 #define L1_VALID_BITS UINT64_C(0xFFFF)
+#define L1_TAG_SHIFT 16
+#define L1_READY_SHIFT 28
 
-static inline uint64_t l1_fill_stamp(uint64_t payload, uint64_t ready)
+static inline uint64_t l1_warp_tag(uint64_t warp)
 {
-  return (payload & L1_VALID_BITS) | ready << 16;
+  return (warp * UINT64_C(0x9E3779B97F4A7C15)) >> 52;
+}
+
+static inline uint64_t l1_fill_stamp(uint64_t payload, uint64_t ready, uint64_t warp)
+{
+  return (payload & L1_VALID_BITS) | l1_warp_tag(warp) << L1_TAG_SHIFT | ready << L1_READY_SHIFT;
 }
 
 static inline int l1_fill_pending(uint64_t payload, uint64_t now)
 {
-  return payload >> 16 > now;
+  return payload >> L1_READY_SHIFT > now;
+}
+
+static inline warp_store *warp_slot(const sm_state *s, uint64_t warp)
+{
+  return &s->stores[(warp * UINT64_C(0x9E3779B97F4A7C15)) >> 57];
+}
+
+/* A pending hit of warp `warp` that it does not wait for: on its own fill (the tag matches) with
+ * a store of that warp since the fill was issued (lat_l2 before it completes). A warp whose slot
+ * another took counts as not having stored. */
+static inline int l1_fill_waited(const sp_cm_memsys *m, const sm_state *s, uint64_t payload,
+                                 uint64_t warp)
+{
+  if ((payload >> L1_TAG_SHIFT & 0xFFF) != l1_warp_tag(warp)) return 0;
+  const warp_store *w = warp_slot(s, warp);
+  return w->warp == warp + 1 && w->tick + m->lat_l2 >= payload >> L1_READY_SHIFT;
 }
 
 /* The SM's clock before this instruction, moved on by its lines (MODELED, time_fills). */
@@ -1044,7 +1085,7 @@ static void l2_access(sp_cm_memsys *m, const line_runs *r, int write, int group,
  * sectors that go to L2, which are then read in the same order (ascending sectors) as a one-pass
  * loop would (l2_access). */
 static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, int group,
-                    int array)
+                    int array, uint64_t warp)
 {
   sp_cm_counters *c = &m->ctr[group];
   const int modeled = m->opt.l1_variant == SP_CM_L1_MODELED, timed = m->opt.time_fills;
@@ -1085,11 +1126,12 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
     } else if (hits) {
       const int64_t nh = hits == mask ? l1.n[k] : mask_count(hits);
       c->ld_l1_hit_sectors += nh;
-      if (timed && l1_fill_pending(*valid, now)) c->ld_l1_hit_pending_sectors += nh;
+      if (timed && l1_fill_pending(*valid, now) && !l1_fill_waited(m, s, *valid, warp))
+        c->ld_l1_hit_pending_sectors += nh;
     }
     *valid |= missed;
     if (!to_l2) continue;
-    if (timed) *valid = l1_fill_stamp(*valid, now + m->lat_l2);
+    if (timed) *valid = l1_fill_stamp(*valid, now + m->lat_l2, warp);
     if (direct) {
       l2.line[l2.count] = line;
       l2.mask[l2.count] = to_l2;
@@ -1124,9 +1166,11 @@ static void load_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, i
 }
 
 /* A store's L1 lines r: written into the L1 (allocated) or invalidated there (bypass). */
-static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, const line_runs *r)
+static void store_l1(sp_cm_memsys *m, sm_state *s, const sp_cm_warp_access *wa, const line_runs *r,
+                     uint64_t warp)
 {
-  sm_tick(m, s, wa);
+  const uint64_t now = sm_tick(m, s, wa);
+  if (m->opt.time_fills) *warp_slot(s, warp) = (warp_store){warp + 1, now};
   if (m->l1_store == SP_L1_STORE_WRITE_THROUGH_NO_ALLOC) return;
   const sp_cm_lookup_mode mode =
       m->l1_store == SP_L1_STORE_WRITE_THROUGH_ALLOC ? SP_CM_LOOKUP_INSERT : SP_CM_LOOKUP_PEEK;
@@ -1151,7 +1195,7 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     c->ld_lines += wa->n_lines;
     c->ld_l1_cycles += l1_cycles(wa);
     if (m->l1_on) {
-      load_l1(m, s, wa, e->group, e->array);
+      load_l1(m, s, wa, e->group, e->array, e->warp);
     } else if (l2wa->n_sectors) {
       line_runs r;
       runs_of(l2wa->sectors, l2wa->n_sectors, m->l2_line_shift, 0, &r);
@@ -1167,11 +1211,11 @@ static void simulate(sp_cm_memsys *m, const pipe_ent *e)
     runs_of(l2wa->sectors, l2wa->n_sectors, m->l2_line_shift, e->partial_which, &r);
     if (m->l1_on) {
       if (m->l2_runs_are_l1s) { /* (then no L2 split: l2wa is wa) */
-        store_l1(m, s, wa, &r);
+        store_l1(m, s, wa, &r, e->warp);
       } else {
         line_runs r1;
         runs_of(wa->sectors, wa->n_sectors, m->spl_shift, 0, &r1);
-        store_l1(m, s, wa, &r1);
+        store_l1(m, s, wa, &r1, e->warp);
       }
     }
     l2_access(m, &r, 1, e->group, e->array, NULL);
@@ -1215,6 +1259,7 @@ int sp_cm_memsys_access(void *memsys, const sp_warp_instr *wi)
   if (sp_cm_coalesce_shaped(&m->co, m->memo, wi->shape, wi->addr, wi->active, wi->access_bytes, &e->wa) != 0)
     return -1;
   e->sm = wi->sm;
+  e->warp = (uint64_t)wi->block << 6 | (uint64_t)(wi->warp & 63);
   e->array = wi->array;
   e->group = group;
   e->write = wi->write;
@@ -1483,6 +1528,7 @@ void sp_cm_memsys_reset(sp_cm_memsys *m)
       cm_map_clear(&s->pend.map);
       s->pend.head = s->pend.count = 0;
     }
+    if (s->stores && s->clock) memset(s->stores, 0, SP_CM_WARP_SLOTS * sizeof *s->stores);
     s->clock = 0;
   }
   memset(m->ctr, 0, (size_t)m->ngroups * sizeof *m->ctr);
@@ -1502,6 +1548,7 @@ static size_t sm_bytes(const sp_cm_memsys *m)
     uint64_t cap = cm_pow2_at_least(m->pend_entries < 64 ? 64 : m->pend_entries);
     b += (size_t)cap * sizeof(pend_ent) + (size_t)cm_pow2_at_least(2 * cap) * sizeof(cm_slot);
   }
+  if (m->opt.time_fills) b += SP_CM_WARP_SLOTS * sizeof(warp_store);
   return b;
 }
 

@@ -31,19 +31,28 @@ static sp_cm_counters total(const sp_cm_memsys *m)
   return c;
 }
 
-/* One warp instruction: lanes 0..nlanes-1 at base + lane * stride. */
-static int emit(sp_cm_memsys *m, int sm, int array, int write, uint64_t base, uint64_t stride,
-                uint32_t bytes, int nlanes)
+/* One instruction of warp `warp` of block `block`: lanes 0..nlanes-1 at base + lane * stride. */
+static int emit_warp(sp_cm_memsys *m, int sm, int64_t block, int warp, int array, int write,
+                     uint64_t base, uint64_t stride, uint32_t bytes, int nlanes)
 {
   sp_warp_instr wi;
   memset(&wi, 0, sizeof wi);
   wi.sm = sm;
+  wi.block = block;
+  wi.warp = warp;
   wi.array = array;
   wi.write = write;
   wi.access_bytes = bytes;
   wi.active = nlanes >= 32 ? UINT32_MAX : (UINT32_C(1) << nlanes) - 1;
   for (int l = 0; l < nlanes; l++) wi.addr[l] = base + (uint64_t)l * stride;
   return sp_cm_memsys_access(m, &wi);
+}
+
+/* ... of warp 0 of block 0 */
+static int emit(sp_cm_memsys *m, int sm, int array, int write, uint64_t base, uint64_t stride,
+                uint32_t bytes, int nlanes)
+{
+  return emit_warp(m, sm, 0, 0, array, write, base, stride, bytes, nlanes);
 }
 
 /* ---- the transpose of DESIGN.md -----------------------------------------------------------------
@@ -73,7 +82,7 @@ static int run_transpose(sp_cm_memsys *m, int n, int nsms, int reads_coalesced)
             base = arr + (x0 * (uint64_t)n + y) * 8;
             stride = (uint64_t)n * 8;
           }
-          if (emit(m, sm, op, op, base, stride, 8, 32) != 0) return -1;
+          if (emit_warp(m, sm, b, w, op, op, base, stride, 8, 32) != 0) return -1;
         }
       }
     }
@@ -268,6 +277,42 @@ static void test_time_fills_constructed(void)
   bad.time_fills = true;
   bad.l1_variant = SP_CM_L1_MODELED; /* MODELED counts those as misses already */
   CHECK(sp_cm_memsys_create(&h100, 4, 2, &bad) == NULL);
+}
+
+/* time_fills: a warp's hit on its own fill after it stored is no wait (its store waited for the
+ * loads it stores); before the store, and another warp's hit, still are. Block 0's warp 0 is A,
+ * block 1's warp 0 is B, both on SM 0; array 0 is read, array 1 written. */
+static void test_time_fills_own_store(void)
+{
+  sp_arch h100 = load_arch("h100");
+  const uint64_t L = 1 << 20, L2 = L + 4096, S = UINT64_C(1) << 28;
+  sp_cm_options opt = {0};
+  opt.time_fills = true;
+  sp_cm_memsys *m = sp_cm_memsys_create(&h100, 4, 2, &opt);
+  if (!m) {
+    CHECK(m != NULL);
+    return;
+  }
+  emit_warp(m, 0, 0, 0, 0, 0, L, 4, 4, 32);  /* A: miss */
+  emit_warp(m, 0, 0, 0, 0, 0, L, 4, 4, 32);  /* A, same iteration: pending (4) */
+  emit_warp(m, 0, 0, 0, 1, 1, S, 4, 4, 32);  /* A stores */
+  emit_warp(m, 0, 0, 0, 0, 0, L, 4, 4, 32);  /* A, next iteration: a hit it does not wait for */
+  emit_warp(m, 0, 1, 0, 0, 0, L, 4, 4, 32);  /* B: pending (4) */
+  emit_warp(m, 0, 0, 0, 0, 0, L2, 4, 4, 32); /* A: miss */
+  emit_warp(m, 0, 1, 0, 1, 1, S, 4, 4, 32);  /* B stores, not A */
+  emit_warp(m, 0, 0, 0, 0, 0, L2, 4, 4, 32); /* A: pending (4) */
+  sp_cm_counters c;
+  sp_cm_memsys_counters(m, 0, &c);
+  CHECK_EQ_INT(c.ld_sectors, 24);
+  CHECK_EQ_INT(c.ld_l1_hit_sectors, 16);
+  CHECK_EQ_INT(c.ld_l1_hit_pending_sectors, 12);
+  /* a reset forgets the stores: A's hit after the reset's first fill is pending again */
+  sp_cm_memsys_reset(m);
+  emit_warp(m, 0, 0, 0, 0, 0, L, 4, 4, 32);
+  emit_warp(m, 0, 0, 0, 0, 0, L, 4, 4, 32);
+  sp_cm_memsys_counters(m, 0, &c);
+  CHECK_EQ_INT(c.ld_l1_hit_pending_sectors, 4);
+  sp_cm_memsys_free(m);
 }
 
 /* A random warp access of loads or stores over `lines` 128-byte lines from 1 GiB. */
@@ -1319,6 +1364,7 @@ int main(void)
   SP_RUN(test_partial_alone);
   SP_RUN(test_base_vs_modeled);
   SP_RUN(test_time_fills_constructed);
+  SP_RUN(test_time_fills_own_store);
   SP_RUN(test_time_fills_random);
   SP_RUN(test_l1_only_random);
   SP_RUN(test_l2_queue_same_counts);
