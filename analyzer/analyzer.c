@@ -436,6 +436,7 @@ int sp_directives_of(sp_az *az, CXCursor stmt, int *out, int max) {
 typedef struct sp_region {
   sp_construct construct;
   int directive; /* index of the region's directive, or -1 */
+  bool sole_loop; /* the construct's statement is one for loop: the loop, or a block of it alone */
 } sp_region;
 
 /* Whether `name` occurs as an identifier in text[0..len). */
@@ -902,6 +903,7 @@ static void sp_build_nest(sp_az *az, CXCursor f, sp_region region, int own_direc
   sp_nest nest;
   memset(&nest, 0, sizeof nest);
   nest.construct = region.construct;
+  nest.construct_sole_loop = region.sole_loop || own_directive >= 0;
   nest.function = strdup(az->function ? az->function : "?");
   unsigned line, col;
   sp_cursor_loc(f, &line, &col, NULL);
@@ -1006,6 +1008,29 @@ static sp_construct sp_construct_of(sp_directive_kind k) {
 
 static void sp_walk_region(sp_az *az, CXCursor s, sp_region region);
 
+/* Whether statement s is a for loop, or a block holding one for loop and nothing else (empty
+ * statements aside). */
+static bool sp_sole_loop(CXCursor s) {
+  CXCursor kids[2];
+  for (int depth = 0; depth < 8; depth++) {
+    enum CXCursorKind k = clang_getCursorKind(s);
+    if (k == CXCursor_ForStmt) return true;
+    if (k != CXCursor_CompoundStmt) return false;
+    int n = 0;
+    CXCursor all[64];
+    int m = sp_children(s, all, 64);
+    if (m > 64) return false;
+    for (int i = 0; i < m; i++)
+      if (clang_getCursorKind(all[i]) != CXCursor_NullStmt) {
+        if (n == 1) return false;
+        kids[n++] = all[i];
+      }
+    if (n != 1) return false;
+    s = kids[0];
+  }
+  return false;
+}
+
 static void sp_walk_children(sp_az *az, CXCursor s, sp_region region) {
   CXCursor *kids = malloc(4096 * sizeof *kids);
   if (!kids) return;
@@ -1025,6 +1050,7 @@ static void sp_walk_region(sp_az *az, CXCursor s, sp_region region) {
         k == SP_DIR_OMP_TARGET) {
       region.construct = sp_construct_of(k);
       region.directive = dirs[i];
+      region.sole_loop = sp_sole_loop(s);
       az->dir_used[dirs[i]] = true;
     } else if (k != SP_DIR_OTHER) {
       loop_dir = dirs[i];
@@ -1109,7 +1135,7 @@ static enum CXChildVisitResult sp_visit_function(CXCursor c, CXCursor parent, CX
                              &az->function_begin);
   for (int i = 0; i < n && i < 64; i++)
     if (clang_getCursorKind(kids[i]) == CXCursor_CompoundStmt)
-      sp_walk_region(az, kids[i], (sp_region){SP_CONSTRUCT_NONE, -1});
+      sp_walk_region(az, kids[i], (sp_region){SP_CONSTRUCT_NONE, -1, false});
   az->function = NULL;
   clang_disposeString(name);
   return CXChildVisit_Continue;

@@ -85,6 +85,7 @@ static json_t *sp_nest_json(const sp_nest *n, int id) {
   json_object_set_new(o, "location", sp_loc_json(&n->loc));
   json_object_set_new(o, "construct", json_string(sp_construct_name(n->construct)));
   json_object_set_new(o, "construct_clauses", sp_clauses_json(&n->construct_clauses));
+  json_object_set_new(o, "construct_sole_loop", json_boolean(n->construct_sole_loop));
   json_object_set_new(o, "band_iterations", json_real(n->band_iterations));
   json_object_set_new(o, "band_iterations_exact", json_boolean(n->band_iterations_exact));
   json_t *loops = json_array();

@@ -1606,6 +1606,51 @@ static void test_periodic_subscripts(void) {
   sp_program_free(&prog);
 }
 
+/* Which compute constructs hold their nest's outer loop alone (sp_nest.construct_sole_loop: GCC
+ * 12's parloops takes a kernels region only then): the directive on the loop, a block holding
+ * the loop alone (an empty statement aside), a combined `kernels loop`; not a block of two
+ * nests, nor one with a statement beside its loop. */
+static void test_construct_sole_loop(void) {
+  const char *src =
+      "#define N 64\n"
+      "double a[N][N], b[N][N];\n"
+      "void f(double s) {\n"
+      "#pragma acc kernels\n"
+      "  for (int i = 0; i < N; i++)\n"
+      "    for (int j = 0; j < N; j++) a[i][j] = b[i][j];\n"
+      "#pragma acc kernels\n"
+      "  {\n"
+      "    for (int i = 0; i < N; i++)\n"
+      "      for (int j = 0; j < N; j++) a[i][j] = b[i][j];\n"
+      "    ;\n"
+      "  }\n"
+      "#pragma acc kernels loop\n"
+      "  for (int i = 0; i < N; i++) a[i][0] = s;\n"
+      "#pragma acc kernels\n"
+      "  {\n"
+      "    for (int i = 0; i < N; i++) a[i][0] = s;\n"
+      "    for (int i = 0; i < N; i++) b[i][0] = s;\n"
+      "  }\n"
+      "#pragma acc kernels\n"
+      "  {\n"
+      "    b[0][0] = s;\n"
+      "    for (int i = 0; i < N; i++) a[i][0] = s;\n"
+      "  }\n"
+      "}\n";
+  sp_program prog;
+  CHECK_EQ_INT(analyze(src, NULL, 0, NULL, 0, false, &prog), SP_EXIT_OK);
+  CHECK_EQ_INT(prog.nnests, 6);
+  const bool want[6] = {true, true, true, false, false, false};
+  for (int i = 0; i < prog.nnests && i < 6; i++) {
+    CHECK(prog.nests[i].construct == SP_CONSTRUCT_ACC_KERNELS);
+    if (prog.nests[i].construct_sole_loop != want[i])
+      fprintf(stderr, "nest %d at line %u: construct_sole_loop %d\n", i, prog.nests[i].loc.line,
+              prog.nests[i].construct_sole_loop);
+    CHECK(prog.nests[i].construct_sole_loop == want[i]);
+  }
+  sp_program_free(&prog);
+}
+
 int main(void) {
   SP_RUN(test_linearized_and_column_major);
   SP_RUN(test_struct_pointer_vla);
@@ -1637,5 +1682,6 @@ int main(void) {
   SP_RUN(test_index_helpers);
   SP_RUN(test_local_vla_pointer);
   SP_RUN(test_periodic_subscripts);
+  SP_RUN(test_construct_sole_loop);
   return SP_TEST_END();
 }

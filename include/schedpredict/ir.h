@@ -236,6 +236,8 @@ typedef struct sp_nest {
   char *function;
   sp_construct construct;
   sp_clauses construct_clauses; /* num_gangs/num_workers/vector_length of the compute construct */
+  bool construct_sole_loop; /* the construct holds this nest's outer loop and nothing else (GCC
+                               parallelizes a kernels region only then: traces/schedule.c) */
   int nloops;
   sp_loop loops[SP_MAX_LOOPS];
   int narrays;
