@@ -189,22 +189,30 @@ static void sp_row_widen(const sp_row *row, sp_row_widths *w) {
   w->grid = sp_max_int(w->grid, (int)strlen(row->grid));
 }
 
+/* v in a column of `width` characters: with `decimals` while that fits, else fewer, else in
+ * e notation (a one-thread baseline takes seconds, and the speedups over it are in the 10^4) */
+static void sp_fit_number(char *buf, size_t n, double v, int width, int decimals) {
+  for (int d = decimals; d >= 0; d--)
+    if (snprintf(buf, n, "%*.*f", width, d, v) <= width) return;
+  snprintf(buf, n, "%*.0e", width, v);
+}
+
 static void sp_print_row(FILE *out, const sp_rank_result *res, const sp_row *row,
                          double default_s, const sp_row_widths *w) {
   const sp_rank_candidate *c = row->c;
-  char r[16];
+  char r[16], t[32], x[32];
   if (row->rank > 0) snprintf(r, sizeof r, "%d", row->rank);
   else snprintf(r, sizeof r, "dflt");
-  fprintf(out, "  %4s %-*s %-*s %-*s %-*s %10lld %11lld %5.1f %5.1f %9.1f %10.3g %9.1f %6.2fx%s\n",
+  sp_fit_number(t, sizeof t, c->time.total_s * 1e6, 9, 1);
+  sp_fit_number(x, sizeof x, default_s / c->time.total_s, 6, 2);
+  fprintf(out, "  %4s %-*s %-*s %-*s %-*s %10lld %11lld %5.1f %5.1f %9.1f %10.3g %s %sx%s\n",
           r, w->pattern, c->schedule.name, w->map, row->map, w->block, row->block, w->grid,
           row->grid, (long long)(c->total.ld_requests + c->total.st_requests),
           (long long)(c->total.ld_sectors + c->total.st_sectors),
           sp_pct(c->total.ld_l1_hit_sectors, c->total.ld_sectors),
           sp_pct(c->total.l2_read_hit_sectors, c->total.l2_read_sectors),
           ((double)c->total.dram_read_bytes + sp_rank_dram_write_bytes(&c->total)) / 1e6,
-          c->cost_xu, c->time.total_s * 1e6,
-          default_s / c->time.total_s,
-          sp_rank_screened_only(res, c) ? " ~~" : c->sampled ? " ~" : "");
+          c->cost_xu, t, x, sp_rank_screened_only(res, c) ? " ~~" : c->sampled ? " ~" : "");
 }
 
 void sp_report_text(FILE *out, const sp_report_nest *nests, int n, const sp_arch *arch, int top) {

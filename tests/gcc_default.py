@@ -2,7 +2,10 @@
 """GCC's own default schedule (--compiler gcc) against GCC itself: for every example, the loop
 levels schedpredict says GCC assigns (the compiler-default candidate's `openacc` text, e.g.
 "i: gang worker  j: vector  num_gangs(16896) ...") must be what `gcc -fopenacc -fopt-info-omp`
-reports ("assigned OpenACC gang worker loop parallelism") at each loop directive's line. Skips
+reports ("assigned OpenACC gang worker loop parallelism") at each loop directive's line. A
+kernels region whose loops have no directive GCC reports at the region's directive: "gang" where
+its parloops put the outer loop on gangs, "seq" where the region runs on one thread; the model's
+default must map a loop to a block dimension in the first case and none in the second. Skips
 (exit 77) when gcc has no -fopenacc.
   tests/gcc_default.py SCHEDPREDICT
 """
@@ -52,10 +55,14 @@ def model_levels(sp, path, sargs, cargs):
     report = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     ir_cmd = [sp, "-q", "--dump-ir", path] + sargs + (["--"] + cargs if cargs else [])
     ir = json.loads(subprocess.run(ir_cmd, capture_output=True, text=True, check=True).stdout)
-    loops_at = {}
+    loops_at, region_at = {}, {}
     for nest in ir["nests"]:
         loc = nest["location"].split(":")
         loops_at[int(loc[1])] = nest["loops"]
+        cons = nest.get("construct_clauses", {}).get("location")
+        if (nest["construct"] == "acc kernels" and cons and
+                not any(l.get("clauses", {}).get("location") for l in nest["loops"])):
+            region_at[int(loc[1])] = int(cons.split(":")[1])
     out, notes = {}, []
     for n in report["nests"]:
         d = n.get("compiler_default")
@@ -63,6 +70,10 @@ def model_levels(sp, path, sargs, cargs):
         if not d or d.get("pattern") != "gcc-default":
             notes.append(f"{path}:{line}: GCC's schedule is not modeled (a level outside the "
                          f"loops the model maps): the baseline is the nvc-style one")
+            continue
+        if line in region_at:  # (two nests of one region: GCC says one thing for both)
+            gang = re.search(r"->b[xyz]", d["cuda_mapping"]) is not None
+            out[region_at[line]] = "gang" if gang else ""
             continue
         names = {l["index"]: l for l in loops_at.get(line, [])}
         text = d["openacc"].split("  num_gangs(")[0]
@@ -84,10 +95,10 @@ def main():
         print("SKIP: gcc -fopenacc is not available")
         return 77
     failures, checked = 0, 0
-    for name in sorted(os.listdir(os.path.join(ROOT, "examples"))):
-        if not name.endswith(".c") or name == "omp_target.c":
-            continue
-        path = os.path.join("examples", name)
+    paths = [os.path.join("examples", name)
+             for name in sorted(os.listdir(os.path.join(ROOT, "examples")))
+             if name.endswith(".c") and name != "omp_target.c"]
+    for path in paths + ["tests/inputs/kernels_transpose.c"]:
         sargs, cargs = example_args(os.path.join(ROOT, path))
         gcc = gcc_levels(os.path.join(ROOT, path), cargs)
         model, notes = model_levels(sp, path, sargs, cargs)
@@ -99,7 +110,8 @@ def main():
                       f"gcc -fopt-info-omp says '{gcc.get(line) or 'nothing (seq)'}'")
         for n in notes:
             print("note:", n)
-    print(f"gcc-default: {checked} loops checked against gcc -fopt-info-omp, {failures} differ")
+    print(f"gcc-default: {checked} loop directives and kernels regions checked against "
+          f"gcc -fopt-info-omp, {failures} differ")
     return 1 if failures or checked == 0 else 0
 
 

@@ -227,6 +227,80 @@ static void test_occupancy_registers(void) {
   sp_space_free(&sp);
 }
 
+/* A kernels region as GCC 12 builds it without --param=openacc-kernels=decompose (checked with
+ * -fopt-info-omp and on the H200: validation/results/h200/gcc-openacc/2026-12-02-kernels-decompose/):
+ * a region of the nest alone whose outer loop its parloops proves independent puts that loop
+ * alone on gangs, one lane each (GOMP_DEBUG: 8448 x 1 x 32, the 2 x 132 x 32 gangs of one-thread
+ * blocks); any other region runs on one thread (1 x 1 x 32). A loop's gang, worker or vector
+ * without `independent` is `auto` there and changes nothing; with `independent` the clauses hold
+ * (the decompose flag's partitioning, which the finding asks for). */
+static void kernels_nest(tnest *t, bool sole, bool outer_parallel) {
+  tn_transpose(t, 4096);
+  t->n.construct = SP_CONSTRUCT_ACC_KERNELS;
+  t->n.construct_clauses.directive = (char *)"#pragma acc kernels";
+  t->n.construct_sole_loop = sole;
+  t->n.loops[0].parallel = outer_parallel;
+}
+
+static void check_one_thread(const sp_schedule *s) {
+  check_launch(s, 1, 1, 1);
+  for (int k = 0; k < 2; k++) {
+    CHECK_EQ_INT(s->map[k].thread_dim, -1);
+    CHECK_EQ_INT(s->map[k].block_dim, -1);
+  }
+}
+
+static void test_kernels_region(void) {
+  tnest t;
+  sp_space sp;
+  kernels_nest(&t, true, true);
+  const sp_schedule *s = gcc_default(&t.n, &sp);
+  CHECK(s != NULL);
+  if (s) {
+    check_launch(s, 1, 1, 8448);
+    CHECK_EQ_INT(s->map[0].block_dim, 0);
+    CHECK_EQ_INT(s->map[0].thread_dim, -1);
+    CHECK_EQ_INT(s->map[1].thread_dim, -1);
+    CHECK_EQ_INT(s->map[1].block_dim, -1);
+  }
+  sp_space_free(&sp);
+  /* gang and vector clauses without independent: the same */
+  kernels_nest(&t, true, true);
+  t.n.loops[0].clauses.directive = (char *)"#pragma acc loop gang";
+  t.n.loops[0].clauses.flags = SP_CL_GANG;
+  t.n.loops[1].clauses.directive = (char *)"#pragma acc loop vector";
+  t.n.loops[1].clauses.flags = SP_CL_VECTOR;
+  s = gcc_default(&t.n, &sp);
+  CHECK(s != NULL);
+  if (s) {
+    check_launch(s, 1, 1, 8448);
+    CHECK_EQ_INT(s->map[1].thread_dim, -1);
+  }
+  sp_space_free(&sp);
+  /* with independent: as the clauses say */
+  t.n.loops[0].clauses.flags = SP_CL_GANG | SP_CL_INDEPENDENT;
+  t.n.loops[1].clauses.flags = SP_CL_VECTOR | SP_CL_INDEPENDENT;
+  s = gcc_default(&t.n, &sp);
+  CHECK(s != NULL);
+  if (s) {
+    check_launch(s, 32, 1, 8448);
+    CHECK_EQ_INT(s->map[0].block_dim, 0);
+    CHECK_EQ_INT(s->map[1].thread_dim, 0);
+  }
+  sp_space_free(&sp);
+  /* a region holding more than the nest, or an outer loop not proven independent: one thread */
+  kernels_nest(&t, false, true);
+  s = gcc_default(&t.n, &sp);
+  CHECK(s != NULL);
+  if (s) check_one_thread(s);
+  sp_space_free(&sp);
+  kernels_nest(&t, true, false);
+  s = gcc_default(&t.n, &sp);
+  CHECK(s != NULL);
+  if (s) check_one_thread(s);
+  sp_space_free(&sp);
+}
+
 int main(void) {
   char err[256];
   if (sp_arch_load("h100", &H100, err, sizeof err) != 0) {
@@ -241,5 +315,6 @@ int main(void) {
   SP_RUN(test_seq_inner);
   SP_RUN(test_nvc_default_kept);
   SP_RUN(test_occupancy_registers);
+  SP_RUN(test_kernels_region);
   return SP_TEST_END();
 }

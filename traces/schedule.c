@@ -564,7 +564,10 @@ static void default_schedule(sp_schedule *s, const sp_nest *nest, int nb, const 
  * one: the outermost such loop takes the outermost free level other than vector, the innermost
  * takes vector, and a loop above a partitioned inner one also takes the level just outside the
  * outermost level used inside it (so a bare 2-deep nest is "gang worker" + "vector", as
- * -fopt-info-omp reports). In a kernels region GCC's parloops gives the outermost loop gang only.
+ * -fopt-info-omp reports). In a kernels region (GCC 12 without
+ * --param=openacc-kernels=decompose) a loop's levels hold only with `independent`; without any,
+ * GCC's parloops gives the outermost loop gang only, with one lane a gang, or the region runs on
+ * one thread (gcc_partition).
  * libgomp's nvptx plugin (libgomp/plugin/plugin-nvptx.c, nvptx_exec) then sizes what the
  * compiler left open: vector 32 unless vector_length; with cuOccupancyMaxPotentialBlockSize
  * limited to num_workers x vector when both are known, workers = block / vector (at most 15 when
@@ -638,6 +641,7 @@ static void gcc_partition(const sp_nest *nest, gcc_part *g) {
     g->tiling[k] = l->clauses.ntile > 0;
     unsigned m = (f & SP_CL_GANG ? GWV_G : 0u) | (f & SP_CL_WORKER ? GWV_W : 0u) |
                  (f & SP_CL_VECTOR ? GWV_V : 0u);
+    if (!parallel && !(f & SP_CL_INDEPENDENT)) m = 0; /* kernels: an 'auto' loop's levels */
     g->assign[k] = (!m || (g->tiling[k] && m == (m & (~m + 1u)))) &&
                    ((f & SP_CL_INDEPENDENT) || (parallel && !(f & SP_CL_AUTO)));
     if (g->tiling[k] && m) { /* vector to the element loop, failing that worker */
@@ -652,8 +656,13 @@ static void gcc_partition(const sp_nest *nest, gcc_part *g) {
   }
   for (int k = 0; k < nest->nloops; k++)
     if (g->oacc[k] && g->parent[k] < 0) all |= gcc_auto(g, k, 0, false);
+  /* GCC's parloops: the outer loop of a region that holds the nest alone, where it proves the
+   * loop independent. The model's dependence test stands in for GCC's on rectangular nests only:
+   * on the H200 GCC put a transpose's outer loop on gangs but ran the triangular symmetric
+   * update cov[i][j], cov[j][i] (j >= i), which the test proves, on one thread
+   * (validation/results/h200/gcc-openacc/2026-12-02-kernels-baseline/). */
   if (!all && nest->construct == SP_CONSTRUCT_ACC_KERNELS && nest->nloops > 0 &&
-      nest->loops[0].parallel)
+      nest->loops[0].parallel && nest->construct_sole_loop && sp_nest_rectangular(nest))
     g->mask[0] = GWV_G;
   /* the element levels of a tile go to the innermost loop it covers */
   for (int k = 0; k < nest->nloops; k++) {
@@ -834,6 +843,7 @@ int sp_space_build(const sp_nest *nest, const sp_arch *arch, const sp_space_opti
              nest->construct == SP_CONSTRUCT_ACC_KERNELS || nest->construct == SP_CONSTRUCT_ACC_SERIAL;
   bool directive = false;
   for (int k = 0; k < nest->nloops; k++) directive |= nest->loops[k].clauses.directive != NULL;
+  directive |= nest->construct == SP_CONSTRUCT_ACC_KERNELS && nest->construct_clauses.directive;
   acc &= directive;
   if (dn >= 0 && acc &&
       (collapse_units ? gcc_default_schedule(&def, nest, arch, regs, nb, uc, nc, cf2, cc2)
