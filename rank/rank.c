@@ -1828,14 +1828,22 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   int64_t blocks = sched->grid[0] * sched->grid[1] * sched->grid[2];
   if (sched->grid[1] == 1 && sched->grid[2] == 1) /* blocks past the loops' end hold no work */
     blocks = fmin((double)blocks, (double)sp_trace_working_blocks(nest, sched));
-  int k = (int)floor((double)l1_budget * S / est_instr); /* SMs the budget affords in full */
+  /* SMs the budget affords in full, the work taken as spread over all SMs, at the lanes a warp
+   * has (est_instr counts full warps). A grid of fewer blocks runs an SM's more, so a raw run
+   * can take up to S x l1_budget instructions (4.95 M on an H100), all of a small grid's trace,
+   * which samples it better than a prefix (test_sampling_long_threads's 4-block gemm: DRAM reads
+   * 33 % off as a prefix). Counted in full warps, GCC's one-thread baseline of kernels_region.c
+   * passed for 1/32 of its instructions and ran its one SM's 50 M raw, 5 s a nest. */
+  const int block_threads = sched->block[0] * sched->block[1] * sched->block[2];
+  const double warp_lanes = block_threads > 0 && block_threads < 32 ? block_threads : 32;
+  int k = (int)floor((double)l1_budget * S * warp_lanes / (est_instr * 32));
   int64_t r = blocks % S;
   int cls_first[2] = {0, (int)r}, cls_n[2]; /* SMs of each class */
   cls_n[0] = blocks <= S ? (int)blocks : r ? (int)r : S;
   cls_n[1] = blocks > S && r ? S - (int)r : 0;
   int ncls = cls_n[1] ? 2 : 1;
   if (k >= S || blocks < 1) return 0;
-  const int threads = sched->block[0] * sched->block[1] * sched->block[2];
+  const int threads = block_threads;
   int active = sp_blocks_per_sm(arch, sched);
   /* A capped grid whose last grid-stride round leaves blocks without work: the SMs that hold
    * more of that round's blocks are a class of their own, where the grid's blocks make one
@@ -2435,6 +2443,8 @@ int sp_rank_one(const sp_nest *nest, const sp_arch *arch, const sp_rank_options 
   sp_model_cache mc[2];
   memset(mc, 0, sizeof mc);
   int rc = sp_run_candidate(nest, arch, opt, sp_estimate_warp_instructions(nest), budget, true, mc, c);
+  c->model_lookups = mc[0].lookups + mc[1].lookups;
+  c->model_sectors = mc[0].sectors + mc[1].sectors;
   for (int k = 0; k < 2; k++) sp_model_cache_free(&mc[k]);
   return rc;
 }

@@ -85,7 +85,8 @@ double sp_pass_overlap(const sp_nest *n, const sp_arch *arch, const sp_schedule 
                        double waves, int a, int unit_bytes, unsigned accesses);
 
 /* One candidate run alone as a refined one is (all SMs, sampling within `budget` warp
- * instructions, 0: exact), into *c (c->schedule set by the caller; free c->per_array). For
+ * instructions, 0: exact), into *c (c->schedule set by the caller; free c->per_array), with
+ * what it cost the memory model (model_lookups, model_sectors). For
  * tests that hold one schedule's sampled counts against its exact ones. */
 int sp_rank_one(const sp_nest *nest, const sp_arch *arch, const sp_rank_options *opt,
                 int64_t budget, sp_rank_candidate *c);

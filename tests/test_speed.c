@@ -370,6 +370,11 @@ static void test_sampling_long_threads(void)
     CHECK_EQ_INT(s->st_sectors, e->st_sectors);
     double d = fabs((double)(s->dram_read_bytes - e->dram_read_bytes)) / (double)e->dram_read_bytes;
     if (d > worst_dram) worst_dram = d;
+    if (d > 0.01)
+      fprintf(stderr, "  %s block %dx%d grid %lldx%lld: DRAM reads %+.2f %% of exact\n",
+              ex.candidates[i].schedule.name, ex.candidates[i].schedule.block[0],
+              ex.candidates[i].schedule.block[1], (long long)ex.candidates[i].schedule.grid[0],
+              (long long)ex.candidates[i].schedule.grid[1], 100 * d);
   }
   CHECK_EQ_INT(sampled, ex.n);
   CHECK(worst_dram <= 0.01);
@@ -1267,6 +1272,45 @@ static void test_sampling_lane_rounds(void)
   }
 }
 
+/* GCC's one-thread baseline of a kernels region (1 x 1 x 1, both loops sequential): every
+ * instruction has one lane, where the nest's full warps count 1/32 of them. The L1 refinement
+ * took the one busy SM to fit its budget and ran all of this 2048 x 1024 gradient's 6.3 M
+ * instructions raw; past S x l1_budget (4.95 M) it now runs a prefix, within a few times the
+ * budget, its time near --exact's. */
+static void test_one_thread_sample(void)
+{
+  tnest t;
+  tn_2d(&t, 2048, 1024);
+  t.n.loops[0].lower.constant = 1;
+  t.n.loops[0].upper.constant = 2046;
+  t.n.loops[0].trip_min = t.n.loops[0].trip_max = 2046;
+  int u = tn_array(&t, 8, 2048 * 1024 * 8), g = tn_array(&t, 8, 2048 * 1024 * 8);
+  int chain[2] = {0, 1};
+  int64_t c[SP_MAX_LOOPS] = {1024 * 8, 8};
+  tn_ref(&t, u, false, 8, chain, 2, 1024 * 8, c);
+  tn_ref(&t, u, false, 8, chain, 2, -1024 * 8, c);
+  tn_ref(&t, g, true, 8, chain, 2, 0, c);
+  sp_rank_candidate ex, sa;
+  memset(&ex, 0, sizeof ex);
+  ex.schedule.nband = 2;
+  for (int k = 0; k < SP_MAX_LOOPS; k++) ex.schedule.map[k] = (sp_loop_map){-1, -1};
+  ex.schedule.block[0] = ex.schedule.block[1] = ex.schedule.block[2] = 1;
+  ex.schedule.grid[0] = ex.schedule.grid[1] = ex.schedule.grid[2] = 1;
+  sa = ex;
+  const int64_t budget = 150000;
+  rank_one_exact_and_sampled(&t.n, budget, &ex, &sa);
+  const int64_t instr = 2046 * 1024 * 3;
+  CHECK_EQ_INT(ex.total.ld_requests + ex.total.st_requests, instr);
+  double time = ex.time.total_s > 0 ? sa.time.total_s / ex.time.total_s - 1 : 1;
+  fprintf(stderr, "  one thread, 2046 x 1024 x 3 instructions: sampled with %lld lookups (exact "
+                  "%lld), time %+.2f %% of exact\n", (long long)sa.model_lookups,
+          (long long)ex.model_lookups, 100 * time);
+  CHECK(sa.model_lookups < 8 * budget);
+  CHECK(fabs(time) <= 0.10);
+  free(ex.per_array);
+  free(sa.per_array);
+}
+
 /* nband band loops mapped as map[0..nband) on blocks of block[3] threads and a grid of grid[3] */
 static sp_schedule schedule_on(int nband, const sp_loop_map *map, const int *block, const int64_t *grid)
 {
@@ -2116,6 +2160,7 @@ int main(void)
   SP_RUN(test_pipeline_flush);
   SP_RUN(test_threads_deterministic);
   SP_RUN(test_model_lookups_counted);
+  SP_RUN(test_one_thread_sample);
   SP_RUN(test_sampling_long_threads);
   SP_RUN(test_sampling_shortened_pass);
   SP_RUN(test_sampling_first_touches);
