@@ -1011,22 +1011,19 @@ static void sp_walk_region(sp_az *az, CXCursor s, sp_region region);
 /* Whether statement s is a for loop, or a block holding one for loop and nothing else (empty
  * statements aside). */
 static bool sp_sole_loop(CXCursor s) {
-  CXCursor kids[2];
-  for (int depth = 0; depth < 8; depth++) {
+  for (int depth = 0; depth < 8; depth++) { /* { { for ... } } */
     enum CXCursorKind k = clang_getCursorKind(s);
     if (k == CXCursor_ForStmt) return true;
     if (k != CXCursor_CompoundStmt) return false;
-    int n = 0;
-    CXCursor all[64];
-    int m = sp_children(s, all, 64);
+    CXCursor kids[64];
+    int m = sp_children(s, kids, 64), n = 0;
     if (m > 64) return false;
     for (int i = 0; i < m; i++)
-      if (clang_getCursorKind(all[i]) != CXCursor_NullStmt) {
-        if (n == 1) return false;
-        kids[n++] = all[i];
+      if (clang_getCursorKind(kids[i]) != CXCursor_NullStmt) {
+        if (n++) return false;
+        s = kids[i];
       }
     if (n != 1) return false;
-    s = kids[0];
   }
   return false;
 }

@@ -224,9 +224,9 @@ static void pend_free(pend_table *p)
 
 /* ---- the memory system ------------------------------------------------------------------------ */
 
-/* time_fills: a warp's last store, by the SM's clock (warp_stored) */
+/* time_fills: a warp's last store, by the SM's clock (l1_fill_waited) */
 typedef struct warp_store {
-  uint64_t warp; /* sp_cm key of the warp + 1; 0: empty */
+  uint64_t warp; /* the warp's key (pipe_ent.warp) + 1; 0: empty */
   uint64_t tick;
 } warp_store;
 enum { SP_CM_WARP_SLOTS = 128 };
