@@ -7,7 +7,9 @@
 #   2. GOMP_DEBUG=1 with no timed call: the launch dimensions libgomp chose per kernel
 #      (kept apart so that the debug output does not slow the timed calls; SP_RUN_DIMS=0 skips);
 #   3. if ncu is on PATH (and SP_NCU is not 0): one timed call under
-#      `ncu --metrics gpu__time_duration.sum --csv`, per-kernel device times, as long as the
+#      `ncu --clock-control none --metrics gpu__time_duration.sum --csv`, per-kernel device times
+#      at the clock the GPU runs (ncu's default locks the base clock: a one-thread kernel took
+#      4.765 s that way on the H200 and 4.015 s at its boost clock, 2026-12-02), as long as the
 #      whole run stays within SP_RUN_BUDGET_S seconds (default 220).
 # RESULTS gets times.jsonl (the harness's JSON lines with "example" and "variant" added),
 # dims/NAME.VARIANT.txt, ncu/NAME.VARIANT.csv, logs/ and env.txt. Read them with
@@ -73,7 +75,8 @@ if command -v ncu >/dev/null && [ "${SP_NCU:-1}" != 0 ]; then
         echo "ncu: the budget of $budget s is spent; no ncu times from $name.$v on"
         break 2
       fi
-      timeout "$left" ncu --metrics gpu__time_duration.sum --csv --log-file "$res/ncu/$name.$v.csv" \
+      timeout "$left" ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+        --log-file "$res/ncu/$name.$v.csv" \
         "$out/bin/$name.$v" 1 >/dev/null 2>"$res/logs/$name.$v.ncu.log" ||
         echo "ncu failed or timed out on $name.$v, see $res/logs/$name.$v.ncu.log"
     done
