@@ -83,7 +83,10 @@ static const struct {
      "The baseline (\"compiler default\") for gcc is what GCC 12 does with the nest as written:\n"
      "your clauses kept, bare loops partitioned as GCC does (outermost gang [worker], innermost\n"
      "vector), dims as libgomp picks them (vector 32; on an H100 16896 gangs x 32 workers when\n"
-     "left open). For nvc: outer loop gang with one gang per iteration, innermost vector(128).\n"
+     "left open). In a kernels region (built without --param=openacc-kernels=decompose) GCC\n"
+     "runs the region on one thread, or its proven outer loop alone on gangs of one lane, and\n"
+     "the gcc baseline does the same there (finding gcc-kernels-serial).\n"
+     "For nvc: outer loop gang with one gang per iteration, innermost vector(128).\n"
      "For gcc both times include GCC 12's reduction code where the arch has its figures (H100,\n"
      "H200): a vector loop of vector_length V > 32 folds a sum with V(V+1)/2 compare-and-swap\n"
      "attempts on one shared word per row, and every gang retries the global word.\n"},
