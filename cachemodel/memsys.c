@@ -653,9 +653,11 @@ static int sm_prepare(sp_cm_memsys *m, sm_state *s)
 #define L1_TAG_SHIFT 16
 #define L1_READY_SHIFT 28
 
+/* The warp's Fibonacci hash (cm_lru.h's LRU_PHI): its high 12 bits tag a line, its high 7 pick
+ * its store slot. */
 static inline uint64_t l1_warp_tag(uint64_t warp)
 {
-  return (warp * UINT64_C(0x9E3779B97F4A7C15)) >> 52;
+  return (warp * LRU_PHI) >> 52;
 }
 
 static inline uint64_t l1_fill_stamp(uint64_t payload, uint64_t ready, uint64_t warp)
@@ -670,7 +672,7 @@ static inline int l1_fill_pending(uint64_t payload, uint64_t now)
 
 static inline warp_store *warp_slot(const sm_state *s, uint64_t warp)
 {
-  return &s->stores[(warp * UINT64_C(0x9E3779B97F4A7C15)) >> 57];
+  return &s->stores[l1_warp_tag(warp) >> 5];
 }
 
 /* A pending hit of warp `warp` that it does not wait for: on its own fill (the tag matches) with

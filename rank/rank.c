@@ -1834,8 +1834,8 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
    * which samples it better than a prefix (test_sampling_long_threads's 4-block gemm: DRAM reads
    * 33 % off as a prefix). Counted in full warps, GCC's one-thread baseline of kernels_region.c
    * passed for 1/32 of its instructions and ran its one SM's 50 M raw, 5 s a nest. */
-  const int block_threads = sched->block[0] * sched->block[1] * sched->block[2];
-  const double warp_lanes = block_threads > 0 && block_threads < 32 ? block_threads : 32;
+  const int threads = sched->block[0] * sched->block[1] * sched->block[2];
+  const double warp_lanes = threads > 0 && threads < 32 ? threads : 32;
   int k = (int)floor((double)l1_budget * S * warp_lanes / (est_instr * 32));
   int64_t r = blocks % S;
   int cls_first[2] = {0, (int)r}, cls_n[2]; /* SMs of each class */
@@ -1843,7 +1843,6 @@ static int sp_refine_l1(const sp_nest *nest, const sp_arch *arch, const sp_sched
   cls_n[1] = blocks > S && r ? S - (int)r : 0;
   int ncls = cls_n[1] ? 2 : 1;
   if (k >= S || blocks < 1) return 0;
-  const int threads = block_threads;
   int active = sp_blocks_per_sm(arch, sched);
   /* A capped grid whose last grid-stride round leaves blocks without work: the SMs that hold
    * more of that round's blocks are a class of their own, where the grid's blocks make one
