@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Fits the compare-and-swap costs of GCC 12's OpenACC reduction code (arch fields cas_shared_ns,
 cas_global_base_ns, cas_global_per_contender_ns) to the H200 kernel times in
-validation/results/h200/gcc-openacc/2026-12-01-reduction-lowering/ (ncu gpu__time_duration).
+the H200 kernel times (ncu gpu__time_duration) that scripts/gcc_reduction_sweep.sh measures.
 
-  scripts/gcc_reduction_fit.py RESULTS_DIR
+  scripts/gcc_reduction_fit.py RESULTS_DIR     (its ncu-sweep*.csv)
 
 Kernels (4096 x 4096 doubles, sum of squares; NAME_gG_vV = num_gangs(G) vector_length(V)):
   rowsum_vV: per row i, `loop vector reduction(+:t)` over j, b[i] = t: the vector loop's fold
@@ -16,6 +16,7 @@ cas_global: (t(frob_gG_v32) - t(rowsum_v32)) / G against the G gangs retrying to
 The rest (workers, V = 64 and 512, jacobi's max) is printed against the fit, not fitted.
 """
 import csv
+import glob
 import statistics
 import sys
 from collections import defaultdict
@@ -39,8 +40,11 @@ def kernel_times(path):
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "validation/results/h200/gcc-openacc/2026-12-01-reduction-lowering"
     t = {}
-    for f in ("ncu-sweep1.csv", "ncu-sweep2.csv"):
-        for name, ks in kernel_times(f"{d}/{f}").items():
+    files = sorted(glob.glob(f"{d}/ncu-sweep*.csv"))
+    if not files:
+        sys.exit(f"no ncu-sweep*.csv in {d} (scripts/gcc_reduction_sweep.sh run writes one)")
+    for f in files:
+        for name, ks in kernel_times(f).items():
             t[name] = ks
     first = {n: min(ks.items(), key=lambda kv: kv[0])[1] for n, ks in t.items()}
     base = first["rowsum_v32"]

@@ -9,16 +9,7 @@
 # gemm runs with --param ni=200 nj=230 nk=260 (its loop bounds; the arrays keep their extents)
 # and matmul with N=512 instead of 4096 (a #define without an #ifndef guard, edited in the copy).
 set -u
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-cd "$(dirname "$0")/.."
-cc=${SP_OFFLOAD_CC:-gcc}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-printf 'int main(void) {\n#pragma acc parallel\n;\nreturn 0;\n}\n' >"$tmp/probe.c"
-if ! "$cc" -fopenacc -foffload=disable "$tmp/probe.c" -o "$tmp/probe" >/dev/null 2>&1; then
-  echo "SKIP: $cc -fopenacc does not build (libgomp missing)"
-  exit 0
-fi
+. "$(dirname "$0")/gcc_openacc_setup.sh"
 mkdir "$tmp/examples"
 cp examples/*.c "$tmp/examples/"
 sed -i 's|^// schedpredict-args:.*|// schedpredict-args: --param ni=200 --param nj=230 --param nk=260|' \
