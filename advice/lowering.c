@@ -2,19 +2,21 @@
  *
  * GCC folds a reduction with compare-and-swap loops on one word (its PTX: atom.cas.b64 in a
  * retry loop), measured on the H200 (validation/results/h200/gcc-openacc/
- * 2026-12-01-reduction-lowering/, scripts/gcc_reduction_fit.py):
+ * 2026-12-01-reduction-lowering/; the arch constants refitted at the boost clock in
+ * 2026-12-02-reduction-boost/, scripts/gcc_reduction_sweep.sh and gcc_reduction_fit.py):
  *  - A vector loop of vector_length V > 32 ends with every lane folding its part into one
  *    shared-memory word. Each success changes a sum's word, so the other lanes retry: V(V+1)/2
  *    attempts each time the loop is entered (once per row of the loops outside it). A max or min
  *    mostly finds the word kept and succeeds at once: V attempts. The attempts are serialized per
- *    SM (rowsum: 304 us at V = 128, 1,225 at 256, 18,528 at 1,024 over V = 32, with the same
- *    number of gangs; jacobi's max at V = 256 took 217 us in all). V = 32 folds with shuffles.
+ *    SM (rowsum at the boost clock: 218 us at V = 128, 913 at 256, 14,025 at 1,024 over V = 32,
+ *    with the same number of gangs; jacobi's max at V = 256 took 196 us in all). V = 32 folds
+ *    with shuffles.
  *  - A gang loop ends with each gang folding into the global word, one success at a time, and a
  *    success takes longer the more gangs retry at once: cas_global_base_ns +
  *    cas_global_per_contender_ns x (gangs resident together). For a max or min the word is
  *    mostly kept: not charged.
  *  - A worker loop folds once per gang: not charged (num_workers 2-16 at vector_length 32 ran
- *    faster than one worker, 130-251 us against 282).
+ *    faster than one worker, 113-219 us against 253).
  * nvc's reduction code was not measured: nothing is added for it; nor for omp target nests,
  * which GCC lowers otherwise (not measured either). */
 #include <math.h>
